@@ -1,0 +1,3 @@
+module github.com/storagebench/storagebench
+
+go 1.26.8

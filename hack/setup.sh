@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what storagebench's build, tests and demo need on a fresh Debian
+# machine: fio (the load generator, Debian package) and pinned Go tools under
+# bin/ (ignored by git, keyed by version so a second run costs nothing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+GOLANGCI_LINT_VERSION="${GOLANGCI_LINT_VERSION:-v2.15.0}"
+
+need_apt=()
+command -v fio >/dev/null 2>&1 || need_apt+=(fio)
+if ((${#need_apt[@]})); then
+	echo "setup: installing Debian packages: ${need_apt[*]}"
+	SUDO=""
+	[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+echo "setup: $(fio --version)"
+
+mkdir -p bin
+lint="bin/golangci-lint-${GOLANGCI_LINT_VERSION}"
+if [ ! -x "$lint" ]; then
+	echo "setup: building golangci-lint ${GOLANGCI_LINT_VERSION} (first run only)"
+	tmp="$(mktemp -d)"
+	GOBIN="$tmp" go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@${GOLANGCI_LINT_VERSION}"
+	mv "$tmp/golangci-lint" "$lint"
+	rm -rf "$tmp"
+fi
+ln -sf "golangci-lint-${GOLANGCI_LINT_VERSION}" bin/golangci-lint

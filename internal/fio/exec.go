@@ -1,0 +1,128 @@
+package fio
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Executor runs the fio binary.
+type Executor struct {
+	// Binary is the fio executable; "fio" (from PATH) when empty.
+	Binary string
+	// WorkDir receives job files and outputs.
+	WorkDir string
+	// GracePeriod is how long fio may take to stop and write its report after
+	// SIGTERM before it is killed.
+	GracePeriod time.Duration
+}
+
+// Result is a finished fio run.
+type Result struct {
+	Output *Output
+	// Interrupted is true when the run was stopped by ctx before its end;
+	// Output then holds what fio measured until then.
+	Interrupted bool
+	// Notes are non-JSON lines fio printed before its report.
+	Notes  string
+	Stderr string
+}
+
+// Version returns fio's version string, e.g. "fio-3.33".
+func (e Executor) Version(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, e.binary(), "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("running %s --version: %w (is fio installed?)", e.binary(), err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func (e Executor) binary() string {
+	if e.Binary == "" {
+		return "fio"
+	}
+	return e.Binary
+}
+
+// Run writes the job file as name.fio, runs fio with json+ output and parses
+// the result. When ctx is cancelled fio gets SIGTERM, which makes it stop and
+// still print its report: the partial result is returned with Interrupted
+// set. A fio that exits non-zero or reports a job error yields a *RunError
+// carrying fio's own messages.
+func (e Executor) Run(ctx context.Context, name, jobFile string) (*Result, error) {
+	if err := os.MkdirAll(e.WorkDir, 0o755); err != nil {
+		return nil, err
+	}
+	jobPath := filepath.Join(e.WorkDir, name+".fio")
+	outPath := filepath.Join(e.WorkDir, name+".json")
+	if err := os.WriteFile(jobPath, []byte(jobFile), 0o644); err != nil {
+		return nil, err
+	}
+	_ = os.Remove(outPath)
+	cmd := exec.Command(e.binary(), "--output-format=json+", "--output="+outPath, jobPath)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Stdout = &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting fio: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var waitErr error
+	interrupted := false
+	select {
+	case waitErr = <-done:
+	case <-ctx.Done():
+		interrupted = true
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		grace := e.GracePeriod
+		if grace == 0 {
+			grace = 10 * time.Second
+		}
+		select {
+		case waitErr = <-done:
+		case <-time.After(grace):
+			_ = cmd.Process.Kill()
+			return nil, fmt.Errorf("fio did not stop within %s of SIGTERM and was killed: %w", grace, <-done)
+		}
+	}
+	res := &Result{Interrupted: interrupted, Stderr: stderr.String()}
+	data, readErr := os.ReadFile(outPath)
+	if readErr == nil && len(data) > 0 {
+		out, notes, err := Parse(data)
+		res.Notes = notes
+		if err == nil {
+			res.Output = out
+		} else if waitErr == nil {
+			return nil, err
+		}
+	}
+	if waitErr != nil && (!interrupted || res.Output == nil) {
+		var exitErr *exec.ExitError
+		summary := waitErr.Error()
+		if errors.As(waitErr, &exitErr) {
+			summary = fmt.Sprintf("exit status %d", exitErr.ExitCode())
+		}
+		if res.Output != nil {
+			var jerr *RunError
+			if errors.As(res.Output.JobErrors(""), &jerr) {
+				summary += ", " + jerr.Summary
+			}
+		}
+		return nil, &RunError{Summary: summary, Stderr: FioMessages(res.Stderr + "\n" + res.Notes)}
+	}
+	if res.Output == nil {
+		return nil, &RunError{Summary: "no report written", Stderr: FioMessages(res.Stderr)}
+	}
+	if err := res.Output.JobErrors(res.Stderr); err != nil && !interrupted {
+		return nil, err
+	}
+	return res, nil
+}

@@ -1,0 +1,229 @@
+package fio
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+)
+
+// Output is the part of fio's json+ document storagebench uses.
+type Output struct {
+	Version     string
+	TimestampMs int64
+	Jobs        []JobResult
+}
+
+// JobResult is one fio job's result.
+type JobResult struct {
+	Name string
+	// Error is fio's errno for the job (0 when the job succeeded).
+	Error int
+	// RuntimeMs is the job's measured run time, ramp excluded.
+	RuntimeMs uint64
+	Read      DirResult
+	Write     DirResult
+}
+
+// DirResult is one data direction of one fio job.
+type DirResult struct {
+	IOs         uint64
+	Bytes       uint64
+	IOPS        float64
+	BytesPerSec float64
+	RuntimeMs   uint64
+	Latency     LatencyStats
+}
+
+// LatencyStats is a completion-latency distribution: fio's exact moments
+// (computed from every sample) plus its histogram.
+type LatencyStats struct {
+	// Count is the number of completions recorded.
+	Count  uint64    `json:"count"`
+	MinNs  uint64    `json:"minNs"`
+	MaxNs  uint64    `json:"maxNs"`
+	MeanNs float64   `json:"meanNs"`
+	StdNs  float64   `json:"stddevNs"`
+	Hist   Histogram `json:"bins"`
+	// Printed holds the percentiles fio itself printed, keyed by fio's
+	// label (e.g. "99.900000"). Kept for verification, not for merging.
+	Printed map[string]uint64 `json:"-"`
+}
+
+type rawOutput struct {
+	Version     string   `json:"fio version"`
+	TimestampMs int64    `json:"timestamp_ms"`
+	Jobs        []rawJob `json:"jobs"`
+}
+
+type rawJob struct {
+	JobName    string `json:"jobname"`
+	Error      int    `json:"error"`
+	JobRuntime uint64 `json:"job_runtime"`
+	Read       rawDir `json:"read"`
+	Write      rawDir `json:"write"`
+}
+
+type rawDir struct {
+	IOBytes  uint64  `json:"io_bytes"`
+	BWBytes  float64 `json:"bw_bytes"`
+	IOPS     float64 `json:"iops"`
+	Runtime  uint64  `json:"runtime"`
+	TotalIOs uint64  `json:"total_ios"`
+	ClatNs   rawLat  `json:"clat_ns"`
+}
+
+type rawLat struct {
+	Min        uint64            `json:"min"`
+	Max        uint64            `json:"max"`
+	Mean       float64           `json:"mean"`
+	Stddev     float64           `json:"stddev"`
+	N          uint64            `json:"N"`
+	Percentile map[string]uint64 `json:"percentile"`
+	Bins       map[string]uint64 `json:"bins"`
+}
+
+// Parse decodes fio's json+ output. fio may print notes or warnings before
+// the JSON document (for example "note: both iodepth >= 1 and synchronous I/O
+// engine are selected"); everything before the first line that starts with
+// '{' is ignored and returned as preamble.
+func Parse(data []byte) (*Output, string, error) {
+	start := jsonStart(data)
+	if start < 0 {
+		text := strings.TrimSpace(string(data))
+		if text == "" {
+			return nil, "", errors.New("fio produced no output")
+		}
+		return nil, text, fmt.Errorf("fio output contains no JSON document: %s", firstLines(text, 5))
+	}
+	preamble := strings.TrimSpace(string(data[:start]))
+	var raw rawOutput
+	dec := json.NewDecoder(bytes.NewReader(data[start:]))
+	if err := dec.Decode(&raw); err != nil {
+		return nil, preamble, fmt.Errorf("decoding fio json+ output: %w", err)
+	}
+	out := &Output{Version: raw.Version, TimestampMs: raw.TimestampMs, Jobs: make([]JobResult, 0, len(raw.Jobs))}
+	for _, j := range raw.Jobs {
+		jr := JobResult{Name: j.JobName, Error: j.Error, RuntimeMs: j.JobRuntime}
+		var err error
+		if jr.Read, err = convertDir(j.Read); err != nil {
+			return nil, preamble, fmt.Errorf("job %q read: %w", j.JobName, err)
+		}
+		if jr.Write, err = convertDir(j.Write); err != nil {
+			return nil, preamble, fmt.Errorf("job %q write: %w", j.JobName, err)
+		}
+		out.Jobs = append(out.Jobs, jr)
+	}
+	if len(out.Jobs) == 0 {
+		return nil, preamble, errors.New("fio output has no jobs")
+	}
+	return out, preamble, nil
+}
+
+func convertDir(d rawDir) (DirResult, error) {
+	h, err := HistogramFromFio(d.ClatNs.Bins)
+	if err != nil {
+		return DirResult{}, err
+	}
+	if d.ClatNs.N > 0 && h.Total() != d.ClatNs.N {
+		if len(d.ClatNs.Bins) == 0 {
+			return DirResult{}, errors.New("clat_ns has no bins: fio must run with --output-format=json+")
+		}
+		return DirResult{}, fmt.Errorf("clat_ns bins hold %d samples but N is %d", h.Total(), d.ClatNs.N)
+	}
+	return DirResult{
+		IOs:         d.TotalIOs,
+		Bytes:       d.IOBytes,
+		IOPS:        d.IOPS,
+		BytesPerSec: d.BWBytes,
+		RuntimeMs:   d.Runtime,
+		Latency: LatencyStats{
+			Count:   d.ClatNs.N,
+			MinNs:   d.ClatNs.Min,
+			MaxNs:   d.ClatNs.Max,
+			MeanNs:  d.ClatNs.Mean,
+			StdNs:   d.ClatNs.Stddev,
+			Hist:    h,
+			Printed: d.ClatNs.Percentile,
+		},
+	}, nil
+}
+
+// jsonStart returns the offset of the first line beginning with '{'.
+func jsonStart(data []byte) int {
+	for off := 0; off < len(data); {
+		if data[off] == '{' {
+			return off
+		}
+		nl := bytes.IndexByte(data[off:], '\n')
+		if nl < 0 {
+			return -1
+		}
+		off += nl + 1
+	}
+	return -1
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = append(lines[:n], "…")
+	}
+	return strings.Join(lines, " | ")
+}
+
+// JobErrors returns a readable error for every job that reported a non-zero
+// errno, or nil. fio's stderr (its own explanation, e.g. "io_u error on file
+// …: No space left on device") is included when given.
+func (o *Output) JobErrors(stderr string) error {
+	var msgs []string
+	for _, j := range o.Jobs {
+		if j.Error != 0 {
+			msgs = append(msgs, fmt.Sprintf("job %s: errno %d (%s)", j.Name, j.Error, syscall.Errno(j.Error).Error()))
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return &RunError{Summary: strings.Join(msgs, "; "), Stderr: FioMessages(stderr)}
+}
+
+// RunError is a failed fio run, carrying fio's own words.
+type RunError struct {
+	// Summary says what failed (exit status, job errnos).
+	Summary string
+	// Stderr holds fio's "fio: …" diagnostic lines.
+	Stderr string
+}
+
+func (e *RunError) Error() string {
+	if e.Stderr == "" {
+		return "fio failed: " + e.Summary
+	}
+	return "fio failed: " + e.Summary + ": " + e.Stderr
+}
+
+// FioMessages extracts fio's diagnostic lines from its stderr, dropping
+// progress noise, and joins them on "; ".
+func FioMessages(stderr string) string {
+	var keep []string
+	seen := map[string]bool{}
+	for line := range strings.SplitSeq(stderr, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "Jobs:") {
+			continue
+		}
+		if seen[line] {
+			continue
+		}
+		seen[line] = true
+		keep = append(keep, line)
+	}
+	const maxLines = 8
+	if len(keep) > maxLines {
+		keep = append(keep[:maxLines], fmt.Sprintf("(%d more lines)", len(keep)-maxLines))
+	}
+	return strings.Join(keep, "; ")
+}

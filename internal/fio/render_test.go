@@ -1,0 +1,109 @@
+package fio
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestRenderGolden(t *testing.T) {
+	cases := []struct {
+		name   string
+		run    Run
+		layout Layout
+	}{
+		{"oltp-rate-shared-dir", Run{Name: "step3", Engine: "libaio", Direct: true, BlockSizeBytes: 8192, ReadPercent: 80, Random: true,
+			Runtime: 60 * time.Second, Ramp: 10 * time.Second, Seed: 3000,
+			Jobs: []Job{{IODepth: 16, ReadIOPS: 334, WriteIOPS: 84}, {IODepth: 16, ReadIOPS: 333, WriteIOPS: 83}}},
+			Layout{Directory: "/data/client-003", BytesPerJob: 1 << 30}},
+		{"seqread-mibps-block", Run{Name: "step0", Engine: "io_uring", Direct: true, BlockSizeBytes: 65536, ReadPercent: 100,
+			Runtime: 30 * time.Second, Seed: 7, Jobs: []Job{{IODepth: 32, ReadBytesPerSec: 52428800}, {IODepth: 32, ReadBytesPerSec: 52428800}}},
+			Layout{Device: "/dev/xvdb", BytesPerJob: 8 << 30}},
+		{"compressible-unthrottled", Run{Name: "max", Engine: "libaio", Direct: true, BlockSizeBytes: 4096, ReadPercent: 0, Random: true,
+			CompressPercent: 50, Runtime: 10 * time.Second, Seed: 1, Jobs: []Job{{IODepth: 64}}},
+			Layout{Directory: "/data", BytesPerJob: 1 << 20}},
+		{"precondition", Precondition("precondition", "libaio", true, 2, 42, 3<<20), Layout{Directory: "/data/client-000", BytesPerJob: 3 << 20}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := Render(c.run, c.layout)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", c.name+".fio")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create)", err)
+			}
+			if got != string(want) {
+				t.Errorf("rendered job differs from %s:\n%s", path, got)
+			}
+		})
+	}
+}
+
+func TestRenderRejects(t *testing.T) {
+	good := Run{Name: "s", Engine: "libaio", Direct: true, BlockSizeBytes: 4096, ReadPercent: 50, Runtime: time.Minute, Jobs: []Job{{IODepth: 1}}}
+	dir := Layout{Directory: "/data", BytesPerJob: 1 << 20}
+	cases := []struct {
+		name   string
+		mutate func(*Run, *Layout)
+		want   string
+	}{
+		{"engine", func(r *Run, _ *Layout) { r.Engine = "splice" }, "ioengine"},
+		{"block size", func(r *Run, _ *Layout) { r.BlockSizeBytes = 3000 }, "power of two"},
+		{"read percent", func(r *Run, _ *Layout) { r.ReadPercent = 101 }, "read percent"},
+		{"compress", func(r *Run, _ *Layout) { r.CompressPercent = 100 }, "compress"},
+		{"name", func(r *Run, _ *Layout) { r.Name = "a b\nexec_prerun=rm" }, "job name"},
+		{"no jobs", func(r *Run, _ *Layout) { r.Jobs = nil }, "at least one job"},
+		{"iodepth", func(r *Run, _ *Layout) { r.Jobs[0].IODepth = 0 }, "iodepth"},
+		{"negative rate", func(r *Run, _ *Layout) { r.Jobs[0].ReadIOPS = -1 }, "negative"},
+		{"short runtime", func(r *Run, _ *Layout) { r.Runtime = time.Millisecond }, "runtime"},
+		{"both targets", func(_ *Run, l *Layout) { l.Device = "/dev/sdb" }, "exactly one"},
+		{"relative path", func(_ *Run, l *Layout) { l.Directory = "data" }, "absolute"},
+		{"colon in path", func(_ *Run, l *Layout) { l.Directory = "/data:/etc" }, "':'"},
+		{"env expansion", func(_ *Run, l *Layout) { l.Directory = "/data/${HOME}" }, "'$'"},
+		{"newline", func(_ *Run, l *Layout) { l.Directory = "/data\nexec_prerun=x" }, "control"},
+		{"tiny working set", func(_ *Run, l *Layout) { l.BytesPerJob = 512 }, "smaller than one block"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, l := good, dir
+			r.Jobs = append([]Job(nil), good.Jobs...)
+			c.mutate(&r, &l)
+			_, err := Render(r, l)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("want error containing %q, got %v", c.want, err)
+			}
+		})
+	}
+	if _, err := Render(good, dir); err != nil {
+		t.Fatalf("valid run rejected: %v", err)
+	}
+}
+
+func TestRWModes(t *testing.T) {
+	cases := []struct {
+		random bool
+		read   int32
+		want   string
+	}{
+		{true, 100, "randread"}, {true, 0, "randwrite"}, {true, 70, "randrw"},
+		{false, 100, "read"}, {false, 0, "write"}, {false, 50, "rw"},
+	}
+	for _, c := range cases {
+		if got := rwMode(c.random, c.read); got != c.want {
+			t.Errorf("rwMode(%v,%d) = %s, want %s", c.random, c.read, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,255 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/storagebench/storagebench/internal/fio"
+)
+
+// ClientStep is what one client publishes for one step as soon as the step
+// ends: its fio jobs already merged (exactly) into one result per direction.
+type ClientStep struct {
+	Client int `json:"client"`
+	Step   int `json:"step"`
+	// Jobs is the number of fio jobs the client ran.
+	Jobs int `json:"jobs"`
+	// PlannedStart is the instant the step was scheduled to start.
+	PlannedStart time.Time `json:"plannedStart"`
+	// ActualStart is when the client actually launched fio.
+	ActualStart time.Time `json:"actualStart"`
+	End         time.Time `json:"end"`
+	Read        Direction `json:"read"`
+	Write       Direction `json:"write"`
+	// Interrupted is set when the step was cut short (SIGTERM); the numbers
+	// are what fio measured until then.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Error carries fio's own message when the step failed.
+	Error string `json:"error,omitempty"`
+}
+
+// Direction is one data direction of a client's step.
+type Direction struct {
+	IOs         uint64           `json:"ios"`
+	Bytes       uint64           `json:"bytes"`
+	IOPS        float64          `json:"iops"`
+	BytesPerSec float64          `json:"bytesPerSec"`
+	Latency     fio.LatencyStats `json:"latency"`
+}
+
+// FromFio merges the jobs of one fio run into a client's step result.
+func FromFio(out *fio.Output) (read, write Direction) {
+	var r, w dirMerger
+	for _, j := range out.Jobs {
+		r.addFio(j.Read)
+		w.addFio(j.Write)
+	}
+	return r.direction(), w.direction()
+}
+
+// LatencySummary is a merged latency distribution, in nanoseconds.
+type LatencySummary struct {
+	Count    uint64  `json:"count"`
+	MinNs    uint64  `json:"minNs"`
+	MaxNs    uint64  `json:"maxNs"`
+	MeanNs   float64 `json:"meanNs"`
+	StddevNs float64 `json:"stddevNs"`
+	P50Ns    uint64  `json:"p50Ns"`
+	P90Ns    uint64  `json:"p90Ns"`
+	P95Ns    uint64  `json:"p95Ns"`
+	P99Ns    uint64  `json:"p99Ns"`
+	P999Ns   uint64  `json:"p999Ns"`
+	P9999Ns  uint64  `json:"p9999Ns"`
+}
+
+// SummaryPercentiles are the percentiles every summary carries, in the order
+// of LatencySummary's fields.
+var SummaryPercentiles = []float64{50, 90, 95, 99, 99.9, 99.99}
+
+// Metric returns a latency figure by name: "mean", "min", "max", "p50",
+// "p90", "p95", "p99", "p99.9", "p99.99". ok is false for an unknown name or
+// a distribution without samples.
+func (l LatencySummary) Metric(name string) (ns uint64, ok bool) {
+	if l.Count == 0 {
+		return 0, false
+	}
+	switch name {
+	case "mean":
+		return uint64(math.Round(l.MeanNs)), true
+	case "min":
+		return l.MinNs, true
+	case "max":
+		return l.MaxNs, true
+	case "p50":
+		return l.P50Ns, true
+	case "p90":
+		return l.P90Ns, true
+	case "p95":
+		return l.P95Ns, true
+	case "p99":
+		return l.P99Ns, true
+	case "p99.9":
+		return l.P999Ns, true
+	case "p99.99":
+		return l.P9999Ns, true
+	}
+	return 0, false
+}
+
+// DirectionSummary is one direction of a step, summed over clients.
+type DirectionSummary struct {
+	IOPS        float64        `json:"iops"`
+	BytesPerSec float64        `json:"bytesPerSec"`
+	IOs         uint64         `json:"ios"`
+	Bytes       uint64         `json:"bytes"`
+	Latency     LatencySummary `json:"latency"`
+	// Histogram is the sum of every client's bins.
+	Histogram fio.Histogram `json:"histogram"`
+}
+
+// StepAggregate is one step of the benchmark, aggregated over all clients.
+type StepAggregate struct {
+	Step int `json:"step"`
+	// Clients is the number of client results merged.
+	Clients int              `json:"clients"`
+	Jobs    int              `json:"jobs"`
+	Read    DirectionSummary `json:"read"`
+	Write   DirectionSummary `json:"write"`
+	// Total merges reads and writes: IOPS summed, latency over all I/O.
+	Total DirectionSummary `json:"total"`
+	// StartSkew is the spread of the clients' actual start instants.
+	StartSkew time.Duration `json:"startSkew"`
+	// MaxStartDelay is the largest lateness of a client's actual start
+	// behind the planned instant.
+	MaxStartDelay time.Duration `json:"maxStartDelay"`
+	Interrupted   bool          `json:"interrupted,omitempty"`
+	Errors        []string      `json:"errors,omitempty"`
+}
+
+// Aggregate merges all clients' results for one step exactly: IOPS and bytes
+// per second are summed; latency percentiles are read from the sum of the
+// clients' histogram bins with fio's rule; the mean is count-weighted; min and
+// max are exact; the standard deviation is the pooled one.
+func Aggregate(step int, clients []ClientStep) StepAggregate {
+	agg := StepAggregate{Step: step, Clients: len(clients)}
+	var r, w, t dirMerger
+	var first, last time.Time
+	for i := range clients {
+		c := &clients[i]
+		agg.Jobs += c.Jobs
+		r.addDirection(&c.Read)
+		w.addDirection(&c.Write)
+		t.addDirection(&c.Read)
+		t.addDirection(&c.Write)
+		if c.Error != "" {
+			agg.Errors = append(agg.Errors, fmt.Sprintf("client %d: %s", c.Client, c.Error))
+		}
+		agg.Interrupted = agg.Interrupted || c.Interrupted
+		if !c.ActualStart.IsZero() {
+			if first.IsZero() || c.ActualStart.Before(first) {
+				first = c.ActualStart
+			}
+			if c.ActualStart.After(last) {
+				last = c.ActualStart
+			}
+			if !c.PlannedStart.IsZero() {
+				if d := c.ActualStart.Sub(c.PlannedStart); d > agg.MaxStartDelay {
+					agg.MaxStartDelay = d
+				}
+			}
+		}
+	}
+	agg.StartSkew = last.Sub(first)
+	agg.Read = r.summary()
+	agg.Write = w.summary()
+	agg.Total = t.summary()
+	return agg
+}
+
+// dirMerger combines directions exactly. Moments are combined with Chan et
+// al.'s parallel update, so the result equals the statistics of the pooled
+// samples.
+type dirMerger struct {
+	ios, bytes  uint64
+	iops, bps   float64
+	n           uint64
+	mean, m2    float64
+	min, max    uint64
+	acc         fio.Accumulator
+	accumulated bool
+}
+
+func (m *dirMerger) addFio(d fio.DirResult) {
+	m.add(d.IOs, d.Bytes, d.IOPS, d.BytesPerSec, &d.Latency)
+}
+
+func (m *dirMerger) addDirection(d *Direction) {
+	m.add(d.IOs, d.Bytes, d.IOPS, d.BytesPerSec, &d.Latency)
+}
+
+func (m *dirMerger) add(ios, bytes uint64, iops, bps float64, l *fio.LatencyStats) {
+	m.ios += ios
+	m.bytes += bytes
+	m.iops += iops
+	m.bps += bps
+	if l.Count == 0 {
+		return
+	}
+	if m.n == 0 || l.MinNs < m.min {
+		m.min = l.MinNs
+	}
+	if l.MaxNs > m.max {
+		m.max = l.MaxNs
+	}
+	nb := float64(l.Count)
+	m2b := 0.0
+	if l.Count > 1 {
+		m2b = l.StdNs * l.StdNs * (nb - 1)
+	}
+	if m.n == 0 {
+		m.mean, m.m2 = l.MeanNs, m2b
+	} else {
+		na := float64(m.n)
+		n := na + nb
+		delta := l.MeanNs - m.mean
+		m.mean += delta * nb / n
+		m.m2 += m2b + delta*delta*na*nb/n
+	}
+	m.n += l.Count
+	m.acc.Add(l.Hist)
+	m.accumulated = true
+}
+
+func (m *dirMerger) stats() fio.LatencyStats {
+	st := fio.LatencyStats{Count: m.n, MinNs: m.min, MaxNs: m.max, MeanNs: m.mean, StdNs: m.stddev()}
+	if m.accumulated {
+		st.Hist = m.acc.Histogram()
+	}
+	return st
+}
+
+func (m *dirMerger) stddev() float64 {
+	if m.n < 2 {
+		return 0
+	}
+	return math.Sqrt(m.m2 / float64(m.n-1))
+}
+
+func (m *dirMerger) direction() Direction {
+	return Direction{IOs: m.ios, Bytes: m.bytes, IOPS: m.iops, BytesPerSec: m.bps, Latency: m.stats()}
+}
+
+func (m *dirMerger) summary() DirectionSummary {
+	s := DirectionSummary{IOPS: m.iops, BytesPerSec: m.bps, IOs: m.ios, Bytes: m.bytes}
+	if m.n == 0 {
+		return s
+	}
+	p := m.acc.Percentiles(SummaryPercentiles)
+	s.Latency = LatencySummary{
+		Count: m.n, MinNs: m.min, MaxNs: m.max, MeanNs: m.mean, StddevNs: m.stddev(),
+		P50Ns: p[0], P90Ns: p[1], P95Ns: p[2], P99Ns: p[3], P999Ns: p[4], P9999Ns: p[5],
+	}
+	s.Histogram = m.acc.Histogram()
+	return s
+}
