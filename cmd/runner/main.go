@@ -1,0 +1,290 @@
+// Command runner drives fio for storagebench.
+//
+//	runner client --plan plan.json --exchange DIR --workdir DIR
+//	    one client: lay out and precondition its files, then run every step
+//	    it is ordered to, publishing each result as the step ends.
+//	runner local [flags]
+//	    a whole benchmark on this machine: N client processes in lockstep on
+//	    one directory, then the aggregated curve and its analysis.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/runner"
+	"github.com/storagebench/storagebench/internal/workload"
+)
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	var err error
+	switch os.Args[1] {
+	case "client":
+		err = client(ctx, os.Args[2:])
+	case "local":
+		err = local(ctx, os.Args[2:])
+	default:
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "runner:", err)
+		if errors.Is(err, runner.ErrInterrupted) {
+			return 143
+		}
+		return 1
+	}
+	return 0
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: runner client --plan FILE --exchange DIR --workdir DIR\n       runner local [flags] (runner local -h)")
+	os.Exit(2)
+}
+
+func client(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("client", flag.ExitOnError)
+	planPath := fs.String("plan", "", "client plan (JSON)")
+	exchange := fs.String("exchange", "", "exchange directory shared with the conductor")
+	workdir := fs.String("workdir", "", "directory for fio job files and reports")
+	_ = fs.Parse(args)
+	if *planPath == "" || *exchange == "" || *workdir == "" {
+		return errors.New("--plan, --exchange and --workdir are required")
+	}
+	data, err := os.ReadFile(*planPath)
+	if err != nil {
+		return err
+	}
+	var p runner.ClientPlan
+	if err := json.Unmarshal(data, &p); err != nil {
+		return fmt.Errorf("%s: %w", *planPath, err)
+	}
+	x := runner.Exchange{Dir: *exchange}
+	r := &runner.Runner{Plan: p, Coordinator: x, Publisher: x, WorkDir: *workdir}
+	return r.Run(ctx)
+}
+
+func local(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("local", flag.ExitOnError)
+	name := fs.String("name", "local", "benchmark name")
+	dir := fs.String("dir", "_work/local", "work directory: the volume stand-in, exchange and reports")
+	clients := fs.Int("clients", 3, "number of client processes")
+	jobs := fs.Int("jobs", 2, "fio jobs per client")
+	profile := fs.String("profile", "oltp", "workload profile: "+strings.Join(workload.ProfileNames(), ", "))
+	workingSet := fs.String("working-set", "64Mi", "working set per client (Ki, Mi, Gi suffixes)")
+	readPct := fs.Int("read-percent", -1, "override the profile's read percentage")
+	iodepth := fs.Int("iodepth", 0, "override the profile's I/O depth per job")
+	engine := fs.String("engine", "", "override the I/O engine")
+	rates := fs.String("rates", "", "offered total rates per step, e.g. 300,600,1200")
+	unit := fs.String("unit", "IOPS", "unit of --rates and --curve: IOPS or MiBps")
+	qds := fs.String("queue-depths", "", "outstanding I/O per client per step, e.g. 2,4,8,16")
+	curve := fs.String("curve", "", "curve mode: percents of the measured maximum, e.g. 10,50,90,100")
+	stepDur := fs.Duration("step-duration", 10*time.Second, "measured time per step")
+	ramp := fs.Duration("ramp", 2*time.Second, "ramp time per step, excluded from the results")
+	stopLat := fs.String("stop-latency", "", "stop when a step exceeds METRIC:DIRECTION:LIMIT, e.g. p99:read:5ms")
+	stopSat := fs.Int("stop-saturation", 0, "stop when achieved < N % of offered")
+	target := fs.Duration("target", time.Millisecond, "latency target for performance-at-target")
+	precond := fs.Bool("precondition", true, "fill the working set before measuring")
+	_ = fs.Parse(args)
+
+	ws, err := parseSize(*workingSet)
+	if err != nil {
+		return fmt.Errorf("--working-set: %w", err)
+	}
+	o := workload.Overrides{WorkingSetBytesPerClient: &ws}
+	if *readPct >= 0 {
+		v := int32(*readPct)
+		o.ReadPercent = &v
+	}
+	if *iodepth > 0 {
+		v := int32(*iodepth)
+		o.IODepth = &v
+	}
+	if *engine != "" {
+		v := workload.IOEngine(*engine)
+		o.IOEngine = &v
+	}
+	spec, err := workload.Resolve(*profile, o)
+	if err != nil {
+		return err
+	}
+	load := plan.Load{StepDuration: *stepDur, RampTime: *ramp, Stop: plan.StopRules{SaturationPercent: int32(*stopSat)}}
+	switch {
+	case *rates != "":
+		steps, err := parseInts(*rates)
+		if err != nil {
+			return fmt.Errorf("--rates: %w", err)
+		}
+		load.Rate = &plan.RateSteps{Unit: plan.RateUnit(*unit), Steps: steps}
+	case *qds != "":
+		steps, err := parseInts(*qds)
+		if err != nil {
+			return fmt.Errorf("--queue-depths: %w", err)
+		}
+		qd := &plan.QueueDepthSteps{}
+		for _, s := range steps {
+			qd.Steps = append(qd.Steps, int32(s))
+		}
+		load.QueueDepth = qd
+	case *curve != "":
+		steps, err := parseInts(*curve)
+		if err != nil {
+			return fmt.Errorf("--curve: %w", err)
+		}
+		c := &plan.CurveSpec{Unit: plan.RateUnit(*unit)}
+		for _, s := range steps {
+			c.Percents = append(c.Percents, int32(s))
+		}
+		load.Curve = c
+	default:
+		return errors.New("one of --rates, --queue-depths or --curve is required")
+	}
+	if *stopLat != "" {
+		parts := strings.Split(*stopLat, ":")
+		if len(parts) != 3 {
+			return errors.New("--stop-latency: want METRIC:DIRECTION:LIMIT, e.g. p99:read:5ms")
+		}
+		limit, err := time.ParseDuration(parts[2])
+		if err != nil {
+			return fmt.Errorf("--stop-latency: %w", err)
+		}
+		load.Stop.Latency = &plan.LatencyStop{Metric: plan.LatencyMetric(parts[0]), Direction: plan.LatencyDirection(parts[1]),
+			LimitMicroseconds: limit.Microseconds()}
+	}
+	abs, err := filepath.Abs(*dir)
+	if err != nil {
+		return err
+	}
+	l := &runner.Local{Name: *name, Dir: abs, Workload: spec, Load: load,
+		Topology:     plan.Topology{Clients: int32(*clients), JobsPerClient: int32(*jobs)},
+		Precondition: *precond, Launch: launchProcesses(abs)}
+	total := plan.TotalSteps(load)
+	fmt.Printf("storagebench local: %d clients × %d jobs, profile %s (%d KiB, %d%% read, %s, iodepth %d), %d steps of %s\n",
+		*clients, *jobs, *profile, spec.BlockSizeBytes/1024, spec.ReadPercent, spec.Pattern, spec.IODepth, total, *stepDur)
+	if *precond {
+		fmt.Printf("preconditioning %s per client…\n", *workingSet)
+	}
+	l.Progress = func(r runner.StepRecord) {
+		a := r.Aggregate
+		fmt.Printf("step %d/%d done: %s IOPS, skew %s\n", r.Aggregate.Step+1, total, analysis.FormatCount(a.Total.IOPS), a.StartSkew.Round(100_000))
+	}
+	out, runErr := l.Run(ctx)
+	if out == nil {
+		return runErr
+	}
+	res, err := runner.Analyze(out, analysis.Options{LatencyTarget: *target}, nil)
+	if err != nil {
+		return err
+	}
+	fmt.Println()
+	if err := runner.WriteReport(os.Stdout, out, res); err != nil {
+		return err
+	}
+	report := struct {
+		Outcome  *runner.Outcome `json:"outcome"`
+		Analysis analysis.Result `json:"analysis"`
+	}{out, res}
+	data, err := json.MarshalIndent(report, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(abs, "report.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return err
+	}
+	fmt.Println("report:", path)
+	return runErr
+}
+
+// launchProcesses starts every client as its own runner process, as the
+// operator starts one pod per client.
+func launchProcesses(dir string) func(context.Context, []runner.ClientPlan, runner.Exchange) (func() error, error) {
+	return func(ctx context.Context, plans []runner.ClientPlan, x runner.Exchange) (func() error, error) {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		var cmds []*exec.Cmd
+		for _, p := range plans {
+			cdir := filepath.Join(dir, "clients", fmt.Sprintf("client-%03d", p.Client))
+			if err := os.MkdirAll(cdir, 0o755); err != nil {
+				return nil, err
+			}
+			data, err := json.Marshal(p)
+			if err != nil {
+				return nil, err
+			}
+			planPath := filepath.Join(cdir, "plan.json")
+			if err := os.WriteFile(planPath, data, 0o644); err != nil {
+				return nil, err
+			}
+			logf, err := os.Create(filepath.Join(cdir, "runner.log"))
+			if err != nil {
+				return nil, err
+			}
+			cmd := exec.CommandContext(ctx, self, "client", "--plan", planPath, "--exchange", x.Dir, "--workdir", filepath.Join(cdir, "work"))
+			cmd.Stdout, cmd.Stderr = logf, logf
+			cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+			cmd.WaitDelay = 30 * time.Second
+			if err := cmd.Start(); err != nil {
+				return nil, err
+			}
+			cmds = append(cmds, cmd)
+		}
+		return func() error {
+			var errs []error
+			for i, c := range cmds {
+				if err := c.Wait(); err != nil {
+					errs = append(errs, fmt.Errorf("client %d: %w (log: %s)", i, err, filepath.Join(dir, "clients", fmt.Sprintf("client-%03d", i), "runner.log")))
+				}
+			}
+			return errors.Join(errs...)
+		}, nil
+	}
+}
+
+func parseInts(s string) ([]int64, error) {
+	var out []int64
+	for f := range strings.SplitSeq(s, ",") {
+		v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	for suffix, m := range map[string]int64{"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40} {
+		if strings.HasSuffix(s, suffix) {
+			s, mult = strings.TrimSuffix(s, suffix), m
+			break
+		}
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("%q is not a positive size like 64Mi", s)
+	}
+	return v * mult, nil
+}

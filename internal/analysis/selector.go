@@ -1,0 +1,126 @@
+package analysis
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/storagebench/storagebench/internal/results"
+)
+
+// Latency metric names a LatencySelector accepts (those of
+// results.LatencySummary.Metric).
+const (
+	MetricMean  = "mean"
+	MetricMin   = "min"
+	MetricMax   = "max"
+	MetricP50   = "p50"
+	MetricP90   = "p90"
+	MetricP95   = "p95"
+	MetricP99   = "p99"
+	MetricP999  = "p99.9"
+	MetricP9999 = "p99.99"
+)
+
+// Directions a LatencySelector accepts.
+const (
+	DirectionRead  = "read"
+	DirectionWrite = "write"
+	// DirectionTotal is the latency over all I/O of the step, reads and
+	// writes pooled.
+	DirectionTotal = "total"
+	// DirectionWorst is the higher of the read and the write figure, among
+	// the directions that have samples.
+	DirectionWorst = "worst"
+)
+
+// latencyMetrics lists the accepted LatencySelector.Metric values.
+var latencyMetrics = []string{MetricMean, MetricMin, MetricMax, MetricP50, MetricP90, MetricP95, MetricP99, MetricP999, MetricP9999}
+
+// latencyDirections lists the accepted LatencySelector.Direction values.
+var latencyDirections = []string{DirectionRead, DirectionWrite, DirectionTotal, DirectionWorst}
+
+// LatencySelector picks one latency figure of a step: a metric of one
+// direction's merged distribution. An empty Metric means "mean" and an empty
+// Direction means "total", so the zero value is the mean latency over all I/O.
+type LatencySelector struct {
+	// Metric is one of "mean", "min", "max", "p50", "p90",
+	// "p95", "p99", "p99.9", "p99.99".
+	Metric string
+	// Direction is "read", "write", "total" or "worst".
+	Direction string
+}
+
+func (s LatencySelector) normalized() LatencySelector {
+	if s.Metric == "" {
+		s.Metric = MetricMean
+	}
+	if s.Direction == "" {
+		s.Direction = DirectionTotal
+	}
+	return s
+}
+
+// Validate reports an unknown metric or direction (empty fields are the
+// defaults and valid).
+func (s LatencySelector) Validate() error {
+	n := s.normalized()
+	if !slices.Contains(latencyMetrics, n.Metric) {
+		return fmt.Errorf("%w: unknown latency metric %q (want one of %s)", ErrInvalidSelector, s.Metric, strings.Join(latencyMetrics, ", "))
+	}
+	if !slices.Contains(latencyDirections, n.Direction) {
+		return fmt.Errorf("%w: unknown direction %q (want one of %s)", ErrInvalidSelector, s.Direction, strings.Join(latencyDirections, ", "))
+	}
+	return nil
+}
+
+// Of returns the selected latency of a step in nanoseconds. ok is false when
+// the selected direction has no samples (for "worst": neither reads nor
+// writes have samples) or the selector is invalid.
+func (s LatencySelector) Of(a results.StepAggregate) (ns uint64, ok bool) {
+	s = s.normalized()
+	switch s.Direction {
+	case DirectionRead:
+		return a.Read.Latency.Metric(s.Metric)
+	case DirectionWrite:
+		return a.Write.Latency.Metric(s.Metric)
+	case DirectionTotal:
+		return a.Total.Latency.Metric(s.Metric)
+	case DirectionWorst:
+		r, rok := a.Read.Latency.Metric(s.Metric)
+		w, wok := a.Write.Latency.Metric(s.Metric)
+		switch {
+		case rok && wok:
+			return max(r, w), true
+		case rok:
+			return r, true
+		case wok:
+			return w, true
+		}
+	}
+	return 0, false
+}
+
+// String names the figure for humans: "p99 read latency", "p99 write
+// latency", "mean latency" (total), "p99 worst-direction latency".
+func (s LatencySelector) String() string {
+	s = s.normalized()
+	switch s.Direction {
+	case DirectionTotal:
+		return s.Metric + " latency"
+	case DirectionWorst:
+		return s.Metric + " worst-direction latency"
+	}
+	return s.Metric + " " + s.Direction + " latency"
+}
+
+// missing explains why Of found nothing, for reasons.
+func (s LatencySelector) missing() string {
+	switch s.normalized().Direction {
+	case DirectionRead:
+		return "no read I/O"
+	case DirectionWrite:
+		return "no write I/O"
+	}
+	return "no I/O"
+}

@@ -1,0 +1,281 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Latencies are one direction's latency statistics of a step, in nanoseconds,
+// as aggregated over all clients.
+type Latencies struct {
+	MeanNs, P50Ns, P90Ns, P99Ns, P999Ns uint64
+}
+
+// Get returns the statistic for m; ok is false for an unknown metric.
+func (l Latencies) Get(m LatencyMetric) (ns uint64, ok bool) {
+	switch m {
+	case Mean:
+		return l.MeanNs, true
+	case P50:
+		return l.P50Ns, true
+	case P90:
+		return l.P90Ns, true
+	case P99:
+		return l.P99Ns, true
+	case P999:
+		return l.P999Ns, true
+	}
+	return 0, false
+}
+
+// StepOutcome is what a finished step achieved, summed over all clients.
+type StepOutcome struct {
+	// Index is the step's Index; outcomes are passed to Next in order, so
+	// done[i].Index == i.
+	Index int
+	// AchievedIOPS is reads plus writes per second.
+	AchievedIOPS float64
+	// AchievedBytesPerSec is bytes read plus written per second.
+	AchievedBytesPerSec float64
+	// Read and Write are the latencies of each direction; nil when the step
+	// measured no I/O in that direction.
+	Read, Write *Latencies
+}
+
+// StopKind says why a load ended.
+type StopKind string
+
+const (
+	// StopCompleted: every planned step ran.
+	StopCompleted StopKind = "Completed"
+	// StopLatencyLimit: a step's latency exceeded the latency stop rule.
+	StopLatencyLimit StopKind = "LatencyLimit"
+	// StopSaturated: a throttled step achieved less than SaturationPercent of
+	// its offered rate.
+	StopSaturated StopKind = "Saturated"
+)
+
+// StopReason says why and after which step a load ended.
+type StopReason struct {
+	Kind StopKind
+	// Step is the Index of the step that triggered the stop (the last step
+	// for StopCompleted).
+	Step int
+	// Message is for people, e.g.
+	// "step 4/10 (20000 IOPS offered): p99 read latency 2.31 ms exceeded the 2 ms limit";
+	// steps are numbered from 1 in messages, as in "step i/N" displays.
+	Message string
+}
+
+// Next decides what happens after the steps in done have finished: run *next,
+// or stop for *stop. It is pure, so a restarted controller gets the same
+// answer from the same outcomes.
+//
+// Rate and queue-depth loads run their steps in order. A curve runs the
+// unthrottled step first; every later step offers floor(max × percent / 100),
+// at least 1, of the maximum done[0] achieved (IOPS, or bytes per second for
+// MiBps curves). A curve whose unthrottled step achieved nothing is an error.
+//
+// Stop rules are checked on every finished step, in order, and the first
+// step that breaks one stops the load (so earlier outcomes are re-checked on
+// every call): first the latency rule (stops when the statistic is strictly
+// above the limit; not applied to a curve's unthrottled step, whose only
+// purpose is to find the maximum and whose latency is the saturated latency
+// by construction), then the saturation rule (throttled rate steps only:
+// achieved < SaturationPercent % of offered). A latency rule whose direction
+// has no latencies in the outcome is an error, not a silent pass.
+//
+// Next validates l on its own (not against a topology: use Validate for
+// that).
+func Next(l Load, done []StepOutcome) (next *Step, stop *StopReason, err error) {
+	if err := validateLoad(l, nil, nil); err != nil {
+		return nil, nil, err
+	}
+	planned := Steps(l)
+	if len(done) > len(planned) {
+		return nil, nil, fmt.Errorf("%d step outcomes for a load of %d steps", len(done), len(planned))
+	}
+	for i, o := range done {
+		if o.Index != i {
+			return nil, nil, fmt.Errorf("outcome %d has index %d; outcomes must be in step order from 0", i, o.Index)
+		}
+	}
+	c := conductor{l: l, planned: planned, done: done}
+	for i := range done {
+		s, err := c.step(i)
+		if err != nil {
+			return nil, nil, err
+		}
+		if stop, err := c.check(s, done[i]); stop != nil || err != nil {
+			return nil, stop, err
+		}
+	}
+	if len(done) == len(planned) {
+		return nil, &StopReason{
+			Kind:    StopCompleted,
+			Step:    len(planned) - 1,
+			Message: fmt.Sprintf("all %d steps completed", len(planned)),
+		}, nil
+	}
+	s, err := c.step(len(done))
+	if err != nil {
+		return nil, nil, err
+	}
+	return &s, nil, nil
+}
+
+type conductor struct {
+	l       Load
+	planned []Step
+	done    []StepOutcome
+}
+
+// step returns step i with its offered rate filled in.
+func (c *conductor) step(i int) (Step, error) {
+	s := c.planned[i]
+	if c.l.Curve == nil || i == 0 {
+		return s, nil
+	}
+	unit := c.l.Curve.unit()
+	maxRate, what := c.done[0].AchievedIOPS, "IOPS"
+	if unit == MiBps {
+		maxRate, what = c.done[0].AchievedBytesPerSec, "bytes per second"
+	}
+	if math.IsNaN(maxRate) || math.IsInf(maxRate, 0) || maxRate > 1<<62 {
+		return Step{}, fmt.Errorf("unthrottled step achieved an invalid %s (%v); cannot build the curve", what, maxRate)
+	}
+	if maxRate <= 0 {
+		return Step{}, fmt.Errorf("unthrottled step achieved 0 %s; cannot build the curve", what)
+	}
+	offered := max(int64(math.Floor(maxRate*float64(s.PercentOfMax)/100)), 1)
+	if unit == MiBps {
+		s.OfferedBytesPerSec = offered
+	} else {
+		s.OfferedIOPS = offered
+	}
+	return s, nil
+}
+
+// check applies the stop rules to one finished step.
+func (c *conductor) check(s Step, o StepOutcome) (*StopReason, error) {
+	if ls := c.l.Stop.Latency; ls != nil && !s.Unthrottled {
+		dir, ns, err := latencyOf(ls, o)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.label(s), err)
+		}
+		limitNs := uint64(ls.LimitMicroseconds) * 1000
+		if ns > limitNs {
+			got, lim := formatLatency(ns), formatLatency(limitNs)
+			if got == lim {
+				got, lim = exactMicros(ns), exactMicros(limitNs)
+			}
+			return &StopReason{
+				Kind: StopLatencyLimit,
+				Step: s.Index,
+				Message: fmt.Sprintf("%s: %s %s latency %s exceeded the %s limit",
+					c.label(s), ls.Metric, dir, got, lim),
+			}, nil
+		}
+	}
+	if pct := c.l.Stop.SaturationPercent; pct > 0 && s.RateLimited() {
+		achieved, offered := o.AchievedIOPS, float64(s.OfferedIOPS)
+		if s.OfferedBytesPerSec > 0 {
+			achieved, offered = o.AchievedBytesPerSec, float64(s.OfferedBytesPerSec)
+		}
+		if achieved*100 < float64(pct)*offered {
+			return &StopReason{
+				Kind: StopSaturated,
+				Step: s.Index,
+				Message: fmt.Sprintf("%s: achieved %s, below %d %% of the offered rate",
+					c.label(s), formatRate(s, achieved, float64(pct)*offered/100), pct),
+			}, nil
+		}
+	}
+	return nil, nil
+}
+
+// latencyOf returns the direction and value the latency rule looks at.
+func latencyOf(ls *LatencyStop, o StepOutcome) (LatencyDirection, uint64, error) {
+	get := func(l *Latencies) uint64 { v, _ := l.Get(ls.Metric); return v }
+	switch ls.Direction {
+	case Read, Write:
+		l := o.Read
+		if ls.Direction == Write {
+			l = o.Write
+		}
+		if l == nil {
+			return "", 0, fmt.Errorf("no %s latencies reported; the latency stop rule needs them", ls.Direction)
+		}
+		return ls.Direction, get(l), nil
+	default: // Any: the worse of the two
+		switch {
+		case o.Read == nil && o.Write == nil:
+			return "", 0, fmt.Errorf("no latencies reported; the latency stop rule needs them")
+		case o.Write == nil:
+			return Read, get(o.Read), nil
+		case o.Read == nil:
+			return Write, get(o.Write), nil
+		}
+		r, w := get(o.Read), get(o.Write)
+		if w > r {
+			return Write, w, nil
+		}
+		return Read, r, nil
+	}
+}
+
+// label names a step for messages: "step 4/10 (20000 IOPS offered)".
+func (c *conductor) label(s Step) string {
+	var what string
+	switch {
+	case s.Unthrottled:
+		what = "unthrottled"
+	case s.OfferedIOPS > 0:
+		what = fmt.Sprintf("%d IOPS offered", s.OfferedIOPS)
+	case s.OfferedBytesPerSec > 0:
+		what = fmt.Sprintf("%s MiB/s offered", trimFloat(float64(s.OfferedBytesPerSec)/bytesPerMiB, 1))
+	case s.QueueDepthPerClient > 0:
+		what = fmt.Sprintf("queue depth %d per client", s.QueueDepthPerClient)
+	}
+	if s.PercentOfMax > 0 {
+		what = fmt.Sprintf("%d %% of max, %s", s.PercentOfMax, what)
+	}
+	return fmt.Sprintf("step %d/%d (%s)", s.Index+1, len(c.planned), what)
+}
+
+// formatRate prints an achieved rate with one decimal, or exactly if
+// rounding would make it look at or above the threshold it fell below.
+func formatRate(s Step, achieved, threshold float64) string {
+	unit, scale := " IOPS", 1.0
+	if s.OfferedBytesPerSec > 0 {
+		unit, scale = " MiB/s", bytesPerMiB
+	}
+	v := trimFloat(achieved/scale, 1)
+	if f, err := strconv.ParseFloat(v, 64); err != nil || f*scale >= threshold {
+		v = strconv.FormatFloat(achieved/scale, 'f', -1, 64)
+	}
+	return v + unit
+}
+
+// formatLatency prints ns as "2.31 ms" (>= 1 ms) or "850 µs".
+func formatLatency(ns uint64) string {
+	if ns >= 1_000_000 {
+		return trimFloat(float64(ns)/1e6, 2) + " ms"
+	}
+	return trimFloat(float64(ns)/1e3, 1) + " µs"
+}
+
+// exactMicros prints ns in microseconds without rounding.
+func exactMicros(ns uint64) string {
+	return trimFloat(float64(ns)/1e3, 3) + " µs"
+}
+
+func trimFloat(v float64, decimals int) string {
+	s := strconv.FormatFloat(v, 'f', decimals, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}

@@ -1,0 +1,227 @@
+package plan
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func lat(p99Ns uint64) *Latencies {
+	return &Latencies{MeanNs: p99Ns / 4, P50Ns: p99Ns / 3, P90Ns: p99Ns / 2, P99Ns: p99Ns, P999Ns: p99Ns * 2}
+}
+
+// out is an outcome that achieved iops IOPS (and 1 MiB/s per 16 IOPS) with
+// the given p99 read and write latencies (0 = no latencies in that direction).
+func out(i int, iops float64, readP99, writeP99 uint64) StepOutcome {
+	o := StepOutcome{Index: i, AchievedIOPS: iops, AchievedBytesPerSec: iops * 65536}
+	if readP99 > 0 {
+		o.Read = lat(readP99)
+	}
+	if writeP99 > 0 {
+		o.Write = lat(writeP99)
+	}
+	return o
+}
+
+func TestNext(t *testing.T) {
+	const ms = 1_000_000
+	rate := rateLoad(1000, 2000, 3000)
+	qd := Load{QueueDepth: &QueueDepthSteps{Start: 16, Max: 64}, StepDuration: time.Minute}
+	curve := Load{Curve: &CurveSpec{Percents: []int32{10, 50, 100}}, StepDuration: time.Minute}
+	curveMiB := Load{Curve: &CurveSpec{Unit: MiBps, Percents: []int32{25, 100}}, StepDuration: time.Minute}
+	rateMiB := Load{Rate: &RateSteps{Unit: MiBps, Steps: []int64{100, 200}}, StepDuration: time.Minute}
+	p99read2ms := &LatencyStop{P99, Read, 2000}
+
+	tests := []struct {
+		name     string
+		l        Load
+		done     []StepOutcome
+		wantNext *Step
+		wantStop StopKind
+		stopStep int
+		wantMsg  string // substring of the stop message or error
+		wantErr  bool
+	}{
+		// rate mode
+		{name: "rate first", l: rate, wantNext: &Step{Index: 0, OfferedIOPS: 1000}},
+		{name: "rate second", l: rate, done: []StepOutcome{out(0, 1000, ms, ms)}, wantNext: &Step{Index: 1, OfferedIOPS: 2000}},
+		{name: "rate completed", l: rate, done: []StepOutcome{out(0, 1000, ms, ms), out(1, 2000, ms, ms), out(2, 3000, ms, ms)},
+			wantStop: StopCompleted, stopStep: 2, wantMsg: "all 3 steps completed"},
+		{name: "rate MiBps", l: rateMiB, done: []StepOutcome{out(0, 1600, ms, 0)}, wantNext: &Step{Index: 1, OfferedBytesPerSec: 200 << 20}},
+
+		// queue-depth mode
+		{name: "qd first", l: qd, wantNext: &Step{Index: 0, QueueDepthPerClient: 16}},
+		{name: "qd last", l: qd, done: []StepOutcome{out(0, 1, ms, ms), out(1, 1, ms, ms)}, wantNext: &Step{Index: 2, QueueDepthPerClient: 64}},
+		{name: "qd completed", l: qd, done: []StepOutcome{out(0, 1, ms, ms), out(1, 1, ms, ms), out(2, 1, ms, ms)}, wantStop: StopCompleted, stopStep: 2},
+		{name: "qd latency stop", l: withStop(qd, &LatencyStop{P99, Write, 10_000}, 0),
+			done:     []StepOutcome{out(0, 1, ms, 5*ms), out(1, 1, ms, 10*ms+1)},
+			wantStop: StopLatencyLimit, stopStep: 1, wantMsg: "step 2/3 (queue depth 32 per client): p99 write latency 10000.001 µs exceeded the 10000 µs limit"},
+
+		// curve mode
+		{name: "curve first is unthrottled", l: curve, wantNext: &Step{Index: 0, Unthrottled: true}},
+		{name: "curve 10 % of max", l: curve, done: []StepOutcome{out(0, 45678.9, ms, ms)}, wantNext: &Step{Index: 1, OfferedIOPS: 4567, PercentOfMax: 10}},
+		{name: "curve 100 % of max", l: curve, done: []StepOutcome{out(0, 45678.9, ms, ms), out(1, 4567, ms, ms), out(2, 22839, ms, ms)},
+			wantNext: &Step{Index: 3, OfferedIOPS: 45678, PercentOfMax: 100}},
+		{name: "curve tiny max gives at least 1", l: curve, done: []StepOutcome{out(0, 3, ms, ms)}, wantNext: &Step{Index: 1, OfferedIOPS: 1, PercentOfMax: 10}},
+		{name: "curve completed", l: curve, done: []StepOutcome{out(0, 100, ms, ms), out(1, 10, ms, ms), out(2, 50, ms, ms), out(3, 100, ms, ms)},
+			wantStop: StopCompleted, stopStep: 3, wantMsg: "all 4 steps completed"},
+		{name: "curve zero max", l: curve, done: []StepOutcome{out(0, 0, ms, ms)}, wantErr: true, wantMsg: "unthrottled step achieved 0 IOPS; cannot build the curve"},
+		{name: "curve NaN max", l: curve, done: []StepOutcome{out(0, math.NaN(), ms, ms)}, wantErr: true, wantMsg: "cannot build the curve"},
+		{name: "curve MiBps", l: curveMiB, done: []StepOutcome{{Index: 0, AchievedIOPS: 1, AchievedBytesPerSec: 1000 << 20, Read: lat(ms)}},
+			wantNext: &Step{Index: 1, OfferedBytesPerSec: 250 << 20, PercentOfMax: 25}},
+		{name: "curve MiBps zero max", l: curveMiB, done: []StepOutcome{{Index: 0, AchievedIOPS: 5}}, wantErr: true,
+			wantMsg: "unthrottled step achieved 0 bytes per second"},
+		{name: "curve unthrottled step exempt from latency", l: withStop(curve, p99read2ms, 0), done: []StepOutcome{out(0, 50000, 50*ms, 0)},
+			wantNext: &Step{Index: 1, OfferedIOPS: 5000, PercentOfMax: 10}},
+		{name: "curve later step latency stop", l: withStop(curve, p99read2ms, 0), done: []StepOutcome{out(0, 50000, 50*ms, 0), out(1, 5000, ms, 0), out(2, 25000, 2310*1000, 0)},
+			wantStop: StopLatencyLimit, stopStep: 2, wantMsg: "step 3/4 (50 % of max, 25000 IOPS offered): p99 read latency 2.31 ms exceeded the 2 ms limit"},
+		{name: "curve unthrottled step exempt from saturation", l: withStop(curve, nil, 90), done: []StepOutcome{out(0, 1000, ms, ms)},
+			wantNext: &Step{Index: 1, OfferedIOPS: 100, PercentOfMax: 10}},
+		{name: "curve saturation", l: withStop(curve, nil, 90), done: []StepOutcome{out(0, 1000, ms, ms), out(1, 100, ms, ms), out(2, 449, ms, ms)},
+			wantStop: StopSaturated, stopStep: 2, wantMsg: "step 3/4 (50 % of max, 500 IOPS offered): achieved 449 IOPS, below 90 % of the offered rate"},
+		{name: "curve MiBps saturation", l: withStop(curveMiB, nil, 95),
+			done:     []StepOutcome{{Index: 0, AchievedBytesPerSec: 1000 << 20}, {Index: 1, AchievedBytesPerSec: 237.4 * (1 << 20)}},
+			wantStop: StopSaturated, stopStep: 1, wantMsg: "step 2/3 (25 % of max, 250 MiB/s offered): achieved 237.4 MiB/s, below 95 % of the offered rate"},
+
+		// latency boundaries
+		{name: "latency exactly at limit continues", l: withStop(rate, p99read2ms, 0), done: []StepOutcome{out(0, 1000, 2*ms, 0)},
+			wantNext: &Step{Index: 1, OfferedIOPS: 2000}},
+		{name: "latency 1 ns above limit stops", l: withStop(rate, p99read2ms, 0), done: []StepOutcome{out(0, 1000, 2*ms+1, 0)},
+			wantStop: StopLatencyLimit, stopStep: 0, wantMsg: "step 1/3 (1000 IOPS offered): p99 read latency 2000.001 µs exceeded the 2000 µs limit"},
+		{name: "latency stops at step 2", l: withStop(rate, p99read2ms, 0), done: []StepOutcome{out(0, 1000, ms, 0), out(1, 2000, 2310*1000, 0)},
+			wantStop: StopLatencyLimit, stopStep: 1, wantMsg: "step 2/3 (2000 IOPS offered): p99 read latency 2.31 ms exceeded the 2 ms limit"},
+		{name: "latency on last step beats completed", l: withStop(rate, p99read2ms, 0),
+			done:     []StepOutcome{out(0, 1000, ms, 0), out(1, 2000, ms, 0), out(2, 3000, 3*ms, 0)},
+			wantStop: StopLatencyLimit, stopStep: 2},
+		{name: "earlier stop is reported even with later outcomes", l: withStop(rate, p99read2ms, 0),
+			done:     []StepOutcome{out(0, 1000, 5*ms, 0), out(1, 2000, ms, 0)},
+			wantStop: StopLatencyLimit, stopStep: 0},
+		{name: "latency write ignores reads", l: withStop(rate, &LatencyStop{P99, Write, 2000}, 0), done: []StepOutcome{out(0, 1000, 9*ms, ms)},
+			wantNext: &Step{Index: 1, OfferedIOPS: 2000}},
+		{name: "latency mean", l: withStop(rate, &LatencyStop{Mean, Read, 500}, 0), done: []StepOutcome{out(0, 1000, 2*ms+4, 0)},
+			wantStop: StopLatencyLimit, wantMsg: "mean read latency 500.001 µs exceeded the 500 µs limit"},
+		{name: "latency p50 under", l: withStop(rate, &LatencyStop{P50, Read, 1000}, 0), done: []StepOutcome{out(0, 1000, 3*ms, 0)},
+			wantNext: &Step{Index: 1, OfferedIOPS: 2000}},
+		{name: "latency p90", l: withStop(rate, &LatencyStop{P90, Read, 1000}, 0), done: []StepOutcome{out(0, 1000, 3*ms, 0)},
+			wantStop: StopLatencyLimit, wantMsg: "p90 read latency 1.5 ms exceeded the 1 ms limit"},
+		{name: "latency p99.9", l: withStop(rate, &LatencyStop{P999, Read, 1000}, 0), done: []StepOutcome{out(0, 1000, 600_000, 0)},
+			wantStop: StopLatencyLimit, wantMsg: "p99.9 read latency 1.2 ms exceeded the 1 ms limit"},
+		{name: "latency sub-ms formatting", l: withStop(rate, &LatencyStop{P99, Read, 500}, 0), done: []StepOutcome{out(0, 1000, 850_000, 0)},
+			wantStop: StopLatencyLimit, wantMsg: "p99 read latency 850 µs exceeded the 500 µs limit"},
+		{name: "latency any picks worse write", l: withStop(rate, &LatencyStop{P99, Any, 2000}, 0), done: []StepOutcome{out(0, 1000, ms, 12*ms)},
+			wantStop: StopLatencyLimit, wantMsg: "p99 write latency 12 ms exceeded the 2 ms limit"},
+		{name: "latency any picks worse read", l: withStop(rate, &LatencyStop{P99, Any, 2000}, 0), done: []StepOutcome{out(0, 1000, 3*ms, ms)},
+			wantStop: StopLatencyLimit, wantMsg: "p99 read latency 3 ms"},
+		{name: "latency any both under", l: withStop(rate, &LatencyStop{P99, Any, 2000}, 0), done: []StepOutcome{out(0, 1000, 2*ms, 2*ms)},
+			wantNext: &Step{Index: 1, OfferedIOPS: 2000}},
+		{name: "latency any read-only outcome", l: withStop(rate, &LatencyStop{P99, Any, 2000}, 0), done: []StepOutcome{out(0, 1000, 3*ms, 0)},
+			wantStop: StopLatencyLimit, wantMsg: "p99 read latency"},
+		{name: "latency any write-only outcome", l: withStop(rate, &LatencyStop{P99, Any, 2000}, 0), done: []StepOutcome{out(0, 1000, 0, 3*ms)},
+			wantStop: StopLatencyLimit, wantMsg: "p99 write latency"},
+		{name: "latency missing direction", l: withStop(rate, p99read2ms, 0), done: []StepOutcome{out(0, 1000, 0, ms)},
+			wantErr: true, wantMsg: "step 1/3 (1000 IOPS offered): no read latencies reported"},
+		{name: "latency any with none", l: withStop(rate, &LatencyStop{P99, Any, 2000}, 0), done: []StepOutcome{out(0, 1000, 0, 0)},
+			wantErr: true, wantMsg: "no latencies reported"},
+
+		// saturation boundaries
+		{name: "saturation exactly at threshold continues", l: withStop(rate, nil, 90), done: []StepOutcome{out(0, 900, ms, ms)},
+			wantNext: &Step{Index: 1, OfferedIOPS: 2000}},
+		{name: "saturation just below stops", l: withStop(rate, nil, 90), done: []StepOutcome{out(0, 899.99, ms, ms)},
+			wantStop: StopSaturated, stopStep: 0, wantMsg: "step 1/3 (1000 IOPS offered): achieved 899.99 IOPS, below 90 % of the offered rate"},
+		{name: "saturation off", l: rate, done: []StepOutcome{out(0, 1, ms, ms)}, wantNext: &Step{Index: 1, OfferedIOPS: 2000}},
+		{name: "saturation 100 needs all", l: withStop(rate, nil, 100), done: []StepOutcome{out(0, 999.9, ms, ms)}, wantStop: StopSaturated},
+		{name: "saturation 100 at offered", l: withStop(rate, nil, 100), done: []StepOutcome{out(0, 1000, ms, ms)}, wantNext: &Step{Index: 1, OfferedIOPS: 2000}},
+		{name: "saturation MiBps uses bytes", l: withStop(rateMiB, nil, 90),
+			done:     []StepOutcome{{Index: 0, AchievedIOPS: 1, AchievedBytesPerSec: 89 << 20}},
+			wantStop: StopSaturated, wantMsg: "step 1/2 (100 MiB/s offered): achieved 89 MiB/s"},
+		{name: "saturation MiBps at threshold", l: withStop(rateMiB, nil, 90),
+			done:     []StepOutcome{{Index: 0, AchievedIOPS: 1, AchievedBytesPerSec: 90 << 20}},
+			wantNext: &Step{Index: 1, OfferedBytesPerSec: 200 << 20}},
+		{name: "latency checked before saturation", l: withStop(rate, p99read2ms, 90), done: []StepOutcome{out(0, 10, 5*ms, 0)},
+			wantStop: StopLatencyLimit},
+
+		// bad input
+		{name: "invalid load", l: Load{StepDuration: time.Minute}, wantErr: true, wantMsg: "must set exactly one"},
+		{name: "too many outcomes", l: rate, done: []StepOutcome{out(0, 1, ms, ms), out(1, 1, ms, ms), out(2, 1, ms, ms), out(3, 1, ms, ms)},
+			wantErr: true, wantMsg: "4 step outcomes for a load of 3 steps"},
+		{name: "outcomes out of order", l: rate, done: []StepOutcome{out(1, 1, ms, ms)}, wantErr: true, wantMsg: "outcome 0 has index 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			next, stop, err := Next(tt.l, tt.done)
+			if tt.wantErr {
+				if err == nil || !strings.Contains(err.Error(), tt.wantMsg) {
+					t.Fatalf("Next() error = %v, want one containing %q", err, tt.wantMsg)
+				}
+				if next != nil || stop != nil {
+					t.Errorf("Next() = %+v, %+v with an error", next, stop)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Next() error = %v", err)
+			}
+			if tt.wantNext != nil {
+				if stop != nil || next == nil || *next != *tt.wantNext {
+					t.Fatalf("Next() = %+v, %+v; want next %+v", next, stop, *tt.wantNext)
+				}
+				return
+			}
+			if next != nil || stop == nil {
+				t.Fatalf("Next() = %+v, %+v; want stop %s", next, stop, tt.wantStop)
+			}
+			if stop.Kind != tt.wantStop || stop.Step != tt.stopStep {
+				t.Errorf("stop = %+v, want %s at step %d", stop, tt.wantStop, tt.stopStep)
+			}
+			if !strings.Contains(stop.Message, tt.wantMsg) {
+				t.Errorf("message %q does not contain %q", stop.Message, tt.wantMsg)
+			}
+		})
+	}
+}
+
+// TestNextDrivesWholeLoad runs each mode to completion through Next the way a
+// controller would and checks the step sequence matches Steps.
+func TestNextDrivesWholeLoad(t *testing.T) {
+	for _, l := range []Load{
+		{Rate: &RateSteps{Start: 1000, FactorPercent: 200, Max: 32000}, StepDuration: time.Minute},
+		{QueueDepth: &QueueDepthSteps{Start: 1, Max: 64}, StepDuration: time.Minute},
+		{Curve: &CurveSpec{}, StepDuration: time.Minute},
+	} {
+		planned := Steps(l)
+		var done []StepOutcome
+		for {
+			next, stop, err := Next(l, done)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stop != nil {
+				if stop.Kind != StopCompleted || len(done) != len(planned) || stop.Step != len(planned)-1 {
+					t.Errorf("stop = %+v after %d of %d steps", stop, len(done), len(planned))
+				}
+				break
+			}
+			if next.Index != len(done) || next.PercentOfMax != planned[next.Index].PercentOfMax ||
+				next.QueueDepthPerClient != planned[next.Index].QueueDepthPerClient {
+				t.Fatalf("next = %+v, planned %+v", next, planned[next.Index])
+			}
+			if l.Curve != nil && next.Index > 0 && next.OfferedIOPS != int64(next.PercentOfMax)*100 {
+				t.Errorf("curve step %+v: want %d IOPS", next, next.PercentOfMax*100)
+			}
+			done = append(done, out(next.Index, 10000, 1000, 1000))
+		}
+	}
+}
+
+func TestLatenciesGet(t *testing.T) {
+	l := Latencies{MeanNs: 1, P50Ns: 2, P90Ns: 3, P99Ns: 4, P999Ns: 5}
+	for i, m := range LatencyMetrics() {
+		if v, ok := l.Get(m); !ok || v != uint64(i+1) {
+			t.Errorf("Get(%s) = %d, %v", m, v, ok)
+		}
+	}
+	if _, ok := l.Get("p95"); ok {
+		t.Error("Get(p95) ok")
+	}
+}

@@ -1,0 +1,68 @@
+// Package plan turns a benchmark's load section into steps, divides each
+// step's load over the fio jobs, and decides after every finished step what
+// happens next. It is pure: no Kubernetes, no fio, no clock. The controller
+// and the local runner both drive a benchmark through it.
+//
+// # Load modes
+//
+// A Load has exactly one mode:
+//
+//   - Rate: each step offers a total rate across ALL clients, in IOPS or MiB/s,
+//     listed explicitly or generated from Start by adding Increment or
+//     multiplying by FactorPercent/100 (rounded down, growing by at least 1)
+//     while the value is <= Max. Max is a step only if the sequence hits it
+//     exactly: it is not appended, so the spacing the user asked for holds.
+//   - QueueDepth: each step sets the outstanding I/Os per client (listed, or
+//     Start doubled up to Max), divided over the client's jobs; the workload's
+//     IODepth is ignored. Synchronous engines are refused (their queue depth is
+//     always 1 per job).
+//   - Curve: like vdbench's curve, step 0 runs unthrottled to measure the
+//     maximum, then one step per percentage (default 10, 20, …, 100) offers
+//     floor(max × percent / 100), at least 1.
+//
+// A load has at most MaxSteps (100) steps, a curve's unthrottled step
+// included.
+//
+// # Dividing a step
+//
+// fio's rate_iops and rate limit each data direction separately
+// (rate_iops=read,write), so Divide first splits a step's total into reads
+// (floor(total × readPercent / 100)) and writes (the rest), then divides each
+// direction over clients × jobs by integer division. The remainder goes one
+// unit per job, clients first (client 0 job 0, client 1 job 0, …), and the
+// write remainder continues where the read remainder stopped; so the sum over
+// all jobs is the offered total exactly and client totals differ by at most 1.
+//
+// fio treats a rate of 0 as "no limit". A job whose share of a direction
+// rounds down to 0 would therefore run unthrottled and silently wreck the
+// step. Such loads are refused instead: Validate (for rate steps) and Divide
+// (for every step, including curve steps, whose rates are known only at run
+// time) require every job to get at least one I/O per second — 1 IOPS, or one
+// block per second in MiBps mode — in every direction the workload does, and
+// the error states the minimum total (see MinimumRate).
+//
+// # Stop rules and the conductor
+//
+// Next is the conductor: given the load and the outcomes of the finished
+// steps, it returns the next step or why the load stopped. It re-checks every
+// outcome on every call, so its answer depends only on its inputs. Rules:
+//
+//   - Latency: stop after a step whose chosen statistic (mean, p50, p90, p99,
+//     p99.9) for reads, writes or the worse of the two is strictly above the
+//     limit; exactly at the limit does not stop. The curve's unthrottled step
+//     is exempt: it exists to find the maximum, and its latency is the
+//     saturated latency by construction, so applying the rule there would end
+//     every curve before it starts.
+//   - Saturation: stop after a throttled rate step (rate mode, or a curve step
+//     after the first) that achieved less than SaturationPercent % of its
+//     offered rate. Queue-depth steps offer no rate, so the rule is refused
+//     there.
+//
+// The latency rule is checked before the saturation rule.
+//
+// # Validation
+//
+// Validate reports the first violated rule as a *workload.FieldError with a
+// JSON-style path ("load.rate.steps[2]", "clients.jobsPerClient"), checking
+// the topology, then the workload, then the load.
+package plan

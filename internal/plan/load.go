@@ -1,0 +1,192 @@
+package plan
+
+import "time"
+
+// RateUnit is the unit of an offered rate.
+type RateUnit string
+
+const (
+	// IOPS is I/O operations per second, reads and writes together. An empty
+	// RateUnit means IOPS.
+	IOPS RateUnit = "IOPS"
+	// MiBps is mebibytes (1,048,576 bytes) per second, reads and writes
+	// together.
+	MiBps RateUnit = "MiBps"
+)
+
+// Limits enforced by Validate.
+const (
+	// MaxSteps is the most steps a load may have (a curve's unthrottled step
+	// included).
+	MaxSteps = 100
+	// MaxRate is the largest offered rate per step, in either unit; it keeps
+	// byte arithmetic far from int64 overflow (2^40 MiB/s = 2^60 B/s).
+	MaxRate = 1 << 40
+	// MaxFactorPercent is the largest growth factor of generated rate steps
+	// (×100 per step).
+	MaxFactorPercent = 10000
+	// MaxQueueDepthPerClient is the most outstanding I/Os per client.
+	MaxQueueDepthPerClient = 4096
+	// MinStepDuration and MaxStepDuration bound how long a step measures.
+	MinStepDuration = 5 * time.Second
+	MaxStepDuration = 24 * time.Hour
+	// MaxClients and MaxJobsPerClient bound the topology.
+	MaxClients       = 1000
+	MaxJobsPerClient = 64
+	// MaxLatencyLimitMicroseconds is the largest latency stop limit (1 h).
+	MaxLatencyLimitMicroseconds = 3_600_000_000
+)
+
+// RateSteps offers a total rate (across ALL clients and jobs) per step. Set
+// either Steps, or Start, Max and exactly one of Increment or FactorPercent.
+type RateSteps struct {
+	// Unit of every value below; empty means IOPS.
+	Unit RateUnit
+	// Steps lists the total offered rate of each step, strictly increasing.
+	Steps []int64
+	// Start is the first generated step.
+	Start int64
+	// Increment is added to each generated step to get the next one.
+	Increment int64
+	// FactorPercent multiplies each generated step to get the next one
+	// (200 = ×2), rounding down but growing by at least 1; 101..10000.
+	FactorPercent int32
+	// Max bounds generation: steps are generated while they are <= Max.
+	// Max itself is a step only if the sequence reaches it exactly; it is not
+	// appended otherwise, so every step keeps the requested spacing.
+	Max int64
+}
+
+// QueueDepthSteps raises the number of outstanding I/Os per client step by
+// step; the per-client depth is divided over the client's fio jobs. Set
+// either Steps, or Start and Max.
+type QueueDepthSteps struct {
+	// Steps lists the outstanding I/Os per client of each step, strictly
+	// increasing, each at least JobsPerClient and at most 4096.
+	Steps []int32
+	// Start and Max generate doubling steps: Start, 2×Start, 4×Start, … <= Max.
+	Start, Max int32
+}
+
+// CurveSpec is a vdbench-style curve: step 0 runs unthrottled to find the
+// maximum, then one step runs at each percentage of the measured maximum.
+type CurveSpec struct {
+	// Percents of the measured maximum, strictly increasing, 1..100; empty
+	// means 10, 20, …, 100.
+	Percents []int32
+	// Unit is what the maximum is measured in and the steps offer; empty
+	// means IOPS.
+	Unit RateUnit
+}
+
+// DefaultCurvePercents returns the percentages a curve uses when none are
+// given: 10, 20, …, 100.
+func DefaultCurvePercents() []int32 {
+	return []int32{10, 20, 30, 40, 50, 60, 70, 80, 90, 100}
+}
+
+// LatencyMetric is a latency statistic of one step.
+type LatencyMetric string
+
+const (
+	Mean LatencyMetric = "mean"
+	P50  LatencyMetric = "p50"
+	P90  LatencyMetric = "p90"
+	P99  LatencyMetric = "p99"
+	P999 LatencyMetric = "p99.9"
+)
+
+// LatencyMetrics returns the allowed metrics.
+func LatencyMetrics() []LatencyMetric { return []LatencyMetric{Mean, P50, P90, P99, P999} }
+
+// LatencyDirection selects which operations a latency rule looks at.
+type LatencyDirection string
+
+const (
+	Read  LatencyDirection = "read"
+	Write LatencyDirection = "write"
+	// Any is the worse of read and write.
+	Any LatencyDirection = "any"
+)
+
+// LatencyDirections returns the allowed directions.
+func LatencyDirections() []LatencyDirection { return []LatencyDirection{Read, Write, Any} }
+
+// StopRules end a load early. Each rule is checked on every finished step.
+type StopRules struct {
+	// Latency stops after a step whose latency exceeds a limit; nil = off.
+	Latency *LatencyStop
+	// SaturationPercent stops after a throttled rate step that achieved less
+	// than this percentage of its offered rate; 0 = off. It needs an offered
+	// rate, so it is refused with queue-depth steps.
+	SaturationPercent int32
+}
+
+// LatencyStop stops the load when Metric of Direction exceeds (is strictly
+// above) LimitMicroseconds.
+type LatencyStop struct {
+	Metric            LatencyMetric
+	Direction         LatencyDirection
+	LimitMicroseconds int64
+}
+
+// Load is how the offered load changes from step to step. Exactly one of
+// Rate, QueueDepth or Curve is set.
+type Load struct {
+	Rate       *RateSteps
+	QueueDepth *QueueDepthSteps
+	Curve      *CurveSpec
+	// StepDuration is how long each step measures, 5 s..24 h.
+	StepDuration time.Duration
+	// RampTime runs before each step's measurement and is excluded from its
+	// results; 0 <= RampTime < StepDuration.
+	RampTime time.Duration
+	Stop     StopRules
+}
+
+// Topology is how many fio jobs share the load.
+type Topology struct {
+	// Clients is the number of client pods, 1..1000.
+	Clients int32
+	// JobsPerClient is fio's numjobs in each client, 1..64.
+	JobsPerClient int32
+}
+
+// Jobs returns the total number of fio jobs.
+func (t Topology) Jobs() int64 { return int64(t.Clients) * int64(t.JobsPerClient) }
+
+// Step is one planned step of a load.
+type Step struct {
+	// Index is the step's position, from 0.
+	Index int
+	// Unthrottled is true for a curve's first step, which runs without any
+	// rate limit to find the maximum.
+	Unthrottled bool
+	// OfferedIOPS is the total offered IOPS across all clients, or 0 if the
+	// step is not an IOPS rate step.
+	OfferedIOPS int64
+	// OfferedBytesPerSec is the total offered bytes per second across all
+	// clients, or 0 if the step is not a MiBps rate step.
+	OfferedBytesPerSec int64
+	// QueueDepthPerClient is the outstanding I/Os per client of a queue-depth
+	// step, or 0: each job then uses the workload's IODepth.
+	QueueDepthPerClient int32
+	// PercentOfMax is the curve percentage of this step, or 0.
+	PercentOfMax int32
+}
+
+// RateLimited reports whether the step offers a fixed rate.
+func (s Step) RateLimited() bool { return s.OfferedIOPS > 0 || s.OfferedBytesPerSec > 0 }
+
+// JobLoad is what one fio job runs in a step. A zero rate means "no limit" —
+// which is what fio does with rate 0 — so a direction with I/O is never given
+// a zero share of a throttled step.
+type JobLoad struct {
+	// ReadIOPS and WriteIOPS are fio's rate_iops=read,write; 0 = no limit.
+	ReadIOPS, WriteIOPS int64
+	// ReadBytesPerSec and WriteBytesPerSec are fio's rate=read,write;
+	// 0 = no limit.
+	ReadBytesPerSec, WriteBytesPerSec int64
+	// IODepth is fio's iodepth for the job.
+	IODepth int32
+}

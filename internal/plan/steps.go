@@ -1,0 +1,136 @@
+package plan
+
+import "math"
+
+const bytesPerMiB = 1 << 20
+
+func (r *RateSteps) unit() RateUnit {
+	if r.Unit == "" {
+		return IOPS
+	}
+	return r.Unit
+}
+
+func (c *CurveSpec) unit() RateUnit {
+	if c.Unit == "" {
+		return IOPS
+	}
+	return c.Unit
+}
+
+func (c *CurveSpec) percents() []int32 {
+	if len(c.Percents) == 0 {
+		return DefaultCurvePercents()
+	}
+	return c.Percents
+}
+
+// values returns the rate of each step in r's unit: the listed steps, or the
+// generated ones (at most limit of them).
+func (r *RateSteps) values(limit int) []int64 {
+	if len(r.Steps) > 0 {
+		return r.Steps
+	}
+	var out []int64
+	v := r.Start
+	if v <= 0 {
+		return nil
+	}
+	for v <= r.Max && len(out) < limit {
+		out = append(out, v)
+		var next int64
+		switch {
+		case r.Increment > 0 && r.FactorPercent == 0:
+			if r.Increment > r.Max-v {
+				return out
+			}
+			next = v + r.Increment
+		case r.FactorPercent > 100 && r.Increment == 0:
+			f := int64(r.FactorPercent)
+			if v > math.MaxInt64/f {
+				return out
+			}
+			next = max(v*f/100, v+1)
+		default:
+			return out // invalid: Validate reports it
+		}
+		v = next
+	}
+	return out
+}
+
+// values returns the outstanding I/Os per client of each step: the listed
+// steps, or Start doubled up to Max.
+func (q *QueueDepthSteps) values() []int32 {
+	if len(q.Steps) > 0 {
+		return q.Steps
+	}
+	var out []int32
+	for v := q.Start; v > 0 && v <= q.Max && len(out) <= MaxSteps; v *= 2 {
+		out = append(out, v)
+		if v > math.MaxInt32/2 {
+			break
+		}
+	}
+	return out
+}
+
+// modes returns how many of Rate, QueueDepth and Curve are set.
+func (l Load) modes() int {
+	n := 0
+	if l.Rate != nil {
+		n++
+	}
+	if l.QueueDepth != nil {
+		n++
+	}
+	if l.Curve != nil {
+		n++
+	}
+	return n
+}
+
+// Steps returns the steps of l, for display ("step i/N") and for driving
+// rate and queue-depth loads. A curve's steps after the first are
+// placeholders with PercentOfMax set and no offered rate: Next fills the rate
+// in once the unthrottled step has measured the maximum. l should be valid;
+// Steps returns nil if it does not set exactly one mode.
+func Steps(l Load) []Step {
+	if l.modes() != 1 {
+		return nil
+	}
+	var steps []Step
+	switch {
+	case l.Rate != nil:
+		for i, v := range l.Rate.values(MaxSteps + 1) {
+			s := Step{Index: i}
+			if l.Rate.unit() == MiBps {
+				s.OfferedBytesPerSec = mibToBytes(v)
+			} else {
+				s.OfferedIOPS = v
+			}
+			steps = append(steps, s)
+		}
+	case l.QueueDepth != nil:
+		for i, v := range l.QueueDepth.values() {
+			steps = append(steps, Step{Index: i, QueueDepthPerClient: v})
+		}
+	case l.Curve != nil:
+		steps = append(steps, Step{Index: 0, Unthrottled: true})
+		for i, p := range l.Curve.percents() {
+			steps = append(steps, Step{Index: i + 1, PercentOfMax: p})
+		}
+	}
+	return steps
+}
+
+// TotalSteps returns the number of steps of l (len(Steps(l))).
+func TotalSteps(l Load) int { return len(Steps(l)) }
+
+// mibToBytes converts MiB to bytes, saturating instead of overflowing.
+func mibToBytes(v int64) int64 {
+	if v > math.MaxInt64/bytesPerMiB {
+		return math.MaxInt64
+	}
+	return v * bytesPerMiB
+}

@@ -1,0 +1,103 @@
+package plan
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestStepsRate(t *testing.T) {
+	tests := []struct {
+		name string
+		r    RateSteps
+		want []int64
+	}{
+		{"listed", RateSteps{Steps: []int64{100, 200, 500}}, []int64{100, 200, 500}},
+		{"increment reaching max exactly", RateSteps{Start: 1000, Increment: 1000, Max: 5000}, []int64{1000, 2000, 3000, 4000, 5000}},
+		{"increment not reaching max", RateSteps{Start: 1000, Increment: 1500, Max: 5000}, []int64{1000, 2500, 4000}},
+		{"single step", RateSteps{Start: 7, Increment: 1, Max: 7}, []int64{7}},
+		{"factor x2", RateSteps{Start: 1000, FactorPercent: 200, Max: 16000}, []int64{1000, 2000, 4000, 8000, 16000}},
+		{"factor x2 max between", RateSteps{Start: 1000, FactorPercent: 200, Max: 10000}, []int64{1000, 2000, 4000, 8000}},
+		{"factor x1.5 rounds down", RateSteps{Start: 10, FactorPercent: 150, Max: 60}, []int64{10, 15, 22, 33, 49}},
+		{"factor grows by at least 1", RateSteps{Start: 1, FactorPercent: 150, Max: 5}, []int64{1, 2, 3, 4}},
+		{"huge increment no overflow", RateSteps{Start: 1, Increment: 1 << 62, Max: 1 << 40}, []int64{1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := Load{Rate: &tt.r, StepDuration: time.Minute}
+			steps := Steps(l)
+			var got []int64
+			for i, s := range steps {
+				if s.Index != i || s.Unthrottled || s.OfferedBytesPerSec != 0 || s.QueueDepthPerClient != 0 {
+					t.Errorf("step %d = %+v", i, s)
+				}
+				got = append(got, s.OfferedIOPS)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("offered = %v, want %v", got, tt.want)
+			}
+			if TotalSteps(l) != len(tt.want) {
+				t.Errorf("TotalSteps = %d, want %d", TotalSteps(l), len(tt.want))
+			}
+		})
+	}
+}
+
+func TestStepsMiBps(t *testing.T) {
+	steps := Steps(Load{Rate: &RateSteps{Unit: MiBps, Steps: []int64{1, 100}}})
+	if len(steps) != 2 || steps[0].OfferedBytesPerSec != 1<<20 || steps[1].OfferedBytesPerSec != 100<<20 ||
+		steps[0].OfferedIOPS != 0 {
+		t.Errorf("Steps = %+v", steps)
+	}
+}
+
+func TestStepsQueueDepth(t *testing.T) {
+	tests := []struct {
+		name string
+		q    QueueDepthSteps
+		want []int32
+	}{
+		{"listed", QueueDepthSteps{Steps: []int32{16, 32, 64}}, []int32{16, 32, 64}},
+		{"doubling 1..64", QueueDepthSteps{Start: 1, Max: 64}, []int32{1, 2, 4, 8, 16, 32, 64}},
+		{"doubling max between", QueueDepthSteps{Start: 16, Max: 100}, []int32{16, 32, 64}},
+		{"single", QueueDepthSteps{Start: 8, Max: 8}, []int32{8}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []int32
+			for i, s := range Steps(Load{QueueDepth: &tt.q}) {
+				if s.Index != i || s.RateLimited() || s.Unthrottled {
+					t.Errorf("step %d = %+v", i, s)
+				}
+				got = append(got, s.QueueDepthPerClient)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("depths = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStepsCurve(t *testing.T) {
+	steps := Steps(Load{Curve: &CurveSpec{}})
+	if len(steps) != 11 || !steps[0].Unthrottled || steps[0].PercentOfMax != 0 {
+		t.Fatalf("Steps = %+v", steps)
+	}
+	for i, s := range steps[1:] {
+		if s.Index != i+1 || s.Unthrottled || s.PercentOfMax != int32(10*(i+1)) || s.RateLimited() {
+			t.Errorf("step %d = %+v", i+1, s)
+		}
+	}
+	if n := TotalSteps(Load{Curve: &CurveSpec{Percents: []int32{50, 100}}}); n != 3 {
+		t.Errorf("TotalSteps = %d, want 3", n)
+	}
+}
+
+func TestStepsInvalidMode(t *testing.T) {
+	if s := Steps(Load{}); s != nil {
+		t.Errorf("Steps(no mode) = %v", s)
+	}
+	if s := Steps(Load{Rate: &RateSteps{Steps: []int64{1}}, Curve: &CurveSpec{}}); s != nil {
+		t.Errorf("Steps(two modes) = %v", s)
+	}
+}

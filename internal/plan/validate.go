@@ -1,0 +1,269 @@
+package plan
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/storagebench/storagebench/internal/workload"
+)
+
+// Validate checks a load against the topology and workload it will run with
+// and returns the first violated rule as a *workload.FieldError, or nil. It
+// checks, in this order: the topology (clients.count, clients.jobsPerClient),
+// the workload (workload.Validate), then the load (mode, steps, durations,
+// stop rules).
+func Validate(l Load, t Topology, w workload.Spec) error {
+	if err := validateTopology(t); err != nil {
+		return err
+	}
+	if err := workload.Validate(w); err != nil {
+		return err
+	}
+	return validateLoad(l, &t, &w)
+}
+
+func validateTopology(t Topology) error {
+	if t.Clients < 1 || t.Clients > MaxClients {
+		return fe("clients.count", i64(int64(t.Clients)), "must be between 1 and 1000")
+	}
+	if t.JobsPerClient < 1 || t.JobsPerClient > MaxJobsPerClient {
+		return fe("clients.jobsPerClient", i64(int64(t.JobsPerClient)), "must be between 1 and 64")
+	}
+	return nil
+}
+
+// validateLoad checks l on its own; with t and w non-nil it also checks the
+// rules that depend on them.
+func validateLoad(l Load, t *Topology, w *workload.Spec) error {
+	if n := l.modes(); n != 1 {
+		var set []string
+		if l.Rate != nil {
+			set = append(set, "rate")
+		}
+		if l.QueueDepth != nil {
+			set = append(set, "queueDepth")
+		}
+		if l.Curve != nil {
+			set = append(set, "curve")
+		}
+		v := "none"
+		if n > 1 {
+			v = strings.Join(set, " and ")
+		}
+		return fe("load", v, "must set exactly one of rate, queueDepth or curve")
+	}
+	var err error
+	switch {
+	case l.Rate != nil:
+		err = validateRate(l.Rate, t, w)
+	case l.QueueDepth != nil:
+		err = validateQueueDepth(l.QueueDepth, t, w)
+	case l.Curve != nil:
+		err = validateCurve(l.Curve)
+	}
+	if err != nil {
+		return err
+	}
+	if l.StepDuration < MinStepDuration || l.StepDuration > MaxStepDuration {
+		return fe("load.stepDuration", l.StepDuration.String(), "must be between 5s and 24h")
+	}
+	if l.RampTime < 0 || l.RampTime >= l.StepDuration {
+		return fe("load.rampTime", l.RampTime.String(),
+			fmt.Sprintf("must be at least 0 and shorter than stepDuration (%s)", l.StepDuration))
+	}
+	return validateStop(l, w)
+}
+
+func validateUnit(field string, u RateUnit) error {
+	if u != "" && u != IOPS && u != MiBps {
+		return fe(field, strconv.Quote(string(u)), "must be IOPS or MiBps")
+	}
+	return nil
+}
+
+func validateRate(r *RateSteps, t *Topology, w *workload.Spec) error {
+	if err := validateUnit("load.rate.unit", r.Unit); err != nil {
+		return err
+	}
+	unit := r.unit()
+	var minimum int64
+	var why string
+	if t != nil && w != nil {
+		minimum, why = MinimumRate(unit, *t, *w), whyMinimum(unit, *t, *w)
+	}
+	checkMin := func(field string, v int64) error {
+		if v < minimum {
+			return fe(field, i64(v), fmt.Sprintf("must be at least %d %s: %s", minimum, unit, why))
+		}
+		return nil
+	}
+
+	if len(r.Steps) > 0 {
+		for _, f := range []struct {
+			name string
+			v    int64
+		}{{"start", r.Start}, {"increment", r.Increment}, {"factorPercent", int64(r.FactorPercent)}, {"max", r.Max}} {
+			if f.v != 0 {
+				return fe("load.rate."+f.name, i64(f.v), "must be 0 when steps are listed")
+			}
+		}
+		if len(r.Steps) > MaxSteps {
+			return fe("load.rate.steps", fmt.Sprintf("%d steps", len(r.Steps)), "must list at most 100 steps")
+		}
+		for i, v := range r.Steps {
+			field := fmt.Sprintf("load.rate.steps[%d]", i)
+			switch {
+			case v <= 0:
+				return fe(field, i64(v), "must be greater than 0")
+			case v > MaxRate:
+				return fe(field, i64(v), fmt.Sprintf("must be at most %d", int64(MaxRate)))
+			case i > 0 && v <= r.Steps[i-1]:
+				return fe(field, i64(v), fmt.Sprintf("must be greater than the previous step (%d): steps are strictly increasing", r.Steps[i-1]))
+			}
+			if err := checkMin(field, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+
+	switch {
+	case r.Start <= 0:
+		return fe("load.rate.start", i64(r.Start), "must be greater than 0 (or list steps)")
+	case r.Start > MaxRate:
+		return fe("load.rate.start", i64(r.Start), fmt.Sprintf("must be at most %d", int64(MaxRate)))
+	case r.Increment < 0:
+		return fe("load.rate.increment", i64(r.Increment), "must be greater than 0")
+	case r.Increment == 0 && r.FactorPercent == 0:
+		return fe("load.rate.increment", "0", "must be greater than 0 when factorPercent is 0: set exactly one of increment or factorPercent")
+	case r.Increment > 0 && r.FactorPercent != 0:
+		return fe("load.rate.factorPercent", i64(int64(r.FactorPercent)), "must be 0 when increment is set: set exactly one of increment or factorPercent")
+	case r.Increment == 0 && (r.FactorPercent <= 100 || r.FactorPercent > MaxFactorPercent):
+		return fe("load.rate.factorPercent", i64(int64(r.FactorPercent)), "must be between 101 (×1.01 per step) and 10000 (×100 per step)")
+	case r.Max < r.Start:
+		return fe("load.rate.max", i64(r.Max), fmt.Sprintf("must be at least start (%d)", r.Start))
+	case r.Max > MaxRate:
+		return fe("load.rate.max", i64(r.Max), fmt.Sprintf("must be at most %d", int64(MaxRate)))
+	}
+	if n := len(r.values(MaxSteps + 1)); n > MaxSteps {
+		return fe("load.rate.max", i64(r.Max), "must leave at most 100 generated steps: raise increment or factorPercent, or lower max")
+	}
+	return checkMin("load.rate.start", r.Start)
+}
+
+func validateQueueDepth(q *QueueDepthSteps, t *Topology, w *workload.Spec) error {
+	if w != nil && w.IOEngine.Synchronous() {
+		return fe("workload.ioEngine", strconv.Quote(string(w.IOEngine)),
+			"must be libaio, io_uring or posixaio with queue-depth steps: synchronous engines keep one I/O in flight per job, so raising the queue depth would change nothing")
+	}
+	minDepth, why := int32(1), "must be greater than 0"
+	if t != nil {
+		minDepth = t.JobsPerClient
+		why = fmt.Sprintf("must be at least jobsPerClient (%d): every fio job needs at least one outstanding I/O", t.JobsPerClient)
+	}
+	check := func(field string, v int32) error {
+		switch {
+		case v < 1 || v < minDepth:
+			return fe(field, i64(int64(v)), why)
+		case v > MaxQueueDepthPerClient:
+			return fe(field, i64(int64(v)), "must be at most 4096 outstanding I/Os per client")
+		}
+		return nil
+	}
+	if len(q.Steps) > 0 {
+		if q.Start != 0 {
+			return fe("load.queueDepth.start", i64(int64(q.Start)), "must be 0 when steps are listed")
+		}
+		if q.Max != 0 {
+			return fe("load.queueDepth.max", i64(int64(q.Max)), "must be 0 when steps are listed")
+		}
+		if len(q.Steps) > MaxSteps {
+			return fe("load.queueDepth.steps", fmt.Sprintf("%d steps", len(q.Steps)), "must list at most 100 steps")
+		}
+		for i, v := range q.Steps {
+			field := fmt.Sprintf("load.queueDepth.steps[%d]", i)
+			if err := check(field, v); err != nil {
+				return err
+			}
+			if i > 0 && v <= q.Steps[i-1] {
+				return fe(field, i64(int64(v)), fmt.Sprintf("must be greater than the previous step (%d): steps are strictly increasing", q.Steps[i-1]))
+			}
+		}
+		return nil
+	}
+	if q.Start < 1 {
+		return fe("load.queueDepth.start", i64(int64(q.Start)), "must be greater than 0 (or list steps)")
+	}
+	if err := check("load.queueDepth.start", q.Start); err != nil {
+		return err
+	}
+	if q.Max < q.Start {
+		return fe("load.queueDepth.max", i64(int64(q.Max)), fmt.Sprintf("must be at least start (%d)", q.Start))
+	}
+	return check("load.queueDepth.max", q.Max)
+}
+
+func validateCurve(c *CurveSpec) error {
+	if err := validateUnit("load.curve.unit", c.Unit); err != nil {
+		return err
+	}
+	if len(c.Percents) > MaxSteps-1 {
+		return fe("load.curve.percents", fmt.Sprintf("%d values", len(c.Percents)),
+			"must list at most 99 (with the unthrottled step, at most 100 steps)")
+	}
+	for i, p := range c.Percents {
+		field := fmt.Sprintf("load.curve.percents[%d]", i)
+		if p < 1 || p > 100 {
+			return fe(field, i64(int64(p)), "must be between 1 and 100")
+		}
+		if i > 0 && p <= c.Percents[i-1] {
+			return fe(field, i64(int64(p)), fmt.Sprintf("must be greater than the previous percent (%d): percents are strictly increasing", c.Percents[i-1]))
+		}
+	}
+	return nil
+}
+
+func validateStop(l Load, w *workload.Spec) error {
+	if ls := l.Stop.Latency; ls != nil {
+		if !contains(LatencyMetrics(), ls.Metric) {
+			return fe("load.stop.latency.metric", strconv.Quote(string(ls.Metric)), "must be one of mean, p50, p90, p99, p99.9")
+		}
+		if !contains(LatencyDirections(), ls.Direction) {
+			return fe("load.stop.latency.direction", strconv.Quote(string(ls.Direction)), "must be one of read, write, any")
+		}
+		if w != nil && ls.Direction == Read && !w.HasReads() {
+			return fe("load.stop.latency.direction", `"read"`, "must be write or any: the workload does no reads (readPercent 0), so the rule could never fire")
+		}
+		if w != nil && ls.Direction == Write && !w.HasWrites() {
+			return fe("load.stop.latency.direction", `"write"`, "must be read or any: the workload does no writes (readPercent 100), so the rule could never fire")
+		}
+		if ls.LimitMicroseconds <= 0 || ls.LimitMicroseconds > MaxLatencyLimitMicroseconds {
+			return fe("load.stop.latency.limitMicroseconds", i64(ls.LimitMicroseconds), "must be greater than 0 and at most 3600000000 (1 h)")
+		}
+	}
+	sp := l.Stop.SaturationPercent
+	if sp < 0 || sp > 100 {
+		return fe("load.stop.saturationPercent", i64(int64(sp)), "must be between 0 (off) and 100")
+	}
+	if sp > 0 && l.QueueDepth != nil {
+		return fe("load.stop.saturationPercent", i64(int64(sp)),
+			"must be 0 with queue-depth steps: saturation compares the achieved rate with the offered rate, and queue-depth steps offer none")
+	}
+	return nil
+}
+
+func contains[T comparable](list []T, v T) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func fe(field, value, allowed string) *workload.FieldError {
+	return &workload.FieldError{Field: field, Value: value, Allowed: allowed}
+}
+
+func i64(v int64) string { return strconv.FormatInt(v, 10) }

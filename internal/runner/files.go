@@ -1,0 +1,142 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/storagebench/storagebench/internal/results"
+)
+
+// Exchange is a directory through which a local conductor and its clients
+// talk: clients write ready/client-NNN.json and results/step-KKKK/client-NNN.json,
+// the conductor writes orders/step-KKKK.json. Every file is written to a
+// temporary name and renamed, so a reader never sees half a document. The
+// Kubernetes operator uses the API server instead; the protocol is the same.
+type Exchange struct {
+	Dir string
+	// Poll is how often waiting readers look for a file (default 100 ms).
+	Poll time.Duration
+}
+
+func (x Exchange) readyPath(client int) string {
+	return filepath.Join(x.Dir, "ready", fmt.Sprintf("client-%03d.json", client))
+}
+
+func (x Exchange) orderPath(step int) string {
+	return filepath.Join(x.Dir, "orders", fmt.Sprintf("step-%04d.json", step))
+}
+
+func (x Exchange) resultPath(step, client int) string {
+	return filepath.Join(x.Dir, "results", fmt.Sprintf("step-%04d", step), fmt.Sprintf("client-%03d.json", client))
+}
+
+// ReportReady implements Coordinator.
+func (x Exchange) ReportReady(_ context.Context, r Ready) error {
+	return writeJSON(x.readyPath(r.Client), r)
+}
+
+// WaitOrder implements Coordinator.
+func (x Exchange) WaitOrder(ctx context.Context, index int) (StepOrder, error) {
+	var o StepOrder
+	err := x.wait(ctx, x.orderPath(index), &o)
+	return o, err
+}
+
+// Publish implements Publisher.
+func (x Exchange) Publish(_ context.Context, r results.ClientStep) error {
+	return writeJSON(x.resultPath(r.Step, r.Client), r)
+}
+
+// WriteOrder publishes a step order to every client.
+func (x Exchange) WriteOrder(o StepOrder) error { return writeJSON(x.orderPath(o.Index), o) }
+
+// ReadReady returns the client's ready report, or ok=false if it has not
+// reported yet.
+func (x Exchange) ReadReady(client int) (Ready, bool, error) {
+	var r Ready
+	ok, err := readJSON(x.readyPath(client), &r)
+	return r, ok, err
+}
+
+// ReadResult returns the client's result for a step, or ok=false if it has
+// not been published yet.
+func (x Exchange) ReadResult(step, client int) (results.ClientStep, bool, error) {
+	var r results.ClientStep
+	ok, err := readJSON(x.resultPath(step, client), &r)
+	return r, ok, err
+}
+
+func (x Exchange) wait(ctx context.Context, path string, v any) error {
+	poll := x.Poll
+	if poll == 0 {
+		poll = 100 * time.Millisecond
+	}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		ok, err := readJSON(path, v)
+		if err != nil || ok {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func readJSON(path string, v any) (bool, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return false, fmt.Errorf("%s: %w", path, err)
+	}
+	return true, nil
+}
+
+// StreamPublisher writes each result as one JSON line (e.g. to stdout), for
+// running a single client by hand.
+type StreamPublisher struct {
+	mu sync.Mutex
+	W  io.Writer
+}
+
+// Publish implements Publisher.
+func (p *StreamPublisher) Publish(_ context.Context, r results.ClientStep) error {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, err = fmt.Fprintf(p.W, "%s\n", data)
+	return err
+}

@@ -1,0 +1,107 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/workload"
+)
+
+// Local runs a whole benchmark on this machine: N clients (goroutines or
+// processes, each driving its own fio) on one directory standing in for a
+// shared volume, conducted in lockstep through an Exchange directory. It is
+// the operator's execution model without Kubernetes, used by `make demo` and
+// by the tests.
+type Local struct {
+	Name         string
+	Dir          string
+	Workload     workload.Spec
+	Load         plan.Load
+	Topology     plan.Topology
+	Precondition bool
+	// Fio is the fio binary (from PATH when empty).
+	Fio string
+	// Launch starts the clients; nil runs them as goroutines in this
+	// process. It returns a function that waits for all of them.
+	Launch func(ctx context.Context, plans []ClientPlan, x Exchange) (wait func() error, err error)
+	// Progress is told about each finished step.
+	Progress func(StepRecord)
+}
+
+// Paths inside a local run's directory.
+func (l *Local) exchange() Exchange { return Exchange{Dir: filepath.Join(l.Dir, "exchange")} }
+
+// VolumePath is the directory standing in for the shared volume.
+func (l *Local) VolumePath() string { return filepath.Join(l.Dir, "volume") }
+
+// Plans returns every client's plan.
+func (l *Local) Plans() []ClientPlan {
+	plans := make([]ClientPlan, l.Topology.Clients)
+	for i := range plans {
+		plans[i] = ClientPlan{Benchmark: l.Name, Client: i, Topology: l.Topology, Workload: l.Workload,
+			Volume:  Volume{Path: l.VolumePath(), Shared: true},
+			Seed:    ClientSeed(l.Name, i),
+			Precond: l.Precondition, Fio: l.Fio}
+	}
+	return plans
+}
+
+// ClientSeed gives each client of a benchmark its own random seed range.
+func ClientSeed(benchmark string, client int) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(benchmark))
+	return h.Sum64()>>16 + uint64(client)<<20
+}
+
+// Run validates the plan, starts the clients, conducts the steps and waits
+// for every client to exit.
+func (l *Local) Run(ctx context.Context) (*Outcome, error) {
+	if err := plan.Validate(l.Load, l.Topology, l.Workload); err != nil {
+		return nil, err
+	}
+	x := l.exchange()
+	// A previous run's orders or results must never be mistaken for ours.
+	if err := os.RemoveAll(x.Dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(l.VolumePath(), 0o755); err != nil {
+		return nil, err
+	}
+	launch := l.Launch
+	if launch == nil {
+		launch = l.launchInProcess
+	}
+	wait, err := launch(ctx, l.Plans(), x)
+	if err != nil {
+		return nil, err
+	}
+	c := Conductor{Exchange: x, Load: l.Load, Clients: int(l.Topology.Clients), Progress: l.Progress}
+	out, runErr := c.Run(ctx)
+	waitErr := wait()
+	if runErr != nil {
+		return out, runErr
+	}
+	if waitErr != nil {
+		return out, fmt.Errorf("a client failed after the run: %w", waitErr)
+	}
+	return out, nil
+}
+
+func (l *Local) launchInProcess(ctx context.Context, plans []ClientPlan, x Exchange) (func() error, error) {
+	var wg sync.WaitGroup
+	errs := make([]error, len(plans))
+	for i, p := range plans {
+		r := &Runner{Plan: p, Coordinator: x, Publisher: x, WorkDir: filepath.Join(l.Dir, "clients", fmt.Sprintf("client-%03d", i))}
+		wg.Go(func() { errs[i] = r.Run(ctx) })
+	}
+	return func() error {
+		wg.Wait()
+		return errors.Join(errs...)
+	}, nil
+}

@@ -1,0 +1,125 @@
+package workload
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Validate checks s and returns the first violated rule, in field order, as a
+// *FieldError, or nil if s is valid.
+func Validate(s Spec) error {
+	if errs := validate(s, true); len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
+// ValidateAll checks s and returns every violated rule, in field order, each a
+// *FieldError. It returns nil if s is valid.
+func ValidateAll(s Spec) []error {
+	return validate(s, false)
+}
+
+func validate(s Spec, firstOnly bool) []error {
+	var errs []error
+	add := func(e *FieldError) bool {
+		errs = append(errs, e)
+		return firstOnly
+	}
+
+	if !validBlockSize(s.BlockSizeBytes) {
+		if add(fieldErr("workload.blockSizeBytes", i64(s.BlockSizeBytes),
+			"must be a power of two between 512 B and 16 MiB")) {
+			return errs
+		}
+	}
+	if s.ReadPercent < 0 || s.ReadPercent > 100 {
+		if add(fieldErr("workload.readPercent", i32(s.ReadPercent), "must be between 0 and 100")) {
+			return errs
+		}
+	}
+	if s.Pattern != Random && s.Pattern != Sequential {
+		if add(fieldErr("workload.pattern", strconv.Quote(string(s.Pattern)),
+			"must be one of "+join(Patterns()))) {
+			return errs
+		}
+	}
+	switch {
+	case s.IODepth < 1 || s.IODepth > MaxIODepth:
+		if add(fieldErr("workload.ioDepth", i32(s.IODepth), "must be between 1 and 1024")) {
+			return errs
+		}
+	case s.IOEngine.Synchronous() && s.IODepth != 1:
+		if add(fieldErr("workload.ioDepth", i32(s.IODepth), fmt.Sprintf(
+			"must be 1 with ioEngine %s: fio's synchronous engines issue one I/O at a time per job and silently ignore a deeper iodepth",
+			s.IOEngine))) {
+			return errs
+		}
+	}
+	if !validEngine(s.IOEngine) {
+		if add(fieldErr("workload.ioEngine", strconv.Quote(string(s.IOEngine)),
+			"must be one of "+join(IOEngines()))) {
+			return errs
+		}
+	}
+	if s.IOEngine == LibAIO && !s.Direct {
+		if add(fieldErr("workload.direct", "false",
+			"must be true with ioEngine libaio: without O_DIRECT Linux completes libaio submissions synchronously, so the iodepth would silently be 1")) {
+			return errs
+		}
+	}
+	// The working set is compared with the block size only when the block
+	// size is valid, so a bad block size is reported once.
+	ws, bs := s.WorkingSetBytesPerClient, s.BlockSizeBytes
+	if !validBlockSize(bs) {
+		bs = 1
+	}
+	switch {
+	case ws > MaxWorkingSetBytesPerClient:
+		if add(fieldErr("workload.workingSetBytesPerClient", i64(ws), "must be at most 64 TiB")) {
+			return errs
+		}
+	case ws < bs:
+		if add(fieldErr("workload.workingSetBytesPerClient", i64(ws),
+			fmt.Sprintf("must be at least one block (blockSizeBytes %d)", bs))) {
+			return errs
+		}
+	case ws%bs != 0:
+		if add(fieldErr("workload.workingSetBytesPerClient", i64(ws),
+			fmt.Sprintf("must be a multiple of blockSizeBytes (%d)", bs))) {
+			return errs
+		}
+	}
+	if s.CompressPercent < 0 || s.CompressPercent > MaxCompressPercent {
+		if add(fieldErr("workload.compressPercent", i32(s.CompressPercent),
+			"must be between 0 (incompressible) and 99")) {
+			return errs
+		}
+	}
+	return errs
+}
+
+func validBlockSize(b int64) bool {
+	return b >= MinBlockSizeBytes && b <= MaxBlockSizeBytes && b&(b-1) == 0
+}
+
+func validEngine(e IOEngine) bool {
+	for _, a := range IOEngines() {
+		if e == a {
+			return true
+		}
+	}
+	return false
+}
+
+func join[T ~string](vs []T) string {
+	ss := make([]string, len(vs))
+	for i, v := range vs {
+		ss[i] = string(v)
+	}
+	return strings.Join(ss, ", ")
+}
+
+func i64(v int64) string { return strconv.FormatInt(v, 10) }
+func i32(v int32) string { return strconv.FormatInt(int64(v), 10) }
