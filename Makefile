@@ -36,7 +36,7 @@ test: setup verify vet lint unit
 
 ## bench: the aggregation benchmarks (goal: 1,000 clients x 20 steps < 1 s, < 500 MB).
 bench: setup
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./internal/results/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x -cpu 1 ./internal/results/
 
 ## verify: fail when formatting or go.mod/go.sum drift from what tools generate.
 verify:
@@ -45,9 +45,11 @@ verify:
 	@$(GO) mod tidy
 	@git diff --exit-code -- go.mod go.sum || { echo "go.mod/go.sum drift: run go mod tidy and commit"; exit 1; }
 
-## demo: a real stepped benchmark with real fio on a local directory.
+## demo: a real stepped benchmark with real fio on a local directory: OLTP
+## (8 KiB, 80/20 random), 3 client processes x 2 jobs, curve mode (find the
+## maximum, then 10..90 % of it), then the ops-latency table and summary.
 demo: setup build
-	./bin/runner local --clients 3 --jobs 2 --profile oltp --rates 300,600,1200,2400 --step-duration 10s --ramp 2s --dir _work/demo
+	./bin/runner local --clients 3 --jobs 2 --profile oltp --curve 10,30,50,70,90 --step-duration 10s --ramp 2s --dir _work/demo
 
 clean:
 	rm -rf _work

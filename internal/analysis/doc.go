@@ -88,8 +88,9 @@
 // one throughput, or flat latency), or no point strictly below the chord: a
 // straight line (all points on the chord, up to 1e-9 of floating-point
 // noise) and a concave curve (latency rising fast, then levelling) have
-// none. Any point below the chord counts, however slightly, so a noisy,
-// nearly linear curve may show a knee.
+// none. Nor does a curve whose highest-throughput point is less than 1.5×
+// the lowest latency on the curve: at low load real latencies wobble by tens
+// of percent, and a flat, noisy curve must not get a knee at its deepest dip.
 //
 // # Objectives
 //

@@ -7,6 +7,12 @@ import "sort"
 // points all lie on the chord (a straight line) has no knee.
 const kneeMinDistance = 1e-9
 
+// kneeMinRise is how much higher than the curve's lowest latency its
+// highest-throughput point must be for the curve to have a knee at all. Real
+// runs at low load wobble by tens of percent (caches, timer slack); without
+// this rule a flat, noisy curve would get a "knee" at its deepest dip.
+const kneeMinRise = 1.5
+
 // curvePoint is one point of the ops–latency curve; index refers back to the
 // caller's slice.
 type curvePoint struct {
@@ -34,7 +40,7 @@ func kneeIndex(points []curvePoint) int {
 	for _, q := range p[1:] {
 		yMin, yMax = min(yMin, q.y), max(yMax, q.y)
 	}
-	if !(xMax > xMin) || !(yMax > yMin) {
+	if !(xMax > xMin) || !(yMax > yMin) || p[n-1].y < kneeMinRise*yMin {
 		return -1
 	}
 	xn := func(x float64) float64 { return (x - xMin) / (xMax - xMin) }

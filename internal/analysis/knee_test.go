@@ -25,6 +25,22 @@ func TestKneeIndex(t *testing.T) {
 		{"one point", curve(1000, 1), -1},
 		{"two points", curve(1000, 1, 2000, 10), -1},
 		{
+			// Measured on a local disk: latency dips and recovers, never rises.
+			"flat noisy curve has no knee",
+			curve(300, 85.8, 600, 70.1, 1200, 60, 2400, 62.5),
+			-1,
+		},
+		{
+			"rise just under 1.5x is still flat",
+			curve(100, 1.0, 200, 1.0, 300, 1.49),
+			-1,
+		},
+		{
+			"rise of 1.5x counts",
+			curve(100, 1.0, 200, 1.0, 300, 1.5),
+			1,
+		},
+		{
 			"flat then explosive: knee at the last flat-ish point",
 			curve(10000, 0.50, 20000, 0.52, 30000, 0.55, 40000, 0.60, 45000, 3.0, 46000, 12.0),
 			3,
