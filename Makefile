@@ -6,13 +6,17 @@ GO ?= go
 GOLANGCI_LINT = bin/golangci-lint
 PKGS = ./...
 
-.PHONY: all setup build fmt vet lint test unit bench verify demo clean
+.PHONY: all setup setup-runtime build fmt vet lint test unit bench verify demo clean
 
 all: build
 
 ## setup: install fio (Debian) and pinned Go tools under bin/.
 setup:
 	./hack/setup.sh
+
+## setup-runtime: only what running benchmarks needs (fio).
+setup-runtime:
+	./hack/setup.sh runtime
 
 ## build: compile every binary into bin/.
 build:
@@ -28,14 +32,14 @@ lint: setup
 	$(GOLANGCI_LINT) run $(PKGS)
 
 ## unit: the Go tests (real fio included).
-unit: setup
+unit: setup-runtime
 	$(GO) test -count=1 $(PKGS)
 
 ## test: the whole suite: generated files in sync, vet, lint, every test.
 test: setup verify vet lint unit
 
 ## bench: the aggregation benchmarks (goal: 1,000 clients x 20 steps < 1 s, < 500 MB).
-bench: setup
+bench: setup-runtime
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x -cpu 1 ./internal/results/
 
 ## verify: fail when formatting or go.mod/go.sum drift from what tools generate.
@@ -48,7 +52,7 @@ verify:
 ## demo: a real stepped benchmark with real fio on a local directory: OLTP
 ## (8 KiB, 80/20 random), 3 client processes x 2 jobs, curve mode (find the
 ## maximum, then 10..90 % of it), then the ops-latency table and summary.
-demo: setup build
+demo: setup-runtime build
 	./bin/runner local --clients 3 --jobs 2 --profile oltp --curve 10,30,50,70,90 --step-duration 10s --ramp 2s --dir _work/demo
 
 clean:

@@ -2,8 +2,12 @@
 # Installs what storagebench's build, tests and demo need on a fresh Debian
 # machine: fio (the load generator, Debian package) and pinned Go tools under
 # bin/ (ignored by git, keyed by version so a second run costs nothing).
+#
+#   hack/setup.sh          fio and the Go tools
+#   hack/setup.sh runtime  fio only (what the demo needs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+what="${1:-all}"
 
 GOLANGCI_LINT_VERSION="${GOLANGCI_LINT_VERSION:-v2.15.0}"
 
@@ -17,6 +21,7 @@ if ((${#need_apt[@]})); then
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 echo "setup: $(fio --version)"
+[ "$what" = runtime ] && exit 0
 
 mkdir -p bin
 lint="bin/golangci-lint-${GOLANGCI_LINT_VERSION}"
