@@ -272,14 +272,6 @@ func (a *Accumulator) Add(h Histogram) {
 	}
 }
 
-// AddAccumulator adds another accumulator's counts.
-func (a *Accumulator) AddAccumulator(o *Accumulator) {
-	for i, c := range o.counts {
-		a.counts[i] += c
-	}
-	a.total += o.total
-}
-
 // Total returns the number of samples added.
 func (a *Accumulator) Total() uint64 { return a.total }
 

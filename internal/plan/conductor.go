@@ -5,30 +5,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/storagebench/storagebench/internal/results"
 )
-
-// Latencies are one direction's latency statistics of a step, in nanoseconds,
-// as aggregated over all clients.
-type Latencies struct {
-	MeanNs, P50Ns, P90Ns, P99Ns, P999Ns uint64
-}
-
-// Get returns the statistic for m; ok is false for an unknown metric.
-func (l Latencies) Get(m LatencyMetric) (ns uint64, ok bool) {
-	switch m {
-	case Mean:
-		return l.MeanNs, true
-	case P50:
-		return l.P50Ns, true
-	case P90:
-		return l.P90Ns, true
-	case P99:
-		return l.P99Ns, true
-	case P999:
-		return l.P999Ns, true
-	}
-	return 0, false
-}
 
 // StepOutcome is what a finished step achieved, summed over all clients.
 type StepOutcome struct {
@@ -39,9 +18,9 @@ type StepOutcome struct {
 	AchievedIOPS float64
 	// AchievedBytesPerSec is bytes read plus written per second.
 	AchievedBytesPerSec float64
-	// Read and Write are the latencies of each direction; nil when the step
-	// measured no I/O in that direction.
-	Read, Write *Latencies
+	// Read and Write are the latencies of each direction, as aggregated over
+	// all clients; nil when the step measured no I/O in that direction.
+	Read, Write *results.LatencySummary
 }
 
 // StopKind says why a load ended.
@@ -198,7 +177,7 @@ func (c *conductor) check(s Step, o StepOutcome) (*StopReason, error) {
 
 // latencyOf returns the direction and value the latency rule looks at.
 func latencyOf(ls *LatencyStop, o StepOutcome) (LatencyDirection, uint64, error) {
-	get := func(l *Latencies) uint64 { v, _ := l.Get(ls.Metric); return v }
+	get := func(l *results.LatencySummary) uint64 { v, _ := l.Metric(string(ls.Metric)); return v }
 	switch ls.Direction {
 	case Read, Write:
 		l := o.Read

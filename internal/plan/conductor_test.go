@@ -5,10 +5,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/storagebench/storagebench/internal/results"
 )
 
-func lat(p99Ns uint64) *Latencies {
-	return &Latencies{MeanNs: p99Ns / 4, P50Ns: p99Ns / 3, P90Ns: p99Ns / 2, P99Ns: p99Ns, P999Ns: p99Ns * 2}
+func lat(p99Ns uint64) *results.LatencySummary {
+	return &results.LatencySummary{Count: 1, MeanNs: float64(p99Ns / 4), P50Ns: p99Ns / 3, P90Ns: p99Ns / 2, P99Ns: p99Ns, P999Ns: p99Ns * 2}
 }
 
 // out is an outcome that achieved iops IOPS (and 1 MiB/s per 16 IOPS) with
@@ -214,14 +216,13 @@ func TestNextDrivesWholeLoad(t *testing.T) {
 	}
 }
 
-func TestLatenciesGet(t *testing.T) {
-	l := Latencies{MeanNs: 1, P50Ns: 2, P90Ns: 3, P99Ns: 4, P999Ns: 5}
+// Every metric a stop rule may name must be one the aggregated summary
+// answers, each with its own value.
+func TestLatencyMetricsResolve(t *testing.T) {
+	l := results.LatencySummary{Count: 1, MeanNs: 1, P50Ns: 2, P90Ns: 3, P99Ns: 4, P999Ns: 5}
 	for i, m := range LatencyMetrics() {
-		if v, ok := l.Get(m); !ok || v != uint64(i+1) {
-			t.Errorf("Get(%s) = %d, %v", m, v, ok)
+		if v, ok := l.Metric(string(m)); !ok || v != uint64(i+1) {
+			t.Errorf("Metric(%s) = %d, %v", m, v, ok)
 		}
-	}
-	if _, ok := l.Get("p95"); ok {
-		t.Error("Get(p95) ok")
 	}
 }

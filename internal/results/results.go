@@ -171,13 +171,12 @@ func Aggregate(step int, clients []ClientStep) StepAggregate {
 // al.'s parallel update, so the result equals the statistics of the pooled
 // samples.
 type dirMerger struct {
-	ios, bytes  uint64
-	iops, bps   float64
-	n           uint64
-	mean, m2    float64
-	min, max    uint64
-	acc         fio.Accumulator
-	accumulated bool
+	ios, bytes uint64
+	iops, bps  float64
+	n          uint64
+	mean, m2   float64
+	min, max   uint64
+	acc        fio.Accumulator
 }
 
 func (m *dirMerger) addFio(d fio.DirResult) {
@@ -218,12 +217,11 @@ func (m *dirMerger) add(ios, bytes uint64, iops, bps float64, l *fio.LatencyStat
 	}
 	m.n += l.Count
 	m.acc.Add(l.Hist)
-	m.accumulated = true
 }
 
 func (m *dirMerger) stats() fio.LatencyStats {
 	st := fio.LatencyStats{Count: m.n, MinNs: m.min, MaxNs: m.max, MeanNs: m.mean, StdNs: m.stddev()}
-	if m.accumulated {
+	if m.n > 0 {
 		st.Hist = m.acc.Histogram()
 	}
 	return st

@@ -139,7 +139,7 @@ func (c *Conductor) waitReady(ctx context.Context) ([]Ready, error) {
 		if time.Now().After(deadline) {
 			return ready, fmt.Errorf("only %d of %d clients were ready after %s", n, c.Clients, timeout)
 		}
-		if err := pause(ctx, c.Exchange.Poll); err != nil {
+		if err := pause(ctx, c.Exchange.pollInterval()); err != nil {
 			return ready, err
 		}
 	}
@@ -185,16 +185,13 @@ func (c *Conductor) waitResults(ctx context.Context, o StepOrder) ([]results.Cli
 			stopping = true
 			deadline = time.Now().Add(15 * time.Second)
 		}
-		if err := pause(context.WithoutCancel(ctx), c.Exchange.Poll); err != nil {
+		if err := pause(context.WithoutCancel(ctx), c.Exchange.pollInterval()); err != nil {
 			return got, err
 		}
 	}
 }
 
 func pause(ctx context.Context, d time.Duration) error {
-	if d == 0 {
-		d = 100 * time.Millisecond
-	}
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
@@ -206,12 +203,11 @@ func pause(ctx context.Context, d time.Duration) error {
 // OutcomeOf turns a step's aggregate into what the plan's conductor logic
 // (stop rules, curve mode) needs.
 func OutcomeOf(index int, a results.StepAggregate) plan.StepOutcome {
-	lat := func(s results.LatencySummary) *plan.Latencies {
+	lat := func(s results.LatencySummary) *results.LatencySummary {
 		if s.Count == 0 {
 			return nil
 		}
-		mean, _ := s.Metric("mean")
-		return &plan.Latencies{MeanNs: mean, P50Ns: s.P50Ns, P90Ns: s.P90Ns, P99Ns: s.P99Ns, P999Ns: s.P999Ns}
+		return &s
 	}
 	return plan.StepOutcome{Index: index, AchievedIOPS: a.Total.IOPS, AchievedBytesPerSec: a.Total.BytesPerSec,
 		Read: lat(a.Read.Latency), Write: lat(a.Write.Latency)}

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/storagebench/storagebench/internal/results"
@@ -73,12 +71,15 @@ func (x Exchange) ReadResult(step, client int) (results.ClientStep, bool, error)
 	return r, ok, err
 }
 
-func (x Exchange) wait(ctx context.Context, path string, v any) error {
-	poll := x.Poll
-	if poll == 0 {
-		poll = 100 * time.Millisecond
+func (x Exchange) pollInterval() time.Duration {
+	if x.Poll == 0 {
+		return 100 * time.Millisecond
 	}
-	t := time.NewTicker(poll)
+	return x.Poll
+}
+
+func (x Exchange) wait(ctx context.Context, path string, v any) error {
+	t := time.NewTicker(x.pollInterval())
 	defer t.Stop()
 	for {
 		ok, err := readJSON(path, v)
@@ -120,23 +121,4 @@ func readJSON(path string, v any) (bool, error) {
 		return false, fmt.Errorf("%s: %w", path, err)
 	}
 	return true, nil
-}
-
-// StreamPublisher writes each result as one JSON line (e.g. to stdout), for
-// running a single client by hand.
-type StreamPublisher struct {
-	mu sync.Mutex
-	W  io.Writer
-}
-
-// Publish implements Publisher.
-func (p *StreamPublisher) Publish(_ context.Context, r results.ClientStep) error {
-	data, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_, err = fmt.Fprintf(p.W, "%s\n", data)
-	return err
 }

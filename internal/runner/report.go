@@ -8,6 +8,7 @@ import (
 
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/results"
 )
 
 // Analyze runs the curve analysis over a conducted run.
@@ -37,8 +38,8 @@ func WriteReport(w io.Writer, out *Outcome, res analysis.Result) error {
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t\n", i+1, offered(s.Step),
 			analysis.FormatCount(a.Read.IOPS), analysis.FormatCount(a.Write.IOPS), a.Total.BytesPerSec/(1<<20),
-			lat(a.Read.Latency.Count, uint64(a.Read.Latency.MeanNs+0.5)), lat(a.Read.Latency.Count, a.Read.Latency.P99Ns),
-			lat(a.Write.Latency.Count, uint64(a.Write.Latency.MeanNs+0.5)), lat(a.Write.Latency.Count, a.Write.Latency.P99Ns),
+			lat(a.Read.Latency, "mean"), lat(a.Read.Latency, "p99"),
+			lat(a.Write.Latency, "mean"), lat(a.Write.Latency, "p99"),
 			a.StartSkew.Round(100_000), strings.Join(flags, ","))
 	}
 	if err := tw.Flush(); err != nil {
@@ -81,8 +82,9 @@ func offered(s plan.Step) string {
 	}
 }
 
-func lat(count, ns uint64) string {
-	if count == 0 {
+func lat(s results.LatencySummary, metric string) string {
+	ns, ok := s.Metric(metric)
+	if !ok {
 		return "-"
 	}
 	return analysis.FormatLatency(ns)
