@@ -4,9 +4,10 @@
 
 GO ?= go
 GOLANGCI_LINT = bin/golangci-lint
+CONTROLLER_GEN = bin/controller-gen
 PKGS = ./...
 
-.PHONY: all setup setup-runtime build fmt vet lint test unit bench verify demo clean
+.PHONY: all setup setup-runtime build fmt vet lint test unit bench verify demo k8s-binaries clean
 
 all: build
 
@@ -17,6 +18,16 @@ setup:
 ## setup-runtime: only what running benchmarks needs (fio).
 setup-runtime:
 	./hack/setup.sh runtime
+
+## generate: deepcopy functions of the API types.
+generate: setup
+	$(CONTROLLER_GEN) object paths=./api/...
+
+## manifests: the CRD and the manager's RBAC, from the API types and the
+## controller's +kubebuilder markers.
+manifests: setup
+	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=storagebench-manager paths=./controllers/... output:rbac:artifacts:config=config/rbac
 
 ## build: compile every binary into bin/.
 build:
@@ -42,8 +53,11 @@ test: setup verify vet lint unit
 bench: setup-runtime
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x -cpu 1 ./internal/results/
 
-## verify: fail when formatting or go.mod/go.sum drift from what tools generate.
-verify:
+## verify: fail when formatting, go.mod/go.sum or generated files (deepcopy,
+## CRDs, RBAC) drift from what the tools generate.
+verify: generate manifests
+	@git diff --exit-code -- api config || { echo "generated files drift: run make generate manifests and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- api config)" || { git status --porcelain -- api config; echo "untracked generated files: commit them"; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting (make fmt)"; exit 1; }
 	@cp go.mod /tmp/storagebench-go.mod.bak; cp go.sum /tmp/storagebench-go.sum.bak 2>/dev/null || true
 	@$(GO) mod tidy
@@ -54,6 +68,13 @@ verify:
 ## maximum, then 10..90 % of it), then the ops-latency table and summary.
 demo: setup-runtime build
 	./bin/runner local --clients 3 --jobs 2 --profile oltp --curve 10,30,50,70,90 --step-duration 10s --ramp 2s --dir _work/demo
+
+## k8s-binaries: build pinned etcd, kube-apiserver, kube-controller-manager and
+## kubectl (or K8S_COMPONENTS="kube-scheduler kubelet ...") into a cache outside
+## the clone and print its directory (KUBEBUILDER_ASSETS). The versions live in
+## hack/k8s-bin/go.mod and hack/etcd-bin/go.mod; a second run costs nothing.
+k8s-binaries:
+	@./hack/k8s-binaries.sh $(K8S_COMPONENTS)
 
 clean:
 	rm -rf _work

@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 what="${1:-all}"
 
 GOLANGCI_LINT_VERSION="${GOLANGCI_LINT_VERSION:-v2.15.0}"
+CONTROLLER_TOOLS_VERSION="${CONTROLLER_TOOLS_VERSION:-v0.18.0}"
 
 need_apt=()
 command -v fio >/dev/null 2>&1 || need_apt+=(fio)
@@ -24,12 +25,19 @@ echo "setup: $(fio --version)"
 [ "$what" = runtime ] && exit 0
 
 mkdir -p bin
-lint="bin/golangci-lint-${GOLANGCI_LINT_VERSION}"
-if [ ! -x "$lint" ]; then
-	echo "setup: building golangci-lint ${GOLANGCI_LINT_VERSION} (first run only)"
-	tmp="$(mktemp -d)"
-	GOBIN="$tmp" go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@${GOLANGCI_LINT_VERSION}"
-	mv "$tmp/golangci-lint" "$lint"
-	rm -rf "$tmp"
-fi
-ln -sf "golangci-lint-${GOLANGCI_LINT_VERSION}" bin/golangci-lint
+# go_tool NAME MODULE/CMD VERSION: build a pinned Go tool once into
+# bin/NAME-VERSION and point bin/NAME at it.
+go_tool() {
+	local name="$1" pkg="$2" version="$3" target="bin/$1-$3"
+	if [ ! -x "$target" ]; then
+		echo "setup: building $name $version (first run only)"
+		local tmp
+		tmp="$(mktemp -d)"
+		GOBIN="$tmp" go install "$pkg@$version"
+		mv "$tmp/$name" "$target"
+		rm -rf "$tmp"
+	fi
+	ln -sf "$name-$version" "bin/$name"
+}
+go_tool golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint "$GOLANGCI_LINT_VERSION"
+go_tool controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen "$CONTROLLER_TOOLS_VERSION"

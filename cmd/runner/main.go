@@ -3,6 +3,8 @@
 //	runner client --plan plan.json --exchange DIR --workdir DIR
 //	    one client: lay out and precondition its files, then run every step
 //	    it is ordered to, publishing each result as the step ends.
+//	runner client --kube --workdir DIR
+//	    the same inside a client pod, coordinated through the API server.
 //	runner local [flags]
 //	    a whole benchmark on this machine: N client processes in lockstep on
 //	    one directory, then the aggregated curve and its analysis.
@@ -23,7 +25,11 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/runner"
 	"github.com/storagebench/storagebench/internal/workload"
@@ -57,29 +63,80 @@ func run() int {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: runner client --plan FILE --exchange DIR --workdir DIR\n       runner local [flags] (runner local -h)")
+	fmt.Fprintln(os.Stderr, "usage: runner client (--kube | --plan FILE --exchange DIR) --workdir DIR\n       runner local [flags] (runner local -h)")
 	os.Exit(2)
 }
 
 func client(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("client", flag.ExitOnError)
-	planPath := fs.String("plan", "", "client plan (JSON)")
-	exchange := fs.String("exchange", "", "exchange directory shared with the conductor")
+	kube := fs.Bool("kube", false, "coordinate through the API server (inside a client pod; the plan comes from there)")
+	planPath := fs.String("plan", "", "client plan (JSON), with --exchange")
+	exchangeDir := fs.String("exchange", "", "exchange directory shared with the conductor")
 	workdir := fs.String("workdir", "", "directory for fio job files and reports")
+	termLog := fs.String("termination-log", "", "file that receives the error when the runner fails (in a pod: "+exchange.TerminationLog+")")
 	_ = fs.Parse(args)
-	if *planPath == "" || *exchange == "" || *workdir == "" {
-		return errors.New("--plan, --exchange and --workdir are required")
+	if *workdir == "" {
+		return errors.New("--workdir is required")
 	}
-	data, err := os.ReadFile(*planPath)
+	var err error
+	if *kube {
+		err = kubeClient(ctx, *workdir)
+	} else {
+		err = fileClient(ctx, *planPath, *exchangeDir, *workdir)
+	}
+	if err != nil && *termLog != "" {
+		// Best effort: the message surfaces in the pod's status, where the
+		// operator reads it; without the file Kubernetes falls back to logs.
+		_ = os.WriteFile(*termLog, []byte(err.Error()), 0o644)
+	}
+	return err
+}
+
+func fileClient(ctx context.Context, planPath, exchangeDir, workdir string) error {
+	if planPath == "" || exchangeDir == "" {
+		return errors.New("--plan and --exchange are required without --kube")
+	}
+	data, err := os.ReadFile(planPath)
 	if err != nil {
 		return err
 	}
 	var p runner.ClientPlan
 	if err := json.Unmarshal(data, &p); err != nil {
-		return fmt.Errorf("%s: %w", *planPath, err)
+		return fmt.Errorf("%s: %w", planPath, err)
 	}
-	x := runner.Exchange{Dir: *exchange}
-	r := &runner.Runner{Plan: p, Coordinator: x, Publisher: x, WorkDir: *workdir}
+	x := runner.Exchange{Dir: exchangeDir}
+	r := &runner.Runner{Plan: p, Coordinator: x, Publisher: x, WorkDir: workdir}
+	return r.Run(ctx)
+}
+
+// kubeClient runs one client pod's part: the benchmark and the client index
+// come from the pod's environment, the API server from the in-cluster
+// configuration (or $KUBECONFIG outside a pod).
+func kubeClient(ctx context.Context, workdir string) error {
+	ns, bench, idx := os.Getenv(exchange.EnvNamespace), os.Getenv(exchange.EnvBenchmark), os.Getenv(exchange.EnvClient)
+	if ns == "" || bench == "" || idx == "" {
+		return fmt.Errorf("--kube needs %s, %s and %s in the environment", exchange.EnvNamespace, exchange.EnvBenchmark, exchange.EnvClient)
+	}
+	index, err := strconv.Atoi(idx)
+	if err != nil || index < 0 {
+		return fmt.Errorf("%s=%q is not a client index", exchange.EnvClient, idx)
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		clientcmd.NewDefaultClientConfigLoadingRules(), &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return fmt.Errorf("API server configuration: %w", err)
+	}
+	cfg.UserAgent = "storagebench-runner"
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	x := &exchange.Client{Clientset: cs, Namespace: ns, Benchmark: bench, Index: index}
+	p, err := x.LoadPlan(ctx)
+	if err != nil {
+		return err
+	}
+	r := &runner.Runner{Plan: p, Coordinator: x, Publisher: x, WorkDir: workdir}
 	return r.Run(ctx)
 }
 

@@ -28,6 +28,9 @@ type Layout struct {
 	// Device is a raw block device (Block volumes); jobs get disjoint,
 	// consecutive regions of BytesPerJob.
 	Device string
+	// BaseOffset is where the first job's region starts on Device; clients
+	// sharing one device use disjoint ranges.
+	BaseOffset int64
 	// BytesPerJob is each job's working set.
 	BytesPerJob int64
 }
@@ -127,7 +130,7 @@ func Render(r Run, l Layout) (string, error) {
 		fmt.Fprintf(&b, "\n[%s-job%d]\n", r.Name, j)
 		if l.Device != "" {
 			w("filename", l.Device)
-			w("offset", int64(j)*l.BytesPerJob)
+			w("offset", l.BaseOffset+int64(j)*l.BytesPerJob)
 		} else {
 			w("filename", fmt.Sprintf("%s/job%d.dat", strings.TrimRight(l.Directory, "/"), j))
 		}

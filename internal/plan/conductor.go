@@ -21,6 +21,8 @@ type StepOutcome struct {
 	// Read and Write are the latencies of each direction, as aggregated over
 	// all clients; nil when the step measured no I/O in that direction.
 	Read, Write *results.LatencySummary
+	// Total is the latency over all I/O; nil when the step measured none.
+	Total *results.LatencySummary
 }
 
 // StopKind says why a load ended.
@@ -179,6 +181,11 @@ func (c *conductor) check(s Step, o StepOutcome) (*StopReason, error) {
 func latencyOf(ls *LatencyStop, o StepOutcome) (LatencyDirection, uint64, error) {
 	get := func(l *results.LatencySummary) uint64 { v, _ := l.Metric(string(ls.Metric)); return v }
 	switch ls.Direction {
+	case Total:
+		if o.Total == nil {
+			return "", 0, fmt.Errorf("no latencies reported; the latency stop rule needs them")
+		}
+		return Total, get(o.Total), nil
 	case Read, Write:
 		l := o.Read
 		if ls.Direction == Write {
@@ -188,7 +195,7 @@ func latencyOf(ls *LatencyStop, o StepOutcome) (LatencyDirection, uint64, error)
 			return "", 0, fmt.Errorf("no %s latencies reported; the latency stop rule needs them", ls.Direction)
 		}
 		return ls.Direction, get(l), nil
-	default: // Any: the worse of the two
+	default: // Worst: the worse of the two
 		switch {
 		case o.Read == nil && o.Write == nil:
 			return "", 0, fmt.Errorf("no latencies reported; the latency stop rule needs them")

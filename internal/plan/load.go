@@ -105,12 +105,15 @@ type LatencyDirection string
 const (
 	Read  LatencyDirection = "read"
 	Write LatencyDirection = "write"
-	// Any is the worse of read and write.
-	Any LatencyDirection = "any"
+	// Total is the latency over all I/O, reads and writes pooled.
+	Total LatencyDirection = "total"
+	// Worst is the worse of read and write.
+	Worst LatencyDirection = "worst"
 )
 
-// LatencyDirections returns the allowed directions.
-func LatencyDirections() []LatencyDirection { return []LatencyDirection{Read, Write, Any} }
+// LatencyDirections returns the allowed directions (the same names as
+// analysis.LatencySelector's).
+func LatencyDirections() []LatencyDirection { return []LatencyDirection{Read, Write, Total, Worst} }
 
 // StopRules end a load early. Each rule is checked on every finished step.
 type StopRules struct {

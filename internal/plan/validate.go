@@ -230,13 +230,13 @@ func validateStop(l Load, w *workload.Spec) error {
 			return fe("load.stop.latency.metric", strconv.Quote(string(ls.Metric)), "must be one of mean, p50, p90, p99, p99.9")
 		}
 		if !contains(LatencyDirections(), ls.Direction) {
-			return fe("load.stop.latency.direction", strconv.Quote(string(ls.Direction)), "must be one of read, write, any")
+			return fe("load.stop.latency.operation", strconv.Quote(string(ls.Direction)), "must be one of read, write, any")
 		}
 		if w != nil && ls.Direction == Read && !w.HasReads() {
-			return fe("load.stop.latency.direction", `"read"`, "must be write or any: the workload does no reads (readPercent 0), so the rule could never fire")
+			return fe("load.stop.latency.operation", `"read"`, "must be write, total or worst: the workload does no reads (readPercent 0), so the rule could never fire")
 		}
 		if w != nil && ls.Direction == Write && !w.HasWrites() {
-			return fe("load.stop.latency.direction", `"write"`, "must be read or any: the workload does no writes (readPercent 100), so the rule could never fire")
+			return fe("load.stop.latency.operation", `"write"`, "must be read, total or worst: the workload does no writes (readPercent 100), so the rule could never fire")
 		}
 		if ls.LimitMicroseconds <= 0 || ls.LimitMicroseconds > MaxLatencyLimitMicroseconds {
 			return fe("load.stop.latency.limitMicroseconds", i64(ls.LimitMicroseconds), "must be greater than 0 and at most 3600000000 (1 h)")

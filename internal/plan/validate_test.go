@@ -110,12 +110,12 @@ func TestValidate(t *testing.T) {
 		{"ramp just below", Load{Rate: &RateSteps{Steps: []int64{1000}}, StepDuration: minute, RampTime: minute - time.Nanosecond}, ok, rw, "", ""},
 
 		// stop rules
-		{"stop valid", withStop(rateLoad(1000), &LatencyStop{P99, Any, 2000}, 90), ok, rw, "", ""},
+		{"stop valid", withStop(rateLoad(1000), &LatencyStop{P99, Worst, 2000}, 90), ok, rw, "", ""},
 		{"stop metric bad", withStop(rateLoad(1000), &LatencyStop{"p95", Read, 2000}, 0), ok, rw, "load.stop.latency.metric", `"p95"`},
-		{"stop direction bad", withStop(rateLoad(1000), &LatencyStop{P99, "both", 2000}, 0), ok, rw, "load.stop.latency.direction", ""},
-		{"stop read on write-only", withStop(rateLoad(1000), &LatencyStop{P99, Read, 2000}, 0), ok, wl(0), "load.stop.latency.direction", "does no reads"},
-		{"stop write on read-only", withStop(rateLoad(1000), &LatencyStop{P99, Write, 2000}, 0), ok, wl(100), "load.stop.latency.direction", "does no writes"},
-		{"stop any on read-only", withStop(rateLoad(1000), &LatencyStop{P999, Any, 2000}, 0), ok, wl(100), "", ""},
+		{"stop direction bad", withStop(rateLoad(1000), &LatencyStop{P99, "both", 2000}, 0), ok, rw, "load.stop.latency.operation", ""},
+		{"stop read on write-only", withStop(rateLoad(1000), &LatencyStop{P99, Read, 2000}, 0), ok, wl(0), "load.stop.latency.operation", "does no reads"},
+		{"stop write on read-only", withStop(rateLoad(1000), &LatencyStop{P99, Write, 2000}, 0), ok, wl(100), "load.stop.latency.operation", "does no writes"},
+		{"stop worst on read-only", withStop(rateLoad(1000), &LatencyStop{P999, Worst, 2000}, 0), ok, wl(100), "", ""},
 		{"stop limit 0", withStop(rateLoad(1000), &LatencyStop{Mean, Read, 0}, 0), ok, rw, "load.stop.latency.limitMicroseconds", "greater than 0"},
 		{"stop limit huge", withStop(rateLoad(1000), &LatencyStop{Mean, Read, 3_600_000_001}, 0), ok, rw, "load.stop.latency.limitMicroseconds", ""},
 		{"saturation 100", withStop(rateLoad(1000), nil, 100), ok, rw, "", ""},

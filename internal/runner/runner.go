@@ -187,7 +187,12 @@ func (r *Runner) layout() (fio.Layout, error) {
 		if fi.Mode()&os.ModeDevice == 0 || fi.Mode()&os.ModeCharDevice != 0 {
 			return fio.Layout{}, fmt.Errorf("volume %s is not a block device (mode %s)", p.Volume.Path, fi.Mode())
 		}
-		return fio.Layout{Device: p.Volume.Path, BytesPerJob: perJob}, nil
+		l := fio.Layout{Device: p.Volume.Path, BytesPerJob: perJob}
+		if p.Volume.Shared {
+			// Clients sharing the device get consecutive, disjoint ranges.
+			l.BaseOffset = int64(p.Client) * jobs * perJob
+		}
+		return l, nil
 	}
 	if !fi.IsDir() {
 		return fio.Layout{}, fmt.Errorf("volume %s is not a directory", p.Volume.Path)

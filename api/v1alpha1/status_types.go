@@ -1,0 +1,273 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Condition types. Ready, Reconciling and Stalled follow kstatus (Argo CD,
+// Flux); Complete, Failed and SLOMet say how the run ended.
+const (
+	// ConditionReady is True once the run finished successfully.
+	ConditionReady = "Ready"
+	// ConditionReconciling is True while the run is in progress.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when the run cannot make progress without
+	// a change from the user (it then failed).
+	ConditionStalled = "Stalled"
+	// ConditionComplete is True when every planned step ran (or a stop rule
+	// ended the load).
+	ConditionComplete = "Complete"
+	// ConditionFailed is True when the run ended without completing.
+	ConditionFailed = "Failed"
+	// ConditionSLOMet is True when every objective was met; absent without
+	// objectives.
+	ConditionSLOMet = "SLOMet"
+)
+
+// StorageBenchmarkStatus is what the operator observed and measured.
+type StorageBenchmarkStatus struct {
+	// observedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: Ready, Reconciling, Stalled, Complete, Failed, SLOMet.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+
+	// clientsReady is how many clients reported their files laid out.
+	// +optional
+	ClientsReady int32 `json:"clientsReady,omitempty"`
+
+	// clientsTotal is the number of client pods.
+	// +optional
+	ClientsTotal int32 `json:"clientsTotal,omitempty"`
+
+	// stepsPlanned is the number of steps the load plans (stop rules may end
+	// it earlier).
+	// +optional
+	StepsPlanned int32 `json:"stepsPlanned,omitempty"`
+
+	// currentStep is the step running now (from 0); unset when none runs.
+	// +optional
+	CurrentStep *int32 `json:"currentStep,omitempty"`
+
+	// progress is "finished/planned" steps, for kubectl get.
+	// +optional
+	Progress string `json:"progress,omitempty"`
+
+	// startTime is when the first step started.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// completionTime is when the run ended (Complete or Failed).
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// workload is the resolved I/O pattern (profile plus overrides).
+	// +optional
+	Workload *ResolvedWorkload `json:"workload,omitempty"`
+
+	// storage is the storage actually used.
+	// +optional
+	Storage *StorageStatus `json:"storage,omitempty"`
+
+	// steps are the aggregated results of every finished step, over all
+	// clients, exactly merged.
+	// +optional
+	// +listType=atomic
+	Steps []StepStatus `json:"steps,omitempty"`
+
+	// stopReason says why the load ended.
+	// +optional
+	StopReason string `json:"stopReason,omitempty"`
+
+	// summary is the run's peak, latency at peak, performance at the
+	// latency target and knee.
+	// +optional
+	Summary *SummaryStatus `json:"summary,omitempty"`
+
+	// slos are the objectives' verdicts.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	SLOs []SLOStatus `json:"slos,omitempty"`
+}
+
+// ResolvedWorkload is the workload actually run.
+type ResolvedWorkload struct {
+	BlockSizeBytes           int64  `json:"blockSizeBytes"`
+	ReadPercent              int32  `json:"readPercent"`
+	Pattern                  string `json:"pattern"`
+	IODepth                  int32  `json:"ioDepth"`
+	IOEngine                 string `json:"ioEngine"`
+	Direct                   bool   `json:"direct"`
+	WorkingSetBytesPerClient int64  `json:"workingSetBytesPerClient"`
+	CompressPercent          int32  `json:"compressPercent"`
+}
+
+// StorageStatus is the storage actually used.
+type StorageStatus struct {
+	// storageClassName is the class the claims were provisioned from.
+	// +optional
+	StorageClassName string `json:"storageClassName,omitempty"`
+	// provisioner of that class.
+	// +optional
+	Provisioner string `json:"provisioner,omitempty"`
+	// claims is the number of claims benchmarked.
+	// +optional
+	Claims int32 `json:"claims,omitempty"`
+	// claimsBound is how many of them are bound.
+	// +optional
+	ClaimsBound int32 `json:"claimsBound,omitempty"`
+	// capacity is the smallest bound volume's real capacity, which may
+	// exceed the request (provisioners round up).
+	// +optional
+	Capacity *resource.Quantity `json:"capacity,omitempty"`
+	// volumeMode is Filesystem or Block.
+	// +optional
+	VolumeMode string `json:"volumeMode,omitempty"`
+	// accessMode of the claims.
+	// +optional
+	AccessMode string `json:"accessMode,omitempty"`
+}
+
+// StepStatus is one finished step, aggregated over all clients.
+type StepStatus struct {
+	// index of the step, from 0.
+	Index int32 `json:"index"`
+	// offeredIOPS is the total offered rate, or 0 when the step did not
+	// offer an IOPS rate.
+	// +optional
+	OfferedIOPS int64 `json:"offeredIOPS,omitempty"`
+	// offeredBytesPerSecond is the total offered bandwidth, or 0.
+	// +optional
+	OfferedBytesPerSecond int64 `json:"offeredBytesPerSecond,omitempty"`
+	// queueDepthPerClient is the outstanding I/Os per client of a
+	// queue-depth step.
+	// +optional
+	QueueDepthPerClient int32 `json:"queueDepthPerClient,omitempty"`
+	// percentOfMax is a curve step's percentage of the measured maximum.
+	// +optional
+	PercentOfMax int32 `json:"percentOfMax,omitempty"`
+	// unthrottled marks a curve's first step (no rate limit).
+	// +optional
+	Unthrottled bool `json:"unthrottled,omitempty"`
+	// clients is the number of client results merged.
+	Clients int32 `json:"clients"`
+	// startTime is the instant every client was told to start.
+	StartTime metav1.Time `json:"startTime"`
+	// startSkew is the spread of the clients' actual start instants.
+	StartSkew metav1.Duration `json:"startSkew"`
+	// achievedIOPS is reads and writes together, summed over clients.
+	AchievedIOPS int64 `json:"achievedIOPS"`
+	// achievedBytesPerSecond is reads and writes together.
+	AchievedBytesPerSecond int64 `json:"achievedBytesPerSecond"`
+	// latency is over all I/O of the step, reads and writes pooled.
+	// +optional
+	Latency *LatencyStatus `json:"latency,omitempty"`
+	// read is the reads' throughput and latency; unset without reads.
+	// +optional
+	Read *OperationStatus `json:"read,omitempty"`
+	// write is the writes' throughput and latency; unset without writes.
+	// +optional
+	Write *OperationStatus `json:"write,omitempty"`
+	// saturated: a throttled step achieved less than the saturation
+	// percentage of its offered load.
+	// +optional
+	Saturated bool `json:"saturated,omitempty"`
+	// knee marks the knee of the ops–latency curve.
+	// +optional
+	Knee bool `json:"knee,omitempty"`
+	// interrupted: a client was stopped during the step.
+	// +optional
+	Interrupted bool `json:"interrupted,omitempty"`
+	// histograms names the ConfigMap holding the step's merged fio latency
+	// histograms (kept out of status to keep it small).
+	// +optional
+	Histograms string `json:"histograms,omitempty"`
+	// errors fio reported (at most 5).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=5
+	Errors []string `json:"errors,omitempty"`
+}
+
+// OperationStatus is one direction of a step.
+type OperationStatus struct {
+	// iops summed over clients.
+	IOPS int64 `json:"iops"`
+	// bytesPerSecond summed over clients.
+	BytesPerSecond int64 `json:"bytesPerSecond"`
+	// ios is the number of I/Os measured.
+	IOs int64 `json:"ios"`
+	// latency of the merged distribution (completion latency).
+	Latency LatencyStatus `json:"latency"`
+}
+
+// LatencyStatus are latency figures of a merged distribution; percentiles
+// come from the summed fio histogram bins with fio's own rule.
+type LatencyStatus struct {
+	Mean metav1.Duration `json:"mean"`
+	P50  metav1.Duration `json:"p50"`
+	P90  metav1.Duration `json:"p90"`
+	P99  metav1.Duration `json:"p99"`
+	P999 metav1.Duration `json:"p99.9"`
+	Max  metav1.Duration `json:"max"`
+}
+
+// SummaryStatus is the run's result.
+type SummaryStatus struct {
+	// peakIOPS is the highest achieved IOPS of a successful step.
+	// +optional
+	PeakIOPS int64 `json:"peakIOPS,omitempty"`
+	// peakIOPSStep is the step that achieved it.
+	// +optional
+	PeakIOPSStep *int32 `json:"peakIOPSStep,omitempty"`
+	// peakBytesPerSecond is the highest achieved bandwidth.
+	// +optional
+	PeakBytesPerSecond int64 `json:"peakBytesPerSecond,omitempty"`
+	// latencyAtPeak is the target latency figure at the peak-IOPS step.
+	// +optional
+	LatencyAtPeak *metav1.Duration `json:"latencyAtPeak,omitempty"`
+	// p99LatencyAtPeak is the worse of read and write p99 at the peak.
+	// +optional
+	P99LatencyAtPeak *metav1.Duration `json:"p99LatencyAtPeak,omitempty"`
+	// latencyTarget is the target "performance at target" is judged on.
+	// +optional
+	LatencyTarget *metav1.Duration `json:"latencyTarget,omitempty"`
+	// atTarget is the highest achieved load whose latency is at or below
+	// the target; unset when no step is.
+	// +optional
+	AtTarget *AtTargetStatus `json:"atTarget,omitempty"`
+	// kneeStep is the step at the knee of the curve; unset when none.
+	// +optional
+	KneeStep *int32 `json:"kneeStep,omitempty"`
+}
+
+// AtTargetStatus is "performance @ latency target".
+type AtTargetStatus struct {
+	Step           int32           `json:"step"`
+	IOPS           int64           `json:"iops"`
+	BytesPerSecond int64           `json:"bytesPerSecond"`
+	Latency        metav1.Duration `json:"latency"`
+}
+
+// Verdict of an objective.
+// +kubebuilder:validation:Enum=Met;NotMet;NotMeasurable
+type Verdict string
+
+// SLOStatus is one objective's verdict.
+type SLOStatus struct {
+	// name of the objective.
+	Name string `json:"name"`
+	// verdict is Met, NotMet or NotMeasurable.
+	Verdict Verdict `json:"verdict"`
+	// message explains the verdict with the measured figures.
+	// +optional
+	Message string `json:"message,omitempty"`
+}

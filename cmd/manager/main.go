@@ -1,0 +1,50 @@
+// Command manager is the storagebench operator: it runs StorageBenchmarks.
+package main
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/storagebench/storagebench/controllers"
+)
+
+func main() {
+	var o controllers.ManagerOptions
+	var runnerImage, pullPolicy, namespaces string
+	r := &o.Reconciler
+	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", "address of the metrics endpoint; 0 disables it")
+	flag.BoolVar(&o.SecureMetrics, "metrics-secure", true, "serve metrics over HTTPS, authenticating and authorizing every request")
+	flag.BoolVar(&o.HTTP2, "enable-http2", false, "allow HTTP/2 on the metrics server (off: HTTP/2 rapid-reset attacks)")
+	flag.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "address of the health and readiness probes")
+	flag.BoolVar(&o.LeaderElection, "leader-elect", false, "elect a leader, so several replicas run one active manager")
+	flag.StringVar(&namespaces, "watch-namespaces", "", "comma-separated namespaces to watch; empty watches all")
+	flag.StringVar(&runnerImage, "runner-image", "localhost/storagebench-runner:dev", "default client image (runner and fio)")
+	flag.StringVar(&pullPolicy, "runner-image-pull-policy", string(corev1.PullIfNotPresent), "pull policy of the client image")
+	flag.DurationVar(&r.ClaimBindTimeout, "claim-bind-timeout", 5*time.Minute, "fail a benchmark whose claims are not bound this long after creation")
+	flag.DurationVar(&r.ReadyTimeout, "ready-timeout", 30*time.Minute, "fail a benchmark whose clients are not all ready this long after creation")
+	flag.DurationVar(&r.StartLead, "step-start-lead", 3*time.Second, "how far ahead each step's common start instant is set")
+	zo := zap.Options{}
+	zo.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zo)))
+	log := ctrl.Log.WithName("setup")
+
+	r.Jobs = controllers.JobOptions{Image: runnerImage, ImagePullPolicy: corev1.PullPolicy(pullPolicy)}
+	o.Namespaces = strings.FieldsFunc(namespaces, func(c rune) bool { return c == ',' || c == ' ' })
+	mgr, err := controllers.NewManager(ctrl.GetConfigOrDie(), o)
+	if err != nil {
+		log.Error(err, "creating the manager")
+		os.Exit(1)
+	}
+	log.Info("starting the manager", "runnerImage", runnerImage)
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		log.Error(err, "running the manager")
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,231 @@
+package controllers
+
+import (
+	"strconv"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/exchange"
+)
+
+// The runner's user and group: non-root, as the restricted Pod Security
+// profile requires; fsGroup makes the volume writable for it.
+const runnerUID = 65532
+
+// Builders are pure: they construct the desired children of a benchmark
+// with deterministic names. Owner references are set by the reconciler.
+
+func labels(b *v1alpha1.StorageBenchmark, role string) map[string]string {
+	return map[string]string{
+		exchange.LabelManagedBy: exchange.ManagedBy,
+		exchange.LabelBenchmark: b.Name,
+		exchange.LabelRole:      role,
+	}
+}
+
+func objectMeta(b *v1alpha1.StorageBenchmark, name, role string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: b.Namespace, Labels: labels(b, role)}
+}
+
+// claimNames lists the claims the clients mount, client by client: one
+// shared claim, one per client, or the user's existing claim.
+func claimNames(b *v1alpha1.StorageBenchmark) []string {
+	n := int(b.Spec.Clients.Count)
+	names := make([]string, n)
+	for i := range names {
+		switch {
+		case b.Spec.Storage.ExistingClaim != nil:
+			names[i] = *b.Spec.Storage.ExistingClaim
+		case b.Spec.Storage.Sharing == v1alpha1.SharingShared:
+			names[i] = exchange.SharedClaimName(b.Name)
+		default:
+			names[i] = exchange.ClientClaimName(b.Name, i)
+		}
+	}
+	return names
+}
+
+// accessModeOf is the claims' access mode: the spec's, else ReadWriteMany
+// for a volume shared by several clients and ReadWriteOnce otherwise.
+func accessModeOf(b *v1alpha1.StorageBenchmark) corev1.PersistentVolumeAccessMode {
+	if m := b.Spec.Storage.AccessMode; m != "" {
+		return m
+	}
+	if b.Spec.Storage.Sharing == v1alpha1.SharingShared && b.Spec.Clients.Count > 1 {
+		return corev1.ReadWriteMany
+	}
+	return corev1.ReadWriteOnce
+}
+
+// buildClaims returns the claims to provision (none for an existing claim).
+func buildClaims(b *v1alpha1.StorageBenchmark) []*corev1.PersistentVolumeClaim {
+	if b.Spec.Storage.ExistingClaim != nil {
+		return nil
+	}
+	var out []*corev1.PersistentVolumeClaim
+	seen := map[string]bool{}
+	mode := b.Spec.Storage.VolumeMode
+	for _, name := range claimNames(b) {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		out = append(out, &corev1.PersistentVolumeClaim{
+			ObjectMeta: objectMeta(b, name, exchange.RoleData),
+			Spec: corev1.PersistentVolumeClaimSpec{
+				StorageClassName: b.Spec.Storage.StorageClassName,
+				AccessModes:      []corev1.PersistentVolumeAccessMode{accessModeOf(b)},
+				VolumeMode:       &mode,
+				Resources: corev1.VolumeResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceStorage: b.Spec.Storage.Size},
+				},
+			},
+		})
+	}
+	return out
+}
+
+// buildRunnerRBAC returns the runner's ServiceAccount, and a Role allowing
+// exactly what the runner does: read the plan ConfigMap (get, and watch by
+// name) and patch its client ConfigMap.
+func buildRunnerRBAC(b *v1alpha1.StorageBenchmark) (*corev1.ServiceAccount, *rbacv1.Role, *rbacv1.RoleBinding) {
+	name := exchange.RunnerName(b.Name)
+	sa := &corev1.ServiceAccount{ObjectMeta: objectMeta(b, name, exchange.RoleRunner), AutomountServiceAccountToken: ptr.To(true)}
+	clients := make([]string, b.Spec.Clients.Count)
+	for i := range clients {
+		clients[i] = exchange.ClientName(b.Name, i)
+	}
+	role := &rbacv1.Role{
+		ObjectMeta: objectMeta(b, name, exchange.RoleRunner),
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch"},
+				ResourceNames: []string{exchange.PlanName(b.Name)}},
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "patch"},
+				ResourceNames: clients},
+		},
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: objectMeta(b, name, exchange.RoleRunner),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: b.Namespace}},
+	}
+	return sa, role, binding
+}
+
+// buildClientConfigMap is client i's ConfigMap, empty until its runner
+// writes to it.
+func buildClientConfigMap(b *v1alpha1.StorageBenchmark, i int) *corev1.ConfigMap {
+	cm := &corev1.ConfigMap{ObjectMeta: objectMeta(b, exchange.ClientName(b.Name, i), exchange.RoleClient)}
+	cm.Labels[exchange.LabelClient] = strconv.Itoa(i)
+	return cm
+}
+
+// JobOptions are the manager-wide settings of client Jobs.
+type JobOptions struct {
+	// Image is the default runner image.
+	Image string
+	// ImagePullPolicy of the runner container (default IfNotPresent).
+	ImagePullPolicy corev1.PullPolicy
+}
+
+// defaultRunnerResources keep the runner schedulable everywhere; no limit,
+// so fio is never CPU-throttled in the middle of a step.
+var defaultRunnerResources = corev1.ResourceRequirements{
+	Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+}
+
+// buildJob is client i's Job: one pod for the whole run, never retried (a
+// replacement client would lay out its files again; see docs/operator.md).
+func buildJob(b *v1alpha1.StorageBenchmark, i int, claim string, opts JobOptions) *batchv1.Job {
+	name := exchange.ClientName(b.Name, i)
+	podLabels := labels(b, exchange.RoleClient)
+	podLabels[exchange.LabelClient] = strconv.Itoa(i)
+	c := &b.Spec.Clients
+
+	image := opts.Image
+	if c.Image != "" {
+		image = c.Image
+	}
+	pull := opts.ImagePullPolicy
+	if pull == "" {
+		pull = corev1.PullIfNotPresent
+	}
+	resources := defaultRunnerResources
+	if c.Resources != nil {
+		resources = *c.Resources
+	}
+	container := corev1.Container{
+		Name:            "runner",
+		Image:           image,
+		ImagePullPolicy: pull,
+		Command:         []string{exchange.RunnerCommand},
+		Args: []string{"client", "--kube", "--workdir=" + exchange.WorkMountPath,
+			"--termination-log=" + exchange.TerminationLog},
+		Env: []corev1.EnvVar{
+			{Name: exchange.EnvNamespace, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
+			{Name: exchange.EnvBenchmark, Value: b.Name},
+			{Name: exchange.EnvClient, Value: strconv.Itoa(i)},
+			{Name: exchange.EnvPodName, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+		},
+		Resources:                resources,
+		VolumeMounts:             []corev1.VolumeMount{{Name: "work", MountPath: exchange.WorkMountPath}},
+		TerminationMessagePath:   exchange.TerminationLog,
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		SecurityContext: &corev1.SecurityContext{
+			AllowPrivilegeEscalation: ptr.To(false),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			ReadOnlyRootFilesystem:   ptr.To(true),
+			RunAsNonRoot:             ptr.To(true),
+		},
+	}
+	if b.Spec.Storage.VolumeMode == corev1.PersistentVolumeBlock {
+		container.VolumeDevices = []corev1.VolumeDevice{{Name: "data", DevicePath: exchange.DevicePath}}
+	} else {
+		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "data", MountPath: exchange.DataMountPath})
+	}
+	pod := corev1.PodSpec{
+		ServiceAccountName:            exchange.RunnerName(b.Name),
+		RestartPolicy:                 corev1.RestartPolicyNever,
+		TerminationGracePeriodSeconds: ptr.To[int64](30),
+		NodeSelector:                  c.NodeSelector,
+		Tolerations:                   c.Tolerations,
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot:        ptr.To(true),
+			RunAsUser:           ptr.To[int64](runnerUID),
+			RunAsGroup:          ptr.To[int64](runnerUID),
+			FSGroup:             ptr.To[int64](runnerUID),
+			FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
+			SeccompProfile:      &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+		Containers: []corev1.Container{container},
+		Volumes: []corev1.Volume{
+			{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}},
+			{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("256Mi"))}}},
+		},
+	}
+	if c.SpreadAcrossNodes {
+		pod.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+			MaxSkew:           1,
+			TopologyKey:       corev1.LabelHostname,
+			WhenUnsatisfiable: corev1.ScheduleAnyway,
+			LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{exchange.LabelBenchmark: b.Name, exchange.LabelRole: exchange.RoleClient}},
+		}}
+	}
+	job := &batchv1.Job{
+		ObjectMeta: objectMeta(b, name, exchange.RoleClient),
+		Spec: batchv1.JobSpec{
+			BackoffLimit: ptr.To[int32](0),
+			Completions:  ptr.To[int32](1),
+			Parallelism:  ptr.To[int32](1),
+			Template:     corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels}, Spec: pod},
+		},
+	}
+	job.Labels[exchange.LabelClient] = strconv.Itoa(i)
+	return job
+}

@@ -1,0 +1,88 @@
+package controllers
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/analysis"
+)
+
+// Event reasons.
+const (
+	EventClaimsBound   = "ClaimsBound"
+	EventClientsReady  = "ClientsReady"
+	EventStepStarted   = "StepStarted"
+	EventStepCompleted = "StepCompleted"
+	EventCompleted     = "Completed"
+	EventFailed        = "Failed"
+	EventSLOMet        = "SLOMet"
+	EventSLONotMet     = "SLONotMet"
+)
+
+// emitEvents reports the milestones between two statuses; it runs only
+// after the new status was written, so each milestone is reported once.
+func (r *Reconciler) emitEvents(old, b *v1alpha1.StorageBenchmark) {
+	if r.Recorder == nil {
+		return
+	}
+	was, is := old.Status.Storage, b.Status.Storage
+	if is != nil && is.Claims > 0 && is.ClaimsBound == is.Claims && (was == nil || was.ClaimsBound < was.Claims || was.Claims == 0) {
+		r.Recorder.Eventf(b, corev1.EventTypeNormal, EventClaimsBound, "%d claim(s) bound on StorageClass %s", is.Claims, is.StorageClassName)
+	}
+	if n := b.Status.ClientsTotal; n > 0 && b.Status.ClientsReady == n && old.Status.ClientsReady < n {
+		r.Recorder.Eventf(b, corev1.EventTypeNormal, EventClientsReady, "all %d clients laid out their files and are ready", n)
+	}
+	for _, s := range b.Status.Steps[len(old.Status.Steps):] {
+		r.Recorder.Event(b, corev1.EventTypeNormal, EventStepCompleted, stepLine(&s))
+	}
+	if c := b.Status.CurrentStep; c != nil && (old.Status.CurrentStep == nil || *old.Status.CurrentStep != *c) {
+		r.Recorder.Eventf(b, corev1.EventTypeNormal, EventStepStarted, "step %d/%d ordered", *c+1, b.Status.StepsPlanned)
+	}
+	r.conditionEvent(old, b, v1alpha1.ConditionComplete, corev1.EventTypeNormal, EventCompleted)
+	r.conditionEvent(old, b, v1alpha1.ConditionFailed, corev1.EventTypeWarning, EventFailed)
+	if c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionSLOMet); c != nil &&
+		meta.FindStatusCondition(old.Status.Conditions, v1alpha1.ConditionSLOMet) == nil {
+		reason, typ := EventSLOMet, corev1.EventTypeNormal
+		if c.Status != "True" {
+			reason, typ = EventSLONotMet, corev1.EventTypeWarning
+		}
+		r.Recorder.Event(b, typ, reason, c.Message)
+	}
+}
+
+func (r *Reconciler) conditionEvent(old, b *v1alpha1.StorageBenchmark, cond, typ, reason string) {
+	if meta.IsStatusConditionTrue(b.Status.Conditions, cond) && !meta.IsStatusConditionTrue(old.Status.Conditions, cond) {
+		c := meta.FindStatusCondition(b.Status.Conditions, cond)
+		r.Recorder.Eventf(b, typ, reason, "%s: %s", c.Reason, c.Message)
+	}
+}
+
+// stepLine describes a finished step in one line, as the reports do.
+func stepLine(s *v1alpha1.StepStatus) string {
+	line := fmt.Sprintf("step %d: achieved %s IOPS, %s", s.Index, analysis.FormatCount(float64(s.AchievedIOPS)), mibps(s.AchievedBytesPerSecond))
+	switch {
+	case s.OfferedIOPS > 0:
+		line += fmt.Sprintf(" (offered %s IOPS)", analysis.FormatCount(float64(s.OfferedIOPS)))
+	case s.OfferedBytesPerSecond > 0:
+		line += fmt.Sprintf(" (offered %s)", mibps(s.OfferedBytesPerSecond))
+	}
+	for _, d := range []struct {
+		name string
+		op   *v1alpha1.OperationStatus
+	}{{"read", s.Read}, {"write", s.Write}} {
+		if d.op != nil {
+			line += fmt.Sprintf("; %s mean %s p99 %s", d.name, d.op.Latency.Mean.Duration, d.op.Latency.P99.Duration)
+		}
+	}
+	if s.Saturated {
+		line += "; saturated"
+	}
+	return line
+}
+
+func mibps(bytesPerSecond int64) string {
+	return fmt.Sprintf("%.1f MiB/s", float64(bytesPerSecond)/(1<<20))
+}

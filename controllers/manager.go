@@ -1,0 +1,110 @@
+package controllers
+
+import (
+	"crypto/tls"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/exchange"
+)
+
+// ManagerOptions configure NewManager (cmd/manager maps its flags here).
+type ManagerOptions struct {
+	// MetricsAddr is the metrics endpoint's address; "0" disables it.
+	MetricsAddr string
+	// SecureMetrics serves metrics over HTTPS, authenticating and
+	// authorizing each request against the API server.
+	SecureMetrics bool
+	// HTTP2 allows HTTP/2 on the metrics server.
+	HTTP2 bool
+	// ProbeAddr serves /healthz and /readyz; "0" disables it.
+	ProbeAddr string
+	// LeaderElection lets several replicas run one active manager.
+	LeaderElection bool
+	// Namespaces limits the watch; empty means all namespaces.
+	Namespaces []string
+	// Reconciler carries the run settings; its clients are filled in.
+	Reconciler Reconciler
+}
+
+// Scheme returns the scheme the manager uses.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// NewManager builds the operator's manager with the reconciler registered.
+// Only the operator's own children are cached — not every ConfigMap, Job,
+// Pod and claim of the cluster.
+func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
+	metrics := metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: o.SecureMetrics}
+	if o.SecureMetrics {
+		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	if !o.HTTP2 {
+		metrics.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
+	}
+	ours := k8slabels.SelectorFromSet(k8slabels.Set{exchange.LabelManagedBy: exchange.ManagedBy})
+	cacheOpts := cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.ConfigMap{}:             {Label: ours},
+		&batchv1.Job{}:                  {Label: ours},
+		&corev1.Pod{}:                   {Label: ours},
+		&corev1.PersistentVolumeClaim{}: {Label: ours},
+		&corev1.ServiceAccount{}:        {Label: ours},
+		&rbacv1.Role{}:                  {Label: ours},
+		&rbacv1.RoleBinding{}:           {Label: ours},
+	}}
+	if len(o.Namespaces) > 0 {
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range o.Namespaces {
+			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 Scheme(),
+		Metrics:                metrics,
+		HealthProbeBindAddress: o.ProbeAddr,
+		LeaderElection:         o.LeaderElection,
+		LeaderElectionID:       "storagebench.io",
+		Cache:                  cacheOpts,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r := o.Reconciler
+	r.Client, r.APIReader = mgr.GetClient(), mgr.GetAPIReader()
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorderFor("storagebench")
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	if o.ProbeAddr != "0" && o.ProbeAddr != "" {
+		if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+			return nil, err
+		}
+		if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+			return nil, err
+		}
+	}
+	return mgr, nil
+}

@@ -1,0 +1,335 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrl "sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/internal/runner"
+)
+
+// reconcile advances the run by at most one protocol step and records what
+// it observed in b.Status.
+func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark) (ctrl.Result, error) {
+	now := r.now()
+	b.Status.ObservedGeneration = b.Generation
+	if finished(b) {
+		return r.finish(ctx, b, now)
+	}
+	d, err := desiredOf(b)
+	if err != nil {
+		setFailed(b, now, ReasonInvalidSpec, err.Error())
+		return r.finish(ctx, b, now)
+	}
+	b.Status.ClientsTotal = b.Spec.Clients.Count
+	b.Status.StepsPlanned = int32(d.StepsPlanned)
+	b.Status.Progress = progress(len(b.Status.Steps), d.StepsPlanned)
+	w := d.Workload
+	b.Status.Workload = &v1alpha1.ResolvedWorkload{BlockSizeBytes: w.BlockSizeBytes, ReadPercent: w.ReadPercent, Pattern: string(w.Pattern),
+		IODepth: w.IODepth, IOEngine: string(w.IOEngine), Direct: w.Direct, WorkingSetBytesPerClient: w.WorkingSetBytesPerClient,
+		CompressPercent: w.CompressPercent}
+
+	sc, missing, err := r.storageClass(ctx, b)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if missing != "" {
+		reason := ReasonStorageClassNotFound
+		if b.Spec.Storage.ExistingClaim != nil {
+			reason = ReasonClaimNotFound
+		}
+		setFailed(b, now, reason, missing)
+		return r.finish(ctx, b, now)
+	}
+	if err := r.ensureChildren(ctx, b, &d); err != nil {
+		return ctrl.Result{}, err
+	}
+	obs, err := r.observe(ctx, b)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	b.Status.Storage = storageStatus(b, sc, obs)
+	if reason, msg, retry := r.failure(b, obs, now); reason != "" {
+		setFailed(b, now, reason, msg)
+		return r.finish(ctx, b, now)
+	} else if err := r.conduct(ctx, b, &d, obs, now); err != nil {
+		return ctrl.Result{}, err
+	} else if finished(b) {
+		return r.finish(ctx, b, now)
+	} else if err := analyze(b, &d, false); err != nil {
+		return ctrl.Result{}, err
+	} else {
+		return ctrl.Result{RequeueAfter: retry}, nil
+	}
+}
+
+func storageStatus(b *v1alpha1.StorageBenchmark, sc *storagev1.StorageClass, obs *observed) *v1alpha1.StorageStatus {
+	s := &v1alpha1.StorageStatus{Claims: int32(len(obs.claims)), ClaimsBound: int32(obs.bound), Capacity: obs.capacity,
+		VolumeMode: string(b.Spec.Storage.VolumeMode), AccessMode: string(accessModeOf(b))}
+	if sc != nil {
+		s.StorageClassName, s.Provisioner = sc.Name, sc.Provisioner
+	}
+	return s
+}
+
+// failure checks the children for a reason to end the run, and otherwise
+// says when the next deadline falls (for a timed re-check).
+func (r *Reconciler) failure(b *v1alpha1.StorageBenchmark, obs *observed, now time.Time) (reason, msg string, retry time.Duration) {
+	created := b.CreationTimestamp.Time
+	bindDeadline := created.Add(orDefault(r.ClaimBindTimeout, 5*time.Minute))
+	for name, pvc := range obs.claims {
+		if pvc != nil && pvc.Status.Phase == corev1.ClaimBound {
+			continue
+		}
+		if now.After(bindDeadline) {
+			return ReasonClaimNotBound, fmt.Sprintf("claim %s is not bound %s after the benchmark was created (StorageClass %s): check the provisioner and the claim's events",
+				name, orDefault(r.ClaimBindTimeout, 5*time.Minute), ptrOr(b.Spec.Storage.StorageClassName, "default")), 0
+		}
+		retry = bindDeadline.Sub(now)
+	}
+	for i, cm := range obs.clients {
+		if cm != nil && exchange.ReadinessOf(cm) == exchange.ReadyError {
+			rep, _, _ := exchange.ReadyReport(cm)
+			return ReasonClientFailed, fmt.Sprintf("client %d could not prepare: %s", i, rep.Error), 0
+		}
+	}
+	order, ordered, _ := orderOf(obs)
+	for i, job := range obs.jobs {
+		if job == nil {
+			continue
+		}
+		if jobCondition(job, batchv1.JobFailed) || jobCondition(job, batchv1.JobFailureTarget) {
+			return clientGone(i, obs, "failed")
+		}
+		if jobCondition(job, batchv1.JobComplete) && !(ordered && order.Done) {
+			return clientGone(i, obs, "exited before the run ended")
+		}
+	}
+	if int(readyCount(obs)) < len(obs.clients) {
+		deadline := created.Add(orDefault(r.ReadyTimeout, 30*time.Minute))
+		if now.After(deadline) {
+			return ReasonClientsNotReady, fmt.Sprintf("%d of %d clients were not ready %s after the benchmark was created (scheduling, image pull, layout and preconditioning): check the client pods",
+				len(obs.clients)-int(readyCount(obs)), len(obs.clients), orDefault(r.ReadyTimeout, 30*time.Minute)), 0
+		}
+		retry = minPositive(retry, deadline.Sub(now))
+	}
+	if ordered && !order.Done && order.Index == len(b.Status.Steps) {
+		deadline := stepEnd(order).Add(orDefault(r.ResultGrace, 2*time.Minute))
+		if now.After(deadline) {
+			return ReasonStepTimedOut, fmt.Sprintf("step %d: %d of %d clients did not report a result by %s", order.Index,
+				len(obs.clients)-resultsFor(obs, order.Index), len(obs.clients), deadline.UTC().Format(time.RFC3339)), 0
+		}
+		retry = minPositive(retry, deadline.Sub(now))
+	}
+	return "", "", retry
+}
+
+// clientGone explains a client Job that ended: fio's or the runner's error
+// when its pod failed on its own, otherwise the pod was deleted or lost.
+func clientGone(i int, obs *observed, what string) (string, string, time.Duration) {
+	for _, p := range obs.pods[i] {
+		if p.DeletionTimestamp != nil {
+			continue // deleted: its exit says nothing about the storage
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+				msg := strings.TrimSpace(t.Message)
+				if msg == "" {
+					msg = t.Reason
+				}
+				return ReasonClientFailed, fmt.Sprintf("client %d (pod %s) failed with exit code %d: %s", i, p.Name, t.ExitCode, msg), 0
+			}
+		}
+	}
+	return ReasonClientLost, fmt.Sprintf("client %d's pod %s: it was deleted or lost before the run ended; the run is not resumed with a new client, whose fresh layout would change what the storage caches (see docs/operator.md)", i, what), 0
+}
+
+func jobCondition(j *batchv1.Job, t batchv1.JobConditionType) bool {
+	for _, c := range j.Status.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func readyCount(obs *observed) int32 {
+	var n int32
+	for _, cm := range obs.clients {
+		if cm != nil && exchange.ReadinessOf(cm) == exchange.Ready {
+			n++
+		}
+	}
+	return n
+}
+
+func resultsFor(obs *observed, step int) int {
+	n := 0
+	for _, cm := range obs.clients {
+		if cm != nil && exchange.ResultStep(cm) == step {
+			n++
+		}
+	}
+	return n
+}
+
+func orderOf(obs *observed) (runner.StepOrder, bool, error) {
+	if obs.plan == nil {
+		return runner.StepOrder{}, false, nil
+	}
+	return exchange.Order(obs.plan)
+}
+
+// conduct is the lockstep protocol, one transition per reconcile:
+// all ready → order step 0; step k's results all in → record step k;
+// step k recorded → order step k+1 (or done).
+func (r *Reconciler) conduct(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired, obs *observed, now time.Time) error {
+	b.Status.ClientsReady = readyCount(obs)
+	if int(b.Status.ClientsReady) < len(obs.clients) || obs.plan == nil {
+		setProgressing(b, ReasonPreparing, fmt.Sprintf("%d/%d claims bound, %d/%d clients ready",
+			obs.bound, len(obs.claims), b.Status.ClientsReady, len(obs.clients)))
+		return nil
+	}
+	order, ordered, err := orderOf(obs)
+	if err != nil {
+		return err
+	}
+	n := len(b.Status.Steps)
+	switch {
+	case ordered && order.Done:
+		setComplete(b, now, order.Reason)
+		return analyze(b, d, true)
+	case ordered && order.Index == n:
+		return r.collect(ctx, b, obs, order)
+	case !ordered && n == 0, ordered && order.Index == n-1:
+		return r.orderNext(ctx, b, d, obs, now)
+	default:
+		return fmt.Errorf("order for step %d does not follow the %d recorded steps", order.Index, n)
+	}
+}
+
+// collect records step order.Index once every client's result is in.
+func (r *Reconciler) collect(ctx context.Context, b *v1alpha1.StorageBenchmark, obs *observed, order runner.StepOrder) error {
+	k := order.Index
+	b.Status.CurrentStep = ptrTo(int32(k))
+	got := resultsFor(obs, k)
+	setProgressing(b, ReasonRunning, fmt.Sprintf("step %d/%d running: %d/%d results in", k+1, b.Status.StepsPlanned, got, len(obs.clients)))
+	if got < len(obs.clients) {
+		return nil
+	}
+	steps := make([]results.ClientStep, len(obs.clients))
+	for i, cm := range obs.clients {
+		res, _, err := exchange.Result(cm)
+		if err != nil {
+			return err
+		}
+		steps[i] = res
+	}
+	agg := results.Aggregate(k, steps)
+	name := exchange.StepName(b.Name, k)
+	if err := r.writeStep(ctx, b, name, agg); err != nil {
+		return err
+	}
+	b.Status.Steps = append(b.Status.Steps, stepStatus(order, agg, name))
+	b.Status.Progress = progress(len(b.Status.Steps), int(b.Status.StepsPlanned))
+	if len(agg.Errors) > 0 {
+		setFailed(b, r.now(), ReasonClientFailed, fmt.Sprintf("step %d: %s", k, strings.Join(b.Status.Steps[k].Errors, "; ")))
+	} else if agg.Interrupted {
+		setFailed(b, r.now(), ReasonClientLost, fmt.Sprintf("step %d was interrupted: a client was stopped mid-step (its partial result is recorded)", k))
+	}
+	return nil
+}
+
+// writeStep stores a step's merged result, histograms included, in its own
+// ConfigMap (rewritten if a previous attempt's status write failed).
+func (r *Reconciler) writeStep(ctx context.Context, b *v1alpha1.StorageBenchmark, name string, agg results.StepAggregate) error {
+	value, err := exchange.Encode(agg)
+	if err != nil {
+		return err
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: objectMeta(b, name, exchange.RoleStep), Data: map[string]string{exchange.KeyAggregate: value}}
+	if err := r.create(ctx, b, cm, true); err != nil {
+		return err
+	}
+	var cur corev1.ConfigMap
+	if err := r.Get(ctx, client.ObjectKeyFromObject(cm), &cur); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if cur.Data[exchange.KeyAggregate] != value {
+		cur.Data = cm.Data
+		return r.Update(ctx, &cur)
+	}
+	return nil
+}
+
+// orderNext decides the step after the recorded ones from their results
+// and writes its order (or the final done order). The update carries the
+// plan ConfigMap's resourceVersion: a stale cache cannot order twice.
+func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired, obs *observed, now time.Time) error {
+	n := len(b.Status.Steps)
+	step, stop, err := plan.Next(d.Load, outcomes(b.Status.Steps))
+	if err == nil && step != nil {
+		_, err = plan.Divide(*step, d.Topology, d.Workload)
+	}
+	var order runner.StepOrder
+	switch {
+	case err != nil:
+		setFailed(b, now, ReasonInvalidPlan, fmt.Sprintf("step %d: %s", n, err))
+		return nil // finish writes the done order
+	case step == nil:
+		order = runner.StepOrder{Index: n, Done: true, Reason: stop.Message}
+	default:
+		lead := orDefault(r.StartLead, 3*time.Second)
+		order = runner.StepOrder{Index: n, StartAt: now.Add(lead).Truncate(time.Millisecond), Step: *step,
+			Duration: d.Load.StepDuration, Ramp: d.Load.RampTime}
+	}
+	if err := r.writeOrder(ctx, obs.plan, order); err != nil {
+		return err
+	}
+	if order.Done {
+		setComplete(b, now, order.Reason)
+		return analyze(b, d, true)
+	}
+	if b.Status.StartTime == nil {
+		b.Status.StartTime = &metav1.Time{Time: order.StartAt}
+	}
+	b.Status.CurrentStep = ptrTo(int32(n))
+	setProgressing(b, ReasonRunning, fmt.Sprintf("step %d/%d starts at %s", n+1, d.StepsPlanned, order.StartAt.UTC().Format(time.RFC3339)))
+	return nil
+}
+
+func (r *Reconciler) writeOrder(ctx context.Context, planCM *corev1.ConfigMap, o runner.StepOrder) error {
+	value, err := exchange.Encode(o)
+	if err != nil {
+		return err
+	}
+	cm := planCM.DeepCopy()
+	cm.Data[exchange.KeyOrder] = value
+	return r.Update(ctx, cm)
+}
+
+func ptrOr(p *string, def string) string {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func minPositive(a, b time.Duration) time.Duration {
+	if a <= 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
+}

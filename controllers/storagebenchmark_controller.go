@@ -1,0 +1,122 @@
+// Package controllers holds the StorageBenchmark reconciler. It observes the
+// benchmark's children, decides with the pure core (internal/plan,
+// internal/results, internal/analysis) and applies; docs/operator.md
+// describes the objects and the lockstep protocol.
+package controllers
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/exchange"
+)
+
+// Reconciler runs StorageBenchmarks.
+type Reconciler struct {
+	client.Client
+	// APIReader reads objects the cache does not hold (an existing claim).
+	APIReader client.Reader
+	Recorder  record.EventRecorder
+	Jobs      JobOptions
+	// ClaimBindTimeout bounds how long a claim may stay unbound (default
+	// 5 min).
+	ClaimBindTimeout time.Duration
+	// ReadyTimeout bounds how long after creation every client must be
+	// prepared: scheduling, image pulls, layout and preconditioning
+	// (default 30 min).
+	ReadyTimeout time.Duration
+	// StartLead is how far ahead a step's start instant is set, so every
+	// client sees the order in time (default 3 s).
+	StartLead time.Duration
+	// ResultGrace is how long after a step's end its results may take to
+	// arrive (default 2 min).
+	ResultGrace time.Duration
+	// Now is the clock (tests may override).
+	Now func() time.Time
+}
+
+// +kubebuilder:rbac:groups=storagebench.io,resources=storagebenchmarks,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups=storagebench.io,resources=storagebenchmarks/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=storagebench.io,resources=storagebenchmarks/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch
+
+// Reconcile observes one benchmark's children, advances its run and writes
+// its status once, only when it changed. Events follow a successful status
+// write, so a conflict never repeats them.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var b v1alpha1.StorageBenchmark
+	if err := r.Get(ctx, req.NamespacedName, &b); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !b.DeletionTimestamp.IsZero() {
+		// Children are owned: the garbage collector removes them.
+		return ctrl.Result{}, nil
+	}
+	old := b.DeepCopy()
+	res, err := r.reconcile(ctx, &b)
+	if !equality.Semantic.DeepEqual(old.Status, b.Status) {
+		if uerr := r.Status().Update(ctx, &b); uerr != nil {
+			return ctrl.Result{}, errors.Join(err, uerr)
+		}
+		r.emitEvents(old, &b)
+	}
+	return res, err
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// SetupWithManager registers the reconciler: it owns its children, and
+// watches claims by label (retained claims have no owner).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	byLabel := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		name := o.GetLabels()[exchange.LabelBenchmark]
+		if name == "" || o.GetLabels()[exchange.LabelManagedBy] != exchange.ManagedBy {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.StorageBenchmark{}).
+		Owns(&batchv1.Job{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.ServiceAccount{}).
+		Owns(&rbacv1.Role{}).
+		Owns(&rbacv1.RoleBinding{}).
+		Watches(&corev1.PersistentVolumeClaim{}, byLabel).
+		Watches(&corev1.Pod{}, byLabel).
+		Named("storagebenchmark").
+		Complete(r)
+}

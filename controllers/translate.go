@@ -1,0 +1,171 @@
+package controllers
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/runner"
+	"github.com/storagebench/storagebench/internal/workload"
+)
+
+// desired is a benchmark's spec translated into the core's terms. It is
+// derived from the spec alone, so every reconcile recomputes it.
+type desired struct {
+	Workload   workload.Spec
+	Topology   plan.Topology
+	Load       plan.Load
+	Analysis   analysis.Options
+	Objectives []analysis.Objective
+	Volume     runner.Volume
+	Precond    bool
+	// StepsPlanned is the number of steps the load plans at most.
+	StepsPlanned int
+}
+
+// desiredOf translates and validates the spec with the core's own rules
+// (what admission-time validation cannot express, such as a working set
+// that leaves less than one block per job).
+func desiredOf(b *v1alpha1.StorageBenchmark) (desired, error) {
+	s := &b.Spec
+	var d desired
+	wl, err := workload.Resolve(s.Workload.Profile, overridesOf(&s.Workload))
+	if err != nil {
+		return d, err
+	}
+	d.Workload = wl
+	d.Topology = plan.Topology{Clients: s.Clients.Count, JobsPerClient: s.Clients.JobsPerClient}
+	d.Load = loadOf(&s.Load)
+	if err := plan.Validate(d.Load, d.Topology, d.Workload); err != nil {
+		return d, err
+	}
+	d.StepsPlanned = plan.TotalSteps(d.Load)
+	d.Analysis = analysis.Options{
+		LatencyTarget:     s.Analysis.LatencyTarget.Duration,
+		TargetSelector:    selectorOf(s.Analysis.TargetLatency),
+		SaturationPercent: s.Analysis.SaturationPercent,
+	}
+	if u := rateUnit(&s.Load); u == plan.MiBps {
+		d.Analysis.Throughput = analysis.ThroughputBytes
+	}
+	if err := d.Analysis.Validate(); err != nil {
+		return d, err
+	}
+	if s.SLO != nil {
+		for _, o := range s.SLO.Objectives {
+			obj := objectiveOf(o)
+			if err := analysis.ValidateObjective(obj); err != nil {
+				return d, fmt.Errorf("slo.objectives[%s]: %w", o.Name, err)
+			}
+			d.Objectives = append(d.Objectives, obj)
+		}
+	}
+	d.Volume = runner.Volume{Path: exchange.DataMountPath, Shared: s.Storage.Sharing == v1alpha1.SharingShared}
+	if s.Storage.VolumeMode == corev1.PersistentVolumeBlock {
+		d.Volume.Path, d.Volume.Block = exchange.DevicePath, true
+	}
+	d.Precond = s.Precondition.Fill == nil || *s.Precondition.Fill
+	return d, nil
+}
+
+func overridesOf(w *v1alpha1.WorkloadSpec) workload.Overrides {
+	o := workload.Overrides{ReadPercent: w.ReadPercent, IODepth: w.IODepth, Direct: w.Direct, CompressPercent: w.CompressPercent}
+	if w.BlockSize != nil {
+		v := w.BlockSize.Value()
+		o.BlockSizeBytes = &v
+	}
+	if w.WorkingSetPerClient != nil {
+		v := w.WorkingSetPerClient.Value()
+		o.WorkingSetBytesPerClient = &v
+	}
+	if w.Pattern != "" {
+		v := workload.Pattern(w.Pattern)
+		o.Pattern = &v
+	}
+	if w.IOEngine != "" {
+		v := workload.IOEngine(w.IOEngine)
+		o.IOEngine = &v
+	}
+	return o
+}
+
+func rateUnit(l *v1alpha1.LoadSpec) plan.RateUnit {
+	switch {
+	case l.Rate != nil:
+		return plan.RateUnit(l.Rate.Unit)
+	case l.Curve != nil:
+		return plan.RateUnit(l.Curve.Unit)
+	}
+	return plan.IOPS
+}
+
+func loadOf(l *v1alpha1.LoadSpec) plan.Load {
+	out := plan.Load{StepDuration: l.StepDuration.Duration, RampTime: l.RampTime.Duration}
+	switch {
+	case l.Rate != nil:
+		r := l.Rate
+		out.Rate = &plan.RateSteps{Unit: plan.RateUnit(r.Unit), Steps: r.Steps,
+			Start: deref(r.Start), Increment: deref(r.Increment), FactorPercent: deref(r.FactorPercent), Max: deref(r.Max)}
+	case l.QueueDepth != nil:
+		q := l.QueueDepth
+		out.QueueDepth = &plan.QueueDepthSteps{Steps: q.Steps, Start: deref(q.Start), Max: deref(q.Max)}
+	case l.Curve != nil:
+		out.Curve = &plan.CurveSpec{Percents: l.Curve.Percents, Unit: plan.RateUnit(l.Curve.Unit)}
+	}
+	if st := l.Stop; st != nil {
+		out.Stop.SaturationPercent = deref(st.SaturationPercent)
+		if lt := st.Latency; lt != nil {
+			sel := selectorOf(lt.LatencySelector)
+			out.Stop.Latency = &plan.LatencyStop{Metric: plan.LatencyMetric(sel.Metric),
+				Direction: plan.LatencyDirection(sel.Direction), LimitMicroseconds: lt.Limit.Microseconds()}
+		}
+	}
+	return out
+}
+
+func selectorOf(s v1alpha1.LatencySelector) analysis.LatencySelector {
+	sel := analysis.LatencySelector{Metric: string(s.Metric), Direction: string(s.Operation)}
+	if sel.Metric == "" {
+		sel.Metric = analysis.MetricMean
+	}
+	if sel.Direction == "" {
+		sel.Direction = analysis.DirectionTotal
+	}
+	return sel
+}
+
+func objectiveOf(o v1alpha1.Objective) analysis.Objective {
+	out := analysis.Objective{Name: o.Name, PeakIOPS: o.PeakIOPS, PeakMiBps: o.PeakMiBps}
+	if l := o.LatencyAtLoad; l != nil {
+		out.LatencyAtLoad = &analysis.LatencyAtLoad{Selector: selectorOf(l.LatencySelector), MaxLatency: l.MaxLatency.Duration, MinIOPS: l.MinIOPS}
+	}
+	if l := o.IOPSAtLatency; l != nil {
+		out.IOPSAtLatency = &analysis.IOPSAtLatency{Selector: selectorOf(l.LatencySelector), MaxLatency: l.MaxLatency.Duration, MinIOPS: l.MinIOPS}
+	}
+	if l := o.MiBpsAtLatency; l != nil {
+		out.MiBpsAtLatency = &analysis.MiBpsAtLatency{Selector: selectorOf(l.LatencySelector), MaxLatency: l.MaxLatency.Duration, MinMiBps: l.MinMiBps}
+	}
+	return out
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// clientPlan is the plan template every client reads (Client and Seed are
+// filled in by each runner).
+func clientPlan(b *v1alpha1.StorageBenchmark, d *desired) runner.ClientPlan {
+	return runner.ClientPlan{Benchmark: b.Name, Topology: d.Topology, Workload: d.Workload, Volume: d.Volume, Precond: d.Precond}
+}
+
+// stepEnd is when a step's clients should have finished measuring.
+func stepEnd(o runner.StepOrder) time.Time { return o.StartAt.Add(o.Ramp + o.Duration) }

@@ -1,0 +1,85 @@
+// Package exchange is the lockstep protocol between the operator and the
+// client runners, carried by ConfigMaps in the benchmark's namespace (see
+// docs/operator.md): the operator writes the plan and each step's order,
+// every runner writes its readiness and its latest step result. This file
+// holds the names, labels and keys both sides agree on.
+package exchange
+
+import "fmt"
+
+// Labels on every object the operator creates.
+const (
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "storagebench"
+	LabelBenchmark = "storagebench.io/benchmark"
+	// LabelClient is the client index on client ConfigMaps, Jobs and pods.
+	LabelClient = "storagebench.io/client"
+	// LabelRole says what an object is for: plan, client, step, data,
+	// runner.
+	LabelRole = "storagebench.io/role"
+)
+
+// Values of LabelRole.
+const (
+	RolePlan   = "plan"
+	RoleClient = "client"
+	RoleStep   = "step"
+	RoleData   = "data"
+	RoleRunner = "runner"
+)
+
+// Annotations the runner sets on its client ConfigMap so the operator can
+// tell progress without decoding results.
+const (
+	// AnnotationReady is "true" once the client is prepared, "error" when
+	// it failed to prepare.
+	AnnotationReady = "storagebench.io/ready"
+	// AnnotationResultStep is the step index of result.json.
+	AnnotationResultStep = "storagebench.io/result-step"
+)
+
+// ConfigMap data keys.
+const (
+	KeyPlan      = "plan.json"
+	KeyOrder     = "order.json"
+	KeyReady     = "ready.json"
+	KeyResult    = "result.json"
+	KeyAggregate = "aggregate.json"
+)
+
+// Environment variables of the client container.
+const (
+	EnvNamespace = "STORAGEBENCH_NAMESPACE"
+	EnvBenchmark = "STORAGEBENCH_BENCHMARK"
+	EnvClient    = "STORAGEBENCH_CLIENT"
+	EnvPodName   = "POD_NAME"
+)
+
+// Paths inside the client container.
+const (
+	DataMountPath  = "/storagebench/data"
+	WorkMountPath  = "/storagebench/work"
+	DevicePath     = "/dev/storagebench"
+	RunnerCommand  = "/usr/local/bin/runner"
+	TerminationLog = "/dev/termination-log"
+)
+
+// PlanName is the ConfigMap holding the plan and the current order.
+func PlanName(benchmark string) string { return benchmark + "-plan" }
+
+// ClientName is client i's ConfigMap, Job and pod-name prefix.
+func ClientName(benchmark string, i int) string { return fmt.Sprintf("%s-client-%03d", benchmark, i) }
+
+// StepName is the ConfigMap holding step k's merged result.
+func StepName(benchmark string, k int) string { return fmt.Sprintf("%s-step-%03d", benchmark, k) }
+
+// RunnerName names the runner's ServiceAccount, Role and RoleBinding.
+func RunnerName(benchmark string) string { return benchmark + "-runner" }
+
+// SharedClaimName is the one claim of a Shared benchmark.
+func SharedClaimName(benchmark string) string { return benchmark + "-data" }
+
+// ClientClaimName is client i's claim of a PerClient benchmark.
+func ClientClaimName(benchmark string, i int) string {
+	return fmt.Sprintf("%s-data-%03d", benchmark, i)
+}
