@@ -7,7 +7,7 @@ GOLANGCI_LINT = bin/golangci-lint
 CONTROLLER_GEN = bin/controller-gen
 PKGS = ./...
 
-.PHONY: all setup setup-runtime build fmt vet lint test unit bench verify demo k8s-binaries clean
+.PHONY: all setup setup-runtime build fmt vet lint test unit integration bench verify demo k8s-binaries clean manifests generate
 
 all: build
 
@@ -43,11 +43,17 @@ lint: setup
 	$(GOLANGCI_LINT) run $(PKGS)
 
 ## unit: the Go tests (real fio included).
-unit: setup-runtime
-	$(GO) test -count=1 $(PKGS)
+unit: setup-runtime k8s-binaries
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v /test/)
+
+## integration: the harness' self-test, then the operator against a real
+## kube-apiserver, etcd and kube-controller-manager with real runners and
+## fio; one package at a time, as they measure I/O rates.
+integration: setup-runtime k8s-binaries
+	$(GO) test -count=1 -p 1 -timeout 40m ./test/...
 
 ## test: the whole suite: generated files in sync, vet, lint, every test.
-test: setup verify vet lint unit
+test: setup verify vet lint unit integration
 
 ## bench: the aggregation benchmarks (goal: 1,000 clients x 20 steps < 1 s, < 500 MB).
 bench: setup-runtime

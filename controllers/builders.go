@@ -156,7 +156,9 @@ func buildJob(b *v1alpha1.StorageBenchmark, i int, claim string, opts JobOptions
 	if pull == "" {
 		pull = corev1.PullIfNotPresent
 	}
-	resources := defaultRunnerResources
+	// A copy: decoding the API server's answer into the created Job writes
+	// into these maps, which must not be the package default's.
+	resources := *defaultRunnerResources.DeepCopy()
 	if c.Resources != nil {
 		resources = *c.Resources
 	}

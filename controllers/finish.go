@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -20,7 +21,8 @@ import (
 // finish tidies up after the run ended, idempotently on every reconcile:
 // runners still waiting are told the run is done, client pods of a failed
 // run are stopped (their Jobs suspended, kept for their logs), volumes
-// follow cleanup.volumes, and the benchmark is deleted after its TTL.
+// follow cleanup.volumes (after a complete run the client Jobs are deleted
+// to release them), and the benchmark is deleted after its TTL.
 func (r *Reconciler) finish(ctx context.Context, b *v1alpha1.StorageBenchmark, now time.Time) (ctrl.Result, error) {
 	var planCM corev1.ConfigMap
 	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.PlanName(b.Name)}, &planCM)
@@ -44,6 +46,15 @@ func (r *Reconciler) finish(ctx context.Context, b *v1alpha1.StorageBenchmark, n
 		}
 	}
 	if b.Spec.Cleanup.Volumes != v1alpha1.VolumesRetain {
+		// An ended pod still holds its claims (pvc-protection), so after a
+		// complete run the client Jobs go first; after a failed one they
+		// stay for their logs and the claims go with them.
+		if meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionComplete) {
+			if err := r.DeleteAllOf(ctx, &batchv1.Job{}, client.InNamespace(b.Namespace), client.PropagationPolicy(metav1.DeletePropagationBackground),
+				client.MatchingLabels{exchange.LabelBenchmark: b.Name, exchange.LabelRole: exchange.RoleClient}); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 		for _, pvc := range buildClaims(b) {
 			if err := r.Delete(ctx, pvc); client.IgnoreNotFound(err) != nil {
 				return ctrl.Result{}, err

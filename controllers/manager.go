@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -38,6 +39,10 @@ type ManagerOptions struct {
 	Namespaces []string
 	// Reconciler carries the run settings; its clients are filled in.
 	Reconciler Reconciler
+	// Restartable allows a new manager in the same process after the
+	// previous one stopped (tests of a manager restart); controller names
+	// are otherwise unique per process.
+	Restartable bool
 }
 
 // Scheme returns the scheme the manager uses.
@@ -86,6 +91,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 		LeaderElection:         o.LeaderElection,
 		LeaderElectionID:       "storagebench.io",
 		Cache:                  cacheOpts,
+		Controller:             config.Controller{SkipNameValidation: &o.Restartable},
 	})
 	if err != nil {
 		return nil, err

@@ -113,7 +113,7 @@ func (r *Reconciler) failure(b *v1alpha1.StorageBenchmark, obs *observed, now ti
 		if jobCondition(job, batchv1.JobFailed) || jobCondition(job, batchv1.JobFailureTarget) {
 			return clientGone(i, obs, "failed")
 		}
-		if jobCondition(job, batchv1.JobComplete) && !(ordered && order.Done) {
+		if jobCondition(job, batchv1.JobComplete) && (!ordered || !order.Done) {
 			return clientGone(i, obs, "exited before the run ended")
 		}
 	}
@@ -225,7 +225,9 @@ func (r *Reconciler) collect(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 	k := order.Index
 	b.Status.CurrentStep = ptrTo(int32(k))
 	got := resultsFor(obs, k)
-	setProgressing(b, ReasonRunning, fmt.Sprintf("step %d/%d running: %d/%d results in", k+1, b.Status.StepsPlanned, got, len(obs.clients)))
+	// The message leaves out how many results are in: a status write per
+	// client result would double the API writes of a step.
+	setProgressing(b, ReasonRunning, fmt.Sprintf("step %d/%d running", k+1, b.Status.StepsPlanned))
 	if got < len(obs.clients) {
 		return nil
 	}

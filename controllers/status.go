@@ -80,6 +80,7 @@ func setComplete(b *v1alpha1.StorageBenchmark, now time.Time, stop string) {
 	setCondition(b, v1alpha1.ConditionReady, true, ReasonCompleted, msg)
 	setCondition(b, v1alpha1.ConditionReconciling, false, ReasonCompleted, "the run ended")
 	setCondition(b, v1alpha1.ConditionStalled, false, ReasonCompleted, "the run ended")
+	setCondition(b, v1alpha1.ConditionFailed, false, ReasonCompleted, msg)
 	b.Status.StopReason = stop
 	b.Status.CurrentStep = nil
 	if b.Status.CompletionTime == nil {

@@ -1,7 +1,9 @@
 package controllers
 
 import (
+	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -36,12 +38,22 @@ func desiredOf(b *v1alpha1.StorageBenchmark) (desired, error) {
 	var d desired
 	wl, err := workload.Resolve(s.Workload.Profile, overridesOf(&s.Workload))
 	if err != nil {
-		return d, err
+		return d, specError(err)
 	}
 	d.Workload = wl
 	d.Topology = plan.Topology{Clients: s.Clients.Count, JobsPerClient: s.Clients.JobsPerClient}
 	d.Load = loadOf(&s.Load)
 	if err := plan.Validate(d.Load, d.Topology, d.Workload); err != nil {
+		return d, specError(err)
+	}
+	// The runner divides the working set over its jobs (internal/runner);
+	// check here what it would otherwise refuse only once laid out.
+	if jobs, bs := int64(d.Topology.JobsPerClient), wl.BlockSizeBytes; wl.WorkingSetBytesPerClient/jobs < bs {
+		return d, &workload.FieldError{Field: "workload.workingSetPerClient", Value: strconv.FormatInt(wl.WorkingSetBytesPerClient, 10),
+			Allowed: fmt.Sprintf("must be at least one block per fio job: %d jobs per client (clients.jobsPerClient) × %d-byte blocks = %d bytes",
+				jobs, bs, jobs*bs)}
+	}
+	if err := fits(s, wl.WorkingSetBytesPerClient); err != nil {
 		return d, err
 	}
 	d.StepsPlanned = plan.TotalSteps(d.Load)
@@ -71,6 +83,28 @@ func desiredOf(b *v1alpha1.StorageBenchmark) (desired, error) {
 	}
 	d.Precond = s.Precondition.Fill == nil || *s.Precondition.Fill
 	return d, nil
+}
+
+// specFields are the spec's names of the core's fields that it names
+// differently (the core counts bytes and microseconds).
+var specFields = map[string]string{
+	"workload.blockSizeBytes":             "workload.blockSize",
+	"workload.workingSetBytesPerClient":   "workload.workingSetPerClient",
+	"load.stop.latency.limitMicroseconds": "load.stop.latency.limit",
+}
+
+// specError names the field of a core validation error as the spec does,
+// so the InvalidSpec message points at what the user wrote.
+func specError(err error) error {
+	var fe *workload.FieldError
+	if errors.As(err, &fe) {
+		if name, ok := specFields[fe.Field]; ok {
+			c := *fe
+			c.Field = name
+			return &c
+		}
+	}
+	return err
 }
 
 func overridesOf(w *v1alpha1.WorkloadSpec) workload.Overrides {
@@ -105,7 +139,10 @@ func rateUnit(l *v1alpha1.LoadSpec) plan.RateUnit {
 }
 
 func loadOf(l *v1alpha1.LoadSpec) plan.Load {
-	out := plan.Load{StepDuration: l.StepDuration.Duration, RampTime: l.RampTime.Duration}
+	out := plan.Load{StepDuration: l.StepDuration.Duration}
+	if l.RampTime != nil {
+		out.RampTime = l.RampTime.Duration
+	}
 	switch {
 	case l.Rate != nil:
 		r := l.Rate
@@ -169,3 +206,23 @@ func clientPlan(b *v1alpha1.StorageBenchmark, d *desired) runner.ClientPlan {
 
 // stepEnd is when a step's clients should have finished measuring.
 func stepEnd(o runner.StepOrder) time.Time { return o.StartAt.Add(o.Ramp + o.Duration) }
+
+// fits checks the working set against the volume: admission checks it only
+// when workingSetPerClient is set, not the profile's default. An existing
+// claim's size is not known from the spec; the runner finds out.
+func fits(s *v1alpha1.StorageBenchmarkSpec, ws int64) error {
+	if s.Storage.ExistingClaim != nil {
+		return nil
+	}
+	size, need := s.Storage.Size.Value(), ws
+	how := "workingSetPerClient"
+	if s.Storage.Sharing == v1alpha1.SharingShared {
+		need *= int64(s.Clients.Count)
+		how = fmt.Sprintf("%d clients × workingSetPerClient", s.Clients.Count)
+	}
+	if need > size {
+		return &workload.FieldError{Field: "workload.workingSetPerClient", Value: strconv.FormatInt(ws, 10),
+			Allowed: fmt.Sprintf("%s = %d bytes must fit in storage.size (%d bytes): raise storage.size or set a smaller workingSetPerClient", how, need, size)}
+	}
+	return nil
+}

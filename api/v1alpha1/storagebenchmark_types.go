@@ -13,6 +13,7 @@ import (
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=sbench,categories=storagebench
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Class",type=string,JSONPath=`.status.storage.storageClassName`
 // +kubebuilder:printcolumn:name="Profile",type=string,JSONPath=`.spec.workload.profile`
 // +kubebuilder:printcolumn:name="Step",type=string,JSONPath=`.status.progress`
@@ -54,7 +55,7 @@ func init() {
 // +kubebuilder:validation:XValidation:rule="!has(self.load.queueDepth) || !has(self.load.stop) || !has(self.load.stop.saturationPercent)",message="load.stop.saturationPercent needs an offered rate: it cannot be used with load.queueDepth",fieldPath=".load.stop.saturationPercent"
 // +kubebuilder:validation:XValidation:rule="!has(self.load.queueDepth) || !has(self.load.queueDepth.steps) || self.load.queueDepth.steps.all(d, d >= self.clients.jobsPerClient)",message="load.queueDepth.steps: every depth must be at least clients.jobsPerClient (each fio job needs at least one outstanding I/O)",fieldPath=".load.queueDepth.steps"
 // +kubebuilder:validation:XValidation:rule="!has(self.load.queueDepth) || !has(self.load.queueDepth.start) || self.load.queueDepth.start >= self.clients.jobsPerClient",message="load.queueDepth.start must be at least clients.jobsPerClient (each fio job needs at least one outstanding I/O)",fieldPath=".load.queueDepth.start"
-// +kubebuilder:validation:XValidation:rule="!has(self.workload.workingSetPerClient) || has(self.storage.existingClaim) || !isQuantity(string(self.workload.workingSetPerClient)) || !isQuantity(string(self.storage.size)) || (self.storage.sharing == 'Shared' && self.storage.volumeMode == 'Filesystem' ? quantity(string(self.workload.workingSetPerClient)).asApproximateFloat() * double(self.clients.count) <= quantity(string(self.storage.size)).asApproximateFloat() : quantity(string(self.workload.workingSetPerClient)).compareTo(quantity(string(self.storage.size))) <= 0)",message="workload.workingSetPerClient does not fit in storage.size: it must be at most storage.size, and with a Shared Filesystem volume clients.count × workingSetPerClient must be at most storage.size",fieldPath=".workload.workingSetPerClient"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.workingSetPerClient) || has(self.storage.existingClaim) || !isQuantity(string(self.workload.workingSetPerClient)) || !isQuantity(string(self.storage.size)) || (self.storage.sharing == 'Shared' ? quantity(string(self.workload.workingSetPerClient)).asApproximateFloat() * double(self.clients.count) <= quantity(string(self.storage.size)).asApproximateFloat() : quantity(string(self.workload.workingSetPerClient)).compareTo(quantity(string(self.storage.size))) <= 0)",message="workload.workingSetPerClient does not fit in storage.size: with PerClient volumes it must be at most storage.size, with a Shared volume (Filesystem or Block) clients.count × workingSetPerClient must be at most storage.size",fieldPath=".workload.workingSetPerClient"
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec cannot change once the benchmark exists: delete it and create a new one"
 type StorageBenchmarkSpec struct {
 	// storage is the volume (or volumes) under test.
@@ -122,7 +123,7 @@ type StorageSpec struct {
 	// +optional
 	// +kubebuilder:default="10Gi"
 	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('1Mi')) >= 0 && quantity(string(self)).compareTo(quantity('1Pi')) <= 0",message="storage.size must be a quantity between 1Mi and 1Pi, for example 10Gi"
-	Size resource.Quantity `json:"size,omitempty"`
+	Size resource.Quantity `json:"size,omitzero"`
 
 	// accessMode of the claims; unset means ReadWriteMany for a Shared volume
 	// with several clients and ReadWriteOnce otherwise.
@@ -289,7 +290,7 @@ type LoadSpec struct {
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^[-+]?(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('5s') && duration(self) <= duration('24h')",message="load.stepDuration must be a duration between 5s and 24h, such as 60s, 5m or 1h30m"
-	StepDuration metav1.Duration `json:"stepDuration,omitempty"`
+	StepDuration metav1.Duration `json:"stepDuration,omitzero"`
 
 	// rampTime runs before each step's measurement and is excluded from it.
 	// +optional
@@ -299,7 +300,7 @@ type LoadSpec struct {
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^[-+]?(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="load.rampTime must be a duration of at least 0s, such as 5s or 1m"
-	RampTime metav1.Duration `json:"rampTime,omitempty"`
+	RampTime *metav1.Duration `json:"rampTime,omitempty"`
 
 	// stop ends the load early.
 	// +optional
@@ -467,7 +468,7 @@ type AnalysisSpec struct {
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^[-+]?(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1us') && duration(self) <= duration('1h')",message="analysis.latencyTarget must be a duration between 1us and 1h, such as 500us or 1ms"
-	LatencyTarget metav1.Duration `json:"latencyTarget,omitempty"`
+	LatencyTarget metav1.Duration `json:"latencyTarget,omitzero"`
 
 	// targetLatency is the latency figure compared with latencyTarget and
 	// plotted on the curve; default the mean over all I/O, as the published

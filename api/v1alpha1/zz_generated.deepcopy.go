@@ -223,7 +223,11 @@ func (in *LoadSpec) DeepCopyInto(out *LoadSpec) {
 		(*in).DeepCopyInto(*out)
 	}
 	out.StepDuration = in.StepDuration
-	out.RampTime = in.RampTime
+	if in.RampTime != nil {
+		in, out := &in.RampTime, &out.RampTime
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.Stop != nil {
 		in, out := &in.Stop, &out.Stop
 		*out = new(StopRules)

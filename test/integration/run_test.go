@@ -1,0 +1,164 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/utils/ptr"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/internal/results"
+)
+
+var _ = Describe("A benchmark run", func() {
+	ctx := context.Background()
+
+	It("runs 3 clients on a shared volume through rate steps to Complete, with exact aggregates", func() {
+		ns := newNamespace()
+		rec := recordResults(ns)
+		b := benchmark(ns, "oltp", func(b *v1alpha1.StorageBenchmark) {
+			b.Spec.Load.Rate.Steps = []int64{150, 300, 600}
+		})
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		cur := waitComplete(b, 3*time.Minute)
+
+		By("status: every planned step, offered vs achieved, ordered percentiles")
+		Expect(cur.Status.Steps).To(HaveLen(3))
+		Expect(cur.Status.Progress).To(Equal("3/3"))
+		Expect(cur.Status.ClientsReady).To(BeEquivalentTo(3))
+		Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
+		for k, s := range cur.Status.Steps {
+			Expect(s.Index).To(BeEquivalentTo(k))
+			Expect(s.Clients).To(BeEquivalentTo(3))
+			Expect(s.OfferedIOPS).To(Equal([]int64{150, 300, 600}[k]))
+			Expect(float64(s.AchievedIOPS)).To(BeNumerically("~", float64(s.OfferedIOPS), 0.05*float64(s.OfferedIOPS)))
+			for _, op := range []*v1alpha1.OperationStatus{s.Read, s.Write} {
+				Expect(op).NotTo(BeNil())
+				l := op.Latency
+				Expect(l.P50.Duration).To(BeNumerically(">", 0))
+				Expect(l.P50.Duration).To(BeNumerically("<=", l.P90.Duration))
+				Expect(l.P90.Duration).To(BeNumerically("<=", l.P99.Duration))
+				Expect(l.P99.Duration).To(BeNumerically("<=", l.P999.Duration))
+				// fio reports a percentile as its bin's value, which may
+				// exceed the largest sample by less than one bin (1/64).
+				Expect(float64(l.P999.Duration)).To(BeNumerically("<=", float64(l.Max.Duration)*(1+1.0/64)))
+			}
+			Expect(s.Histograms).To(Equal(exchange.StepName(b.Name, k)))
+		}
+		Expect(cur.Status.Summary).NotTo(BeNil())
+		Expect(cur.Status.Summary.PeakIOPS).To(BeNumerically(">", 0))
+		Expect(cur.Status.Storage.StorageClassName).To(Equal(classLocal))
+		Expect(cur.Status.Storage.Claims).To(BeEquivalentTo(1))
+		Expect(cur.Status.Storage.Capacity).NotTo(BeNil())
+
+		By("each step's merged result equals the merge of what the runners published")
+		for k := range cur.Status.Steps {
+			want := results.Aggregate(k, rec.step(k, 3))
+			got := stepAggregate(b, k)
+			wantJSON, _ := json.Marshal(want)
+			gotJSON, _ := json.Marshal(got)
+			Expect(gotJSON).To(MatchJSON(wantJSON), "step %d", k)
+			Expect(cur.Status.Steps[k].Read.IOs).To(BeEquivalentTo(want.Read.IOs))
+			Expect(cur.Status.Steps[k].Read.Latency.P99.Nanoseconds()).To(BeEquivalentTo(want.Read.Latency.P99Ns))
+			Expect(cur.Status.Steps[k].Write.Latency.P999.Nanoseconds()).To(BeEquivalentTo(want.Write.Latency.P999Ns))
+		}
+
+		By("after a complete run the client Jobs go, releasing the claim, which is deleted (cleanup Delete)")
+		noPodsLeft(b, time.Minute)
+		Eventually(func() int { return len(jobsOf(b)) }, time.Minute).Should(BeZero())
+		Eventually(func() []corev1.PersistentVolumeClaim { return claimsOf(b) }, time.Minute).Should(BeEmpty())
+
+		By("the runner's Role names only this benchmark's ConfigMaps")
+		var role rbacv1.Role
+		Expect(k8s.Get(ctx, keyOf(ns, exchange.RunnerName(b.Name)), &role)).To(Succeed())
+		for _, rule := range role.Rules {
+			Expect(rule.Resources).To(Equal([]string{"configmaps"}))
+			Expect(rule.ResourceNames).NotTo(BeEmpty())
+		}
+	})
+
+	It("gives each client its own volume with PerClient sharing, stepping queue depth", func() {
+		ns := newNamespace()
+		b := benchmark(ns, "perclient", func(b *v1alpha1.StorageBenchmark) {
+			b.Spec.Storage.Sharing, b.Spec.Storage.AccessMode = v1alpha1.SharingPerClient, ""
+			b.Spec.Clients.Count = 2
+			b.Spec.Workload = v1alpha1.WorkloadSpec{Profile: "rand-read", WorkingSetPerClient: b.Spec.Workload.WorkingSetPerClient}
+			b.Spec.Load.Rate = nil
+			b.Spec.Load.QueueDepth = &v1alpha1.QueueDepthSteps{Steps: []int32{1, 2}}
+		})
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		Eventually(func() int { return len(claimsOf(b)) }, 30*time.Second).Should(Equal(2))
+		for _, c := range claimsOf(b) {
+			Expect(c.Spec.AccessModes).To(Equal([]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}))
+		}
+		cur := waitComplete(b, 2*time.Minute)
+		Expect(cur.Status.Steps).To(HaveLen(2))
+		Expect(cur.Status.Steps[0].QueueDepthPerClient).To(BeEquivalentTo(1))
+		Expect(cur.Status.Steps[1].QueueDepthPerClient).To(BeEquivalentTo(2))
+		Expect(cur.Status.Steps[0].Write).To(BeNil(), "a read-only workload has no write figures")
+		Expect(cur.Status.Storage.Claims).To(BeEquivalentTo(2))
+	})
+
+	It("finds the maximum, then runs percentages of it in curve mode", func() {
+		ns := newNamespace()
+		b := benchmark(ns, "curve", func(b *v1alpha1.StorageBenchmark) {
+			b.Spec.Clients.Count = 2
+			b.Spec.Load.Rate = nil
+			b.Spec.Load.Curve = &v1alpha1.CurveSteps{Percents: []int32{20, 50}}
+		})
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		cur := waitComplete(b, 2*time.Minute)
+		Expect(cur.Status.Steps).To(HaveLen(3))
+		max := cur.Status.Steps[0]
+		Expect(max.Unthrottled).To(BeTrue())
+		for i, pct := range []int64{20, 50} {
+			s := cur.Status.Steps[i+1]
+			Expect(s.PercentOfMax).To(BeEquivalentTo(pct))
+			Expect(float64(s.OfferedIOPS)).To(BeNumerically("~", float64(max.AchievedIOPS*pct/100), float64(max.AchievedIOPS)/100+2))
+		}
+	})
+
+	It("ends early on a stop rule and says why", func() {
+		ns := newNamespace()
+		b := benchmark(ns, "stop", func(b *v1alpha1.StorageBenchmark) {
+			b.Spec.Clients.Count = 1
+			b.Spec.Load.Stop = &v1alpha1.StopRules{Latency: &v1alpha1.LatencyStop{
+				LatencySelector: v1alpha1.LatencySelector{Metric: "mean", Operation: "worst"},
+				Limit:           durationOf("1us")}}
+		})
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		cur := waitComplete(b, 2*time.Minute)
+		Expect(cur.Status.Steps).To(HaveLen(1))
+		Expect(cur.Status.StepsPlanned).To(BeEquivalentTo(2))
+		Expect(cur.Status.StopReason).To(ContainSubstring("latency"))
+		Expect(meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionComplete).Message).To(ContainSubstring("1 steps ran"))
+	})
+
+	It("evaluates SLOs into the SLOMet condition", func() {
+		ns := newNamespace()
+		b := benchmark(ns, "slo", func(b *v1alpha1.StorageBenchmark) {
+			b.Spec.Clients.Count = 1
+			b.Spec.Load.Rate.Steps = []int64{200}
+			b.Spec.SLO = &v1alpha1.SLOSpec{Objectives: []v1alpha1.Objective{
+				{Name: "some-iops", PeakIOPS: ptr.To[int64](100)},
+				{Name: "out-of-reach", PeakIOPS: ptr.To[int64](1_000_000_000)},
+			}}
+		})
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		cur := waitComplete(b, 2*time.Minute)
+		Expect(cur.Status.SLOs).To(HaveLen(2))
+		Expect(cur.Status.SLOs[0].Verdict).To(BeEquivalentTo("Met"))
+		Expect(cur.Status.SLOs[1].Verdict).To(BeEquivalentTo("NotMet"))
+		c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionSLOMet)
+		Expect(c).NotTo(BeNil())
+		Expect(c.Status).To(BeEquivalentTo("False"))
+		Expect(c.Message).To(ContainSubstring("out-of-reach"))
+	})
+})

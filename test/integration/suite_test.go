@@ -1,0 +1,123 @@
+// Package integration runs the real manager against a real kube-apiserver,
+// etcd and kube-controller-manager (test/harness), with the harness standing
+// in for the kubelet: every client pod's real runner command runs as a
+// local process driving real fio on a directory (or loop device) that
+// stands in for the volume.
+package integration
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/storagebench/storagebench/controllers"
+	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/test/harness"
+)
+
+// Storage classes of the suite.
+const (
+	classLocal   = "local"    // provisioned by the harness
+	classNobody  = "unserved" // no provisioner serves it: claims stay Pending
+	testBindWait = 15 * time.Second
+)
+
+var (
+	cluster *harness.Cluster
+	k8s     client.Client
+	mgr     *runningManager
+)
+
+func TestIntegration(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "integration")
+}
+
+var _ = BeforeSuite(func() {
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	root, err := filepath.Abs("../..")
+	Expect(err).NotTo(HaveOccurred())
+	bin := filepath.Join(GinkgoT().TempDir(), "runner")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/runner")
+	build.Dir = root
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), string(out))
+
+	began := time.Now()
+	cluster, err = harness.Start(harness.Options{
+		CRDDirectoryPaths: []string{filepath.Join(root, "config", "crd", "bases")},
+		Scheme:            controllers.Scheme(),
+		Executables:       map[string]string{exchange.RunnerCommand: bin},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	GinkgoWriter.Printf("control plane up in %s\n", time.Since(began).Round(time.Millisecond))
+	k8s = cluster.Client
+	ctx := context.Background()
+	for name, provisioner := range map[string]string{classLocal: harness.ProvisionerName, classNobody: "example.com/nobody"} {
+		sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: provisioner}
+		Expect(k8s.Create(ctx, sc)).To(Succeed())
+	}
+	mgr = startManager()
+})
+
+var _ = AfterSuite(func() {
+	if mgr != nil {
+		mgr.stop()
+	}
+	if cluster != nil {
+		Expect(cluster.Stop()).To(Succeed())
+	}
+})
+
+// On failure, dump what the control plane and the pods said.
+var _ = ReportAfterEach(func(r SpecReport) {
+	if r.Failed() && cluster != nil {
+		cluster.Dump(GinkgoWriter)
+	}
+})
+
+// runningManager is the operator, in this process, stoppable to test a
+// restart.
+type runningManager struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func managerOptions() controllers.ManagerOptions {
+	return controllers.ManagerOptions{
+		MetricsAddr: "0",
+		ProbeAddr:   "0",
+		Restartable: true,
+		Reconciler: controllers.Reconciler{
+			Jobs:             controllers.JobOptions{Image: "storagebench-runner:test"},
+			ClaimBindTimeout: testBindWait,
+			ReadyTimeout:     3 * time.Minute,
+			StartLead:        1500 * time.Millisecond,
+			ResultGrace:      45 * time.Second,
+		},
+	}
+}
+
+func startManager() *runningManager {
+	m, err := controllers.NewManager(cluster.Config, managerOptions())
+	Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithCancel(context.Background())
+	rm := &runningManager{cancel: cancel, done: make(chan error, 1)}
+	go func() { rm.done <- m.Start(ctx) }()
+	return rm
+}
+
+func (m *runningManager) stop() {
+	m.cancel()
+	Eventually(m.done, time.Minute).Should(Receive(BeNil()))
+}
