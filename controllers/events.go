@@ -12,14 +12,15 @@ import (
 
 // Event reasons.
 const (
-	EventClaimsBound   = "ClaimsBound"
-	EventClientsReady  = "ClientsReady"
-	EventStepStarted   = "StepStarted"
-	EventStepCompleted = "StepCompleted"
-	EventCompleted     = "Completed"
-	EventFailed        = "Failed"
-	EventSLOMet        = "SLOMet"
-	EventSLONotMet     = "SLONotMet"
+	EventClaimsBound    = "ClaimsBound"
+	EventClientsReady   = "ClientsReady"
+	EventStepStarted    = "StepStarted"
+	EventStepCompleted  = "StepCompleted"
+	EventCompleted      = "Completed"
+	EventFailed         = "Failed"
+	EventSLOMet         = "SLOMet"
+	EventSLONotMet      = "SLONotMet"
+	EventStorageWarning = "StorageWarning"
 )
 
 // emitEvents reports the milestones between two statuses; it runs only
@@ -41,6 +42,7 @@ func (r *Reconciler) emitEvents(old, b *v1alpha1.StorageBenchmark) {
 	if c := b.Status.CurrentStep; c != nil && (old.Status.CurrentStep == nil || *old.Status.CurrentStep != *c) {
 		r.Recorder.Eventf(b, corev1.EventTypeNormal, EventStepStarted, "step %d/%d ordered", *c+1, b.Status.StepsPlanned)
 	}
+	r.conditionEvent(old, b, v1alpha1.ConditionStorageWarning, corev1.EventTypeWarning, EventStorageWarning)
 	r.conditionEvent(old, b, v1alpha1.ConditionComplete, corev1.EventTypeNormal, EventCompleted)
 	r.conditionEvent(old, b, v1alpha1.ConditionFailed, corev1.EventTypeWarning, EventFailed)
 	if c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionSLOMet); c != nil &&

@@ -8,6 +8,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -98,6 +99,11 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 	}
 	r := o.Reconciler
 	r.Client, r.APIReader = mgr.GetClient(), mgr.GetAPIReader()
+	if r.Dynamic == nil {
+		if r.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+			return nil, err
+		}
+	}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorderFor("storagebench")
 	}

@@ -53,6 +53,12 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 		setFailed(b, now, reason, missing)
 		return r.finish(ctx, b, now)
 	}
+	refusal, warnings := preflight(b, sc)
+	if refusal != nil {
+		setFailed(b, now, ReasonUnsupportedStorage, refusal.Message)
+		return r.finish(ctx, b, now)
+	}
+	setStorageWarning(b, warnings)
 	if err := r.ensureChildren(ctx, b, &d); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -60,7 +66,14 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	b.Status.Storage = storageStatus(b, sc, obs)
+	storage := storageStatus(b, sc, obs)
+	if err := r.describeStorage(ctx, b, sc, obs, storage); err != nil {
+		return ctrl.Result{}, err
+	}
+	if storage.Mounts, err = observedMounts(obs); err != nil {
+		return ctrl.Result{}, err
+	}
+	b.Status.Storage = storage
 	if reason, msg, retry := r.failure(b, obs, now); reason != "" {
 		setFailed(b, now, reason, msg)
 		return r.finish(ctx, b, now)

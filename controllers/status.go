@@ -190,6 +190,7 @@ func analyze(b *v1alpha1.StorageBenchmark, d *desired, complete bool) error {
 		b.Status.Steps[i].Knee = a.Knee
 	}
 	b.Status.Summary = summaryStatus(b, res.Summary, d.Analysis.WithDefaults().LatencyTarget)
+	entitlementPercents(b)
 	if complete && len(d.Objectives) > 0 {
 		setSLOs(b, res)
 	}

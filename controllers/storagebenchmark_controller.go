@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,6 +44,11 @@ type Reconciler struct {
 	// ResultGrace is how long after a step's end its results may take to
 	// arrive (default 2 min).
 	ResultGrace time.Duration
+	// Dynamic reads Trident's custom resources, which may not exist.
+	Dynamic dynamic.Interface
+	// TridentNamespace is where Trident's custom resources live (default
+	// "trident").
+	TridentNamespace string
 	// Now is the clock (tests may override).
 	Now func() time.Time
 }

@@ -23,6 +23,10 @@ const (
 	// ConditionSLOMet is True when every objective was met; absent without
 	// objectives.
 	ConditionSLOMet = "SLOMet"
+	// ConditionStorageWarning is True when the storage makes results hard to
+	// compare (a FlexVol shared with neighbours, no ReadWriteMany for a
+	// shared volume); absent otherwise.
+	ConditionStorageWarning = "StorageWarning"
 )
 
 // StorageBenchmarkStatus is what the operator observed and measured.
@@ -134,6 +138,115 @@ type StorageStatus struct {
 	// accessMode of the claims.
 	// +optional
 	AccessMode string `json:"accessMode,omitempty"`
+	// parameters of the class worth recording with results (an allowlist:
+	// never secret references).
+	// +optional
+	Parameters map[string]string `json:"parameters,omitempty"`
+	// mountOptions the class asks for.
+	// +optional
+	// +listType=atomic
+	MountOptions []string `json:"mountOptions,omitempty"`
+	// mounts are the distinct mounts the clients saw in /proc/mounts: what
+	// was really negotiated (NFS version, nconnect, rsize/wsize).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=4
+	Mounts []ObservedMount `json:"mounts,omitempty"`
+	// volumes describe the bound volumes (at most 8; see volumesOmitted).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	Volumes []VolumeStatus `json:"volumes,omitempty"`
+	// volumesOmitted counts bound volumes not listed in volumes.
+	// +optional
+	VolumesOmitted int32 `json:"volumesOmitted,omitempty"`
+	// driver is the Trident driver (backend type), when the class is
+	// Trident's.
+	// +optional
+	Driver string `json:"driver,omitempty"`
+	// backend is the Trident backend serving the first volume, read from
+	// its TridentBackend when Trident's CRDs are installed.
+	// +optional
+	Backend *BackendStatus `json:"backend,omitempty"`
+	// entitlement is the throughput a Google Cloud NetApp Volumes service
+	// level grants the volume(s).
+	// +optional
+	Entitlement *EntitlementStatus `json:"entitlement,omitempty"`
+}
+
+// ObservedMount is one distinct mount of the volume as clients saw it.
+type ObservedMount struct {
+	FSType  string `json:"fsType"`
+	Options string `json:"options"`
+	// clients that saw this mount.
+	Clients int32 `json:"clients"`
+}
+
+// VolumeStatus is one bound volume.
+type VolumeStatus struct {
+	Claim            string `json:"claim"`
+	PersistentVolume string `json:"persistentVolume"`
+	// capacity is the volume's real size (Trident rounds small Google
+	// Cloud NetApp Volumes requests up to 100 GiB).
+	// +optional
+	Capacity *resource.Quantity `json:"capacity,omitempty"`
+	// +optional
+	CSIDriver string `json:"csiDriver,omitempty"`
+	// backendUUID, internalName and protocol are Trident's CSI volume
+	// attributes.
+	// +optional
+	BackendUUID string `json:"backendUUID,omitempty"`
+	// +optional
+	InternalName string `json:"internalName,omitempty"`
+	// +optional
+	Protocol string `json:"protocol,omitempty"`
+	// The TridentVolume's placement and policies, when readable.
+	// +optional
+	Pool string `json:"pool,omitempty"`
+	// +optional
+	QoSPolicy string `json:"qosPolicy,omitempty"`
+	// +optional
+	ServiceLevel string `json:"serviceLevel,omitempty"`
+	// +optional
+	SnapshotReserve string `json:"snapshotReserve,omitempty"`
+	// +optional
+	TieringPolicy string `json:"tieringPolicy,omitempty"`
+	// +optional
+	SpaceReserve string `json:"spaceReserve,omitempty"`
+}
+
+// BackendStatus is a Trident backend.
+type BackendStatus struct {
+	Name string `json:"name"`
+	UUID string `json:"uuid"`
+	// +optional
+	Driver string `json:"driver,omitempty"`
+	// +optional
+	Version string `json:"version,omitempty"`
+	// +optional
+	State string `json:"state,omitempty"`
+}
+
+// EntitlementStatus is a service level's throughput ceiling.
+type EntitlementStatus struct {
+	ServiceLevel string `json:"serviceLevel"`
+	// throughputBytesPerSecond is the ceiling of all benchmarked volumes
+	// together (service level × real capacity); 0 for Flex.
+	// +optional
+	ThroughputBytesPerSecond int64 `json:"throughputBytesPerSecond,omitempty"`
+	// poolShared: the limit belongs to a Flex pool shared with other volumes.
+	// +optional
+	PoolShared bool `json:"poolShared,omitempty"`
+	// peakPercent is the peak achieved throughput as a percentage of the
+	// ceiling.
+	// +optional
+	PeakPercent int32 `json:"peakPercent,omitempty"`
+	// message explains the ceiling.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// saturationNote says when a step saturated near the ceiling.
+	// +optional
+	SaturationNote string `json:"saturationNote,omitempty"`
 }
 
 // StepStatus is one finished step, aggregated over all clients.
@@ -186,6 +299,10 @@ type StepStatus struct {
 	// interrupted: a client was stopped during the step.
 	// +optional
 	Interrupted bool `json:"interrupted,omitempty"`
+	// entitlementPercent is the achieved throughput as a percentage of the
+	// volumes' service-level entitlement (Google Cloud NetApp Volumes).
+	// +optional
+	EntitlementPercent int32 `json:"entitlementPercent,omitempty"`
 	// histograms names the ConfigMap holding the step's merged fio latency
 	// histograms (kept out of status to keep it small).
 	// +optional

@@ -29,6 +29,7 @@ func main() {
 	flag.DurationVar(&r.ClaimBindTimeout, "claim-bind-timeout", 5*time.Minute, "fail a benchmark whose claims are not bound this long after creation")
 	flag.DurationVar(&r.ReadyTimeout, "ready-timeout", 30*time.Minute, "fail a benchmark whose clients are not all ready this long after creation")
 	flag.DurationVar(&r.StartLead, "step-start-lead", 3*time.Second, "how far ahead each step's common start instant is set")
+	flag.StringVar(&r.TridentNamespace, "trident-namespace", controllers.DefaultTridentNamespace, "namespace of Trident's TridentVolume and TridentBackend resources (read only if Trident is installed)")
 	zo := zap.Options{}
 	zo.BindFlags(flag.CommandLine)
 	flag.Parse()

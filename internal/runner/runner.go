@@ -63,8 +63,11 @@ type StepOrder struct {
 // Ready is what a client reports once its files are laid out and
 // preconditioned.
 type Ready struct {
-	Client       int           `json:"client"`
-	FioVersion   string        `json:"fioVersion"`
+	Client     int    `json:"client"`
+	FioVersion string `json:"fioVersion"`
+	// Mount is the volume's file system as the client sees it (nil for a
+	// raw block device, or when /proc/self/mounts cannot be read).
+	Mount        *Mount        `json:"mount,omitempty"`
 	Precondition time.Duration `json:"precondition"`
 	Error        string        `json:"error,omitempty"`
 }
@@ -142,6 +145,9 @@ func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *Ready) (f
 	layout, err := r.layout()
 	if err != nil {
 		return fio.Layout{}, err
+	}
+	if !r.Plan.Volume.Block {
+		ready.Mount = volumeMount(r.Plan.Volume.Path)
 	}
 	if r.Plan.Precond {
 		start := r.Now()

@@ -306,15 +306,24 @@ func volumePath(ctx context.Context, r client.Reader, namespace, claimName strin
 	return pvHostPath(pv)
 }
 
-// pvHostPath is the host path of a hostPath or local volume.
+// CSIPathAttribute is the CSI volume attribute naming the host directory
+// (or device) behind a CSI volume: the harness' stand-in for a CSI node
+// plugin, so tests can use PersistentVolumes shaped like a real driver's
+// (Trident's, with its own volume attributes) and still run pods on them.
+const CSIPathAttribute = "harness.storagebench.io/path"
+
+// pvHostPath is the host path of a hostPath or local volume, or of a CSI
+// volume carrying CSIPathAttribute.
 func pvHostPath(pv *corev1.PersistentVolume) (string, error) {
 	switch {
 	case pv.Spec.HostPath != nil:
 		return pv.Spec.HostPath.Path, nil
 	case pv.Spec.Local != nil:
 		return pv.Spec.Local.Path, nil
+	case pv.Spec.CSI != nil && pv.Spec.CSI.VolumeAttributes[CSIPathAttribute] != "":
+		return pv.Spec.CSI.VolumeAttributes[CSIPathAttribute], nil
 	}
-	return "", fmt.Errorf("volume %s is neither hostPath nor local: the harness cannot use it", pv.Name)
+	return "", fmt.Errorf("volume %s is neither hostPath, local, nor CSI with attribute %s: the harness cannot use it", pv.Name, CSIPathAttribute)
 }
 
 func ignoreNotExist(err error) error {

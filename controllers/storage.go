@@ -1,0 +1,241 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/internal/trident"
+)
+
+// Reasons of storage findings.
+const ReasonUnsupportedStorage = "UnsupportedStorage"
+
+// maxVolumes bounds the volumes described in status.
+const maxVolumes = 8
+
+// DefaultTridentNamespace is where Trident keeps its custom resources.
+const DefaultTridentNamespace = "trident"
+
+// Trident's resources are read through the dynamic client by their fixed
+// resource names: no discovery, so a cluster without Trident simply answers
+// "not found", and CRDs installed later are seen at once.
+var (
+	tridentVolumes  = schema.GroupVersionResource{Group: "trident.netapp.io", Version: "v1", Resource: "tridentvolumes"}
+	tridentBackends = schema.GroupVersionResource{Group: "trident.netapp.io", Version: "v1", Resource: "tridentbackends"}
+)
+
+// +kubebuilder:rbac:groups=trident.netapp.io,resources=tridentvolumes;tridentbackends,verbs=get;list
+
+// preflight refuses what the class's driver cannot serve (before anything
+// is created) and returns warnings about results that are hard to compare.
+func preflight(b *v1alpha1.StorageBenchmark, sc *storagev1.StorageClass) (*trident.Finding, []trident.Finding) {
+	if sc == nil {
+		return nil, nil
+	}
+	req := trident.Request{VolumeMode: string(b.Spec.Storage.VolumeMode), AccessMode: string(accessModeOf(b)),
+		Shared: b.Spec.Storage.Sharing == v1alpha1.SharingShared, Clients: b.Spec.Clients.Count}
+	return trident.Preflight(sc.Provisioner, sc.Parameters, req)
+}
+
+// setStorageWarning records the warnings as one condition (absent without).
+func setStorageWarning(b *v1alpha1.StorageBenchmark, warnings []trident.Finding) {
+	if len(warnings) == 0 {
+		meta.RemoveStatusCondition(&b.Status.Conditions, v1alpha1.ConditionStorageWarning)
+		return
+	}
+	reasons := make([]string, len(warnings))
+	msgs := make([]string, len(warnings))
+	for i, w := range warnings {
+		reasons[i], msgs[i] = w.Reason, w.Message
+	}
+	setCondition(b, v1alpha1.ConditionStorageWarning, true, strings.Join(reasons, "And"), strings.Join(msgs, "; "))
+}
+
+// describeStorage records the class and, once, the bound volumes with
+// their Trident metadata. Everything Trident-specific is optional: without
+// Trident's CRDs, or on other classes, those fields stay empty.
+func (r *Reconciler) describeStorage(ctx context.Context, b *v1alpha1.StorageBenchmark, sc *storagev1.StorageClass, obs *observed, s *v1alpha1.StorageStatus) error {
+	if sc != nil {
+		s.Parameters = trident.AllowedParameters(sc.Parameters)
+		s.MountOptions = sc.MountOptions
+		if d, ok := trident.DriverOf(sc.Provisioner, sc.Parameters); ok {
+			s.Driver = string(d)
+		}
+	}
+	if old := b.Status.Storage; old != nil && len(old.Volumes) > 0 {
+		// Described once; copied, as status is compared with its old self.
+		c := old.DeepCopy()
+		s.Volumes, s.VolumesOmitted, s.Backend, s.Entitlement = c.Volumes, c.VolumesOmitted, c.Backend, c.Entitlement
+		return nil
+	}
+	if obs.bound < len(obs.claims) || obs.bound == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(obs.claims))
+	for name := range obs.claims {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var tvs []trident.Volume
+	var capacity int64
+	for i, name := range names {
+		pvc := obs.claims[name]
+		var pv corev1.PersistentVolume
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Name: pvc.Spec.VolumeName}, &pv); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		c := pv.Spec.Capacity[corev1.ResourceStorage]
+		capacity += c.Value()
+		if i >= maxVolumes {
+			s.VolumesOmitted++
+			continue
+		}
+		v := v1alpha1.VolumeStatus{Claim: name, PersistentVolume: pv.Name, Capacity: &c}
+		if csi := pv.Spec.CSI; csi != nil {
+			v.CSIDriver = csi.Driver
+			v.BackendUUID, v.InternalName, v.Protocol = trident.AttributesOf(csi.VolumeAttributes)
+		}
+		if v.CSIDriver == trident.Provisioner {
+			tv, found, err := r.tridentVolume(ctx, pv.Name)
+			if err != nil {
+				return err
+			}
+			if found {
+				t := trident.VolumeFrom(tv)
+				tvs = append(tvs, t)
+				v.Pool, v.QoSPolicy, v.ServiceLevel = t.Pool, t.QoSPolicy, t.ServiceLevel
+				v.SnapshotReserve, v.TieringPolicy, v.SpaceReserve = t.SnapshotReserve, t.TieringPolicy, t.SpaceReserve
+			}
+			if s.Backend == nil && v.BackendUUID != "" {
+				if s.Backend, err = r.tridentBackend(ctx, v.BackendUUID); err != nil {
+					return err
+				}
+			}
+		}
+		s.Volumes = append(s.Volumes, v)
+	}
+	if sc != nil {
+		var first trident.Volume
+		if len(tvs) > 0 {
+			first = tvs[0]
+		}
+		if level, ok := trident.ServiceLevelOf(sc.Parameters, first); ok {
+			e := trident.EntitlementOf(level, capacity)
+			s.Entitlement = &v1alpha1.EntitlementStatus{ServiceLevel: string(e.ServiceLevel),
+				ThroughputBytesPerSecond: e.ThroughputBytesPerSecond, PoolShared: e.PoolShared, Message: e.Message}
+		}
+	}
+	return nil
+}
+
+// tridentVolume reads the TridentVolume named after a PV; found is false
+// when it, or Trident's CRDs, do not exist (or may not be read).
+func (r *Reconciler) tridentVolume(ctx context.Context, name string) (map[string]any, bool, error) {
+	if r.Dynamic == nil {
+		return nil, false, nil
+	}
+	u, err := r.Dynamic.Resource(tridentVolumes).Namespace(r.tridentNamespace()).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		return u.Object, true, nil
+	case absent(err):
+		return nil, false, nil
+	}
+	return nil, false, err
+}
+
+// tridentBackend finds the TridentBackend with the volume's backendUUID.
+func (r *Reconciler) tridentBackend(ctx context.Context, uuid string) (*v1alpha1.BackendStatus, error) {
+	if r.Dynamic == nil {
+		return nil, nil
+	}
+	list, err := r.Dynamic.Resource(tridentBackends).Namespace(r.tridentNamespace()).List(ctx, metav1.ListOptions{})
+	if absent(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, item := range list.Items {
+		be := trident.BackendFrom(item.Object)
+		if be.UUID == uuid {
+			return &v1alpha1.BackendStatus{Name: be.Name, UUID: be.UUID, Driver: string(be.Driver), Version: be.Version, State: be.State}, nil
+		}
+	}
+	return nil, nil
+}
+
+// absent: the object or its resource type does not exist, or may not be
+// read (Trident's resources are optional).
+func absent(err error) bool {
+	return apierrors.IsNotFound(err) || meta.IsNoMatchError(err) || apierrors.IsForbidden(err)
+}
+
+func (r *Reconciler) tridentNamespace() string {
+	if r.TridentNamespace != "" {
+		return r.TridentNamespace
+	}
+	return DefaultTridentNamespace
+}
+
+// observedMounts groups the clients' mounts (from their ready reports).
+func observedMounts(obs *observed) ([]v1alpha1.ObservedMount, error) {
+	var out []v1alpha1.ObservedMount
+	for _, cm := range obs.clients {
+		if cm == nil || exchange.ReadinessOf(cm) != exchange.Ready {
+			continue
+		}
+		rep, _, err := exchange.ReadyReport(cm)
+		if err != nil {
+			return nil, err
+		}
+		if rep.Mount == nil {
+			continue
+		}
+		i := 0
+		for i < len(out) && (out[i].FSType != rep.Mount.FSType || out[i].Options != rep.Mount.Options) {
+			i++
+		}
+		switch {
+		case i < len(out):
+			out[i].Clients++
+		case len(out) < 4:
+			out = append(out, v1alpha1.ObservedMount{FSType: rep.Mount.FSType, Options: rep.Mount.Options, Clients: 1})
+		}
+	}
+	return out, nil
+}
+
+// entitlementPercents fills each step's share of the entitlement and the
+// peak's, and notes a step that saturated near the ceiling.
+func entitlementPercents(b *v1alpha1.StorageBenchmark) {
+	s := b.Status.Storage
+	if s == nil || s.Entitlement == nil || s.Entitlement.ThroughputBytesPerSecond == 0 {
+		return
+	}
+	e := trident.Entitlement{ServiceLevel: trident.ServiceLevel(s.Entitlement.ServiceLevel), ThroughputBytesPerSecond: s.Entitlement.ThroughputBytesPerSecond}
+	var peak int32
+	note := ""
+	for i := range b.Status.Steps {
+		st := &b.Status.Steps[i]
+		st.EntitlementPercent = trident.PercentOfEntitlement(e, st.AchievedBytesPerSecond)
+		peak = max(peak, st.EntitlementPercent)
+		if n := trident.SaturationNote(e, st.AchievedBytesPerSecond, st.Saturated); n != "" {
+			note = fmt.Sprintf("step %d %s", st.Index, n)
+		}
+	}
+	s.Entitlement.PeakPercent = peak
+	s.Entitlement.SaturationNote = note
+}

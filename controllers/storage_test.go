@@ -1,0 +1,100 @@
+package controllers
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/internal/runner"
+	"github.com/storagebench/storagebench/internal/trident"
+)
+
+func readyCM(t *testing.T, m *runner.Mount, state string) *corev1.ConfigMap {
+	t.Helper()
+	v, err := exchange.Encode(runner.Ready{Mount: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{exchange.AnnotationReady: state}},
+		Data: map[string]string{exchange.KeyReady: v}}
+}
+
+func TestObservedMountsGroupsClients(t *testing.T) {
+	nfs := &runner.Mount{FSType: "nfs4", Options: "rw,vers=4.1,nconnect=4"}
+	other := &runner.Mount{FSType: "nfs", Options: "rw,vers=3"}
+	obs := &observed{clients: []*corev1.ConfigMap{
+		readyCM(t, nfs, "true"), readyCM(t, nfs, "true"), readyCM(t, other, "true"),
+		readyCM(t, nil, "true"),  // a raw block client reports no mount
+		readyCM(t, nfs, "error"), // not ready: not counted
+		nil,                      // no ConfigMap yet
+	}}
+	got, err := observedMounts(obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []v1alpha1.ObservedMount{{FSType: "nfs4", Options: "rw,vers=4.1,nconnect=4", Clients: 2}, {FSType: "nfs", Options: "rw,vers=3", Clients: 1}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("observedMounts = %+v, want %+v", got, want)
+	}
+}
+
+func TestObservedMountsKeepsAtMostFour(t *testing.T) {
+	var cms []*corev1.ConfigMap
+	for _, o := range []string{"a", "b", "c", "d", "e", "a"} {
+		cms = append(cms, readyCM(t, &runner.Mount{FSType: "ext4", Options: o}, "true"))
+	}
+	got, err := observedMounts(&observed{clients: cms})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 || got[0].Clients != 2 {
+		t.Fatalf("observedMounts = %+v, want 4 mounts, the first seen twice", got)
+	}
+}
+
+func TestEntitlementPercentsAndSaturationNote(t *testing.T) {
+	e := trident.EntitlementOf(trident.ServiceLevelPremium, 100<<30) // 6.25 MiB/s
+	b := &v1alpha1.StorageBenchmark{Status: v1alpha1.StorageBenchmarkStatus{
+		Storage: &v1alpha1.StorageStatus{Entitlement: &v1alpha1.EntitlementStatus{ServiceLevel: string(e.ServiceLevel), ThroughputBytesPerSecond: e.ThroughputBytesPerSecond}},
+		Steps: []v1alpha1.StepStatus{
+			{Index: 0, AchievedBytesPerSecond: 2 << 20},
+			{Index: 1, AchievedBytesPerSecond: 6 << 20, Saturated: true},
+		},
+	}}
+	entitlementPercents(b)
+	if p := b.Status.Steps[0].EntitlementPercent; p != 32 {
+		t.Errorf("step 0 at %d %%, want 32", p)
+	}
+	if p := b.Status.Steps[1].EntitlementPercent; p != 96 {
+		t.Errorf("step 1 at %d %%, want 96", p)
+	}
+	got := b.Status.Storage.Entitlement
+	if got.PeakPercent != 96 || got.SaturationNote != "step 1 saturated at 96 % of the volume's 6.25 MiB/s entitlement" {
+		t.Errorf("entitlement = %+v", got)
+	}
+	// Without an entitlement nothing is set.
+	b2 := &v1alpha1.StorageBenchmark{Status: v1alpha1.StorageBenchmarkStatus{Storage: &v1alpha1.StorageStatus{},
+		Steps: []v1alpha1.StepStatus{{AchievedBytesPerSecond: 1 << 20}}}}
+	entitlementPercents(b2)
+	if b2.Status.Steps[0].EntitlementPercent != 0 {
+		t.Error("a step got an entitlement percentage without an entitlement")
+	}
+}
+
+func TestStorageWarningCondition(t *testing.T) {
+	b := &v1alpha1.StorageBenchmark{}
+	setStorageWarning(b, []trident.Finding{{Reason: "SharedFlexVol", Message: "economy"}, {Reason: "NoReadWriteMany", Message: "rwo"}})
+	c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionStorageWarning)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != "SharedFlexVolAndNoReadWriteMany" || !strings.Contains(c.Message, "economy; rwo") {
+		t.Fatalf("condition = %+v", c)
+	}
+	setStorageWarning(b, nil)
+	if meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionStorageWarning) != nil {
+		t.Fatal("the warning stayed without findings")
+	}
+}

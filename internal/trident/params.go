@@ -1,0 +1,53 @@
+package trident
+
+import "strings"
+
+// allowedParameters are the StorageClass parameters recorded with results,
+// lower-cased. They describe the storage, never reach a credential.
+//
+// Trident ("Kubernetes and Trident objects", "Configure auto-tiering for
+// Google Cloud NetApp Volumes", "Google Cloud NetApp Volumes backend
+// configuration options and examples"): backendType, storageDriverName,
+// selector, media, provisioningType, snapshots, clones, encryption, IOPS,
+// storagePools, additionalStoragePools, excludeStoragePools, fsType,
+// tieringPolicy, coolingDays.
+//
+// Generic CSI: csi.storage.k8s.io/fstype, and the common performance-shaping
+// parameters of cloud disk drivers (type, iops, throughput, iopsPerGB,
+// skuName, replication-type, provisioned-iops-on-create,
+// provisioned-throughput-on-create).
+var allowedParameters = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range []string{
+		"backendType", "storageDriverName", "selector", "media", "provisioningType",
+		"snapshots", "clones", "encryption", "IOPS", "storagePools",
+		"additionalStoragePools", "excludeStoragePools", "fsType",
+		"tieringPolicy", "coolingDays",
+		"csi.storage.k8s.io/fstype",
+		"type", "iops", "throughput", "iopsPerGB", "skuName", "replication-type",
+		"provisioned-iops-on-create", "provisioned-throughput-on-create",
+	} {
+		m[strings.ToLower(k)] = true
+	}
+	return m
+}()
+
+// AllowedParameters returns the class parameters safe and useful to record
+// with results: those on the allowlist above (matched without regard to
+// case, keys kept as written). A key that mentions a secret
+// (csi.storage.k8s.io/provisioner-secret-name, …) is never returned, even if
+// listed. It returns nil when nothing is allowed.
+func AllowedParameters(params map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range params {
+		lk := strings.ToLower(k)
+		if !allowedParameters[lk] || strings.Contains(lk, "secret") {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = v
+	}
+	return out
+}
