@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -197,4 +198,8 @@ func durationOf(s string) metav1.Duration {
 	d, err := time.ParseDuration(s)
 	Expect(err).NotTo(HaveOccurred())
 	return metav1.Duration{Duration: d}
+}
+
+func objectMeta(u *unstructured.Unstructured) *metav1.ObjectMeta {
+	return &metav1.ObjectMeta{Namespace: u.GetNamespace(), Name: u.GetName()}
 }

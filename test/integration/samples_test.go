@@ -1,0 +1,70 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/controllers"
+)
+
+// Every sample passes admission, and the operator accepts every benchmark
+// (it plans its steps; none is refused as invalid or unsupported).
+var _ = Describe("The samples in config/samples", func() {
+	It("are accepted at admission and planned by the operator", func() {
+		ctx := context.Background()
+		ns := newNamespace()
+		files, err := filepath.Glob("../../config/samples/*.yaml")
+		Expect(err).NotTo(HaveOccurred())
+		// Classes first: a benchmark whose class is missing fails at once.
+		sort.SliceStable(files, func(i, j int) bool {
+			return strings.HasPrefix(filepath.Base(files[i]), "storageclass") && !strings.HasPrefix(filepath.Base(files[j]), "storageclass")
+		})
+		var benchmarks []*v1alpha1.StorageBenchmark
+		for _, f := range files {
+			if filepath.Base(f) == "kustomization.yaml" {
+				continue
+			}
+			data, err := os.ReadFile(f)
+			Expect(err).NotTo(HaveOccurred())
+			for _, doc := range bytes.Split(data, []byte("\n---")) {
+				var obj map[string]any
+				Expect(yaml.Unmarshal(doc, &obj)).To(Succeed(), f)
+				if len(obj) == 0 {
+					continue
+				}
+				u := &unstructured.Unstructured{Object: obj}
+				if u.GetKind() == "StorageClass" {
+					Expect(k8s.Create(ctx, u)).To(Succeed(), "%s: %s", f, u.GetName())
+					DeferCleanup(func() { _ = k8s.Delete(context.Background(), u) })
+					continue
+				}
+				u.SetNamespace(ns)
+				Expect(k8s.Create(ctx, u)).To(Succeed(), "%s: %s", f, u.GetName())
+				benchmarks = append(benchmarks, &v1alpha1.StorageBenchmark{ObjectMeta: *objectMeta(u)})
+			}
+		}
+		Expect(len(benchmarks)).To(BeNumerically(">=", 29))
+		for _, b := range benchmarks {
+			cur := waitFor(b, time.Minute, "planned", func(c *v1alpha1.StorageBenchmark) bool {
+				return c.Status.StepsPlanned > 0 || meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ConditionFailed)
+			})
+			if c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionFailed); c != nil && c.Status == "True" {
+				// Nothing provisions the samples' Trident classes here.
+				Expect(c.Reason).To(Equal(controllers.ReasonClaimNotBound), "%s: %s", b.Name, c.Message)
+			}
+			Expect(cur.Status.StepsPlanned).To(BeNumerically(">", 0), b.Name)
+		}
+	})
+})
