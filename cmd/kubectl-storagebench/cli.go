@@ -1,0 +1,331 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/report"
+)
+
+// Exit codes (docs/kubectl-plugin.md lists them).
+const (
+	// exitOK: the command did what it was asked; for wait and watch, the run
+	// completed (and, with --for=slo, every SLO was met).
+	exitOK = 0
+	// exitError: bad usage, the benchmark does not exist, the API server
+	// or a file could not be read.
+	exitError = 1
+	// exitFailed: the run failed (the Failed condition is True).
+	exitFailed = 2
+	// exitSLONotMet: the run completed but its SLOs were not met, or it has
+	// no objectives (wait --for=slo).
+	exitSLONotMet = 3
+	// exitTimeout: wait gave up after --timeout.
+	exitTimeout = 4
+)
+
+// codeError ends the command with an exit code; err (optional) is printed.
+type codeError struct {
+	code int
+	err  error
+}
+
+func (e *codeError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit code %d", e.code)
+	}
+	return e.err.Error()
+}
+
+// run executes the plugin with args and returns its exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// controller-runtime's client logs through its global logger; without
+	// one it complains after 30 s.
+	ctrllog.SetLogger(logr.Discard())
+	a := &app{out: stdout, errOut: stderr, now: time.Now}
+	root := a.command()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ce *codeError
+	if errors.As(err, &ce) {
+		if ce.err != nil {
+			fmt.Fprintln(stderr, "error:", ce.err)
+		}
+		return ce.code
+	}
+	fmt.Fprintln(stderr, "error:", err)
+	return exitError
+}
+
+// app holds the global flags and where benchmarks come from.
+type app struct {
+	out, errOut io.Writer
+	now         func() time.Time
+
+	loading   *clientcmd.ClientConfigLoadingRules
+	overrides *clientcmd.ConfigOverrides
+	fromFiles []string
+
+	// resolved on first use
+	client    client.WithWatch
+	namespace string
+}
+
+func (a *app) command() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "kubectl-storagebench",
+		Short: "Inspect, follow and plot storagebench StorageBenchmarks",
+		Long: `kubectl storagebench reads StorageBenchmarks (storagebench.io/v1alpha1):
+lists them, prints a run's steps and summary, follows a run, waits for it
+with CI-friendly exit codes and renders the ops–latency curve.
+
+Benchmarks come from the cluster (kubeconfig, --context, --namespace as
+kubectl) or, with --from-file, from saved objects (kubectl get sbench NAME
+-o yaml > run.yaml).
+
+Exit codes: 0 success; 1 error (usage, not found, API); 2 the run failed;
+3 SLOs not met (wait --for=slo); 4 timed out (wait).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		CompletionOptions: cobra.CompletionOptions{
+			DisableDefaultCmd: true,
+		},
+	}
+	a.loading = clientcmd.NewDefaultClientConfigLoadingRules()
+	a.overrides = &clientcmd.ConfigOverrides{}
+	flags := root.PersistentFlags()
+	flags.StringVar(&a.loading.ExplicitPath, "kubeconfig", "", "Path to the kubeconfig file to use for CLI requests.")
+	clientcmd.BindOverrideFlags(a.overrides, flags, clientcmd.RecommendedConfigOverrideFlags(""))
+	flags.StringArrayVarP(&a.fromFiles, "from-file", "f", nil, "Read benchmarks from a saved object (YAML or JSON, a single object or a List) instead of the cluster; repeatable.")
+
+	root.AddCommand(a.listCommand(), a.statusCommand(), a.watchCommand(), a.waitCommand(), a.reportCommand(), a.compareCommand())
+	return root
+}
+
+// connect builds the API client and resolves the namespace once.
+func (a *app) connect() (client.WithWatch, string, error) {
+	if a.client != nil {
+		return a.client, a.namespace, nil
+	}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(a.loading, a.overrides)
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, "", err
+	}
+	cfg.UserAgent = "kubectl-storagebench"
+	ns, _, err := cc.Namespace()
+	if err != nil {
+		return nil, "", err
+	}
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return nil, "", err
+	}
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, "", err
+	}
+	a.client, a.namespace = c, ns
+	return c, ns, nil
+}
+
+// fromFile reports whether benchmarks come from --from-file.
+func (a *app) fromFile() bool { return len(a.fromFiles) > 0 }
+
+// readFiles decodes every --from-file.
+func (a *app) readFiles() ([]v1alpha1.StorageBenchmark, error) {
+	var out []v1alpha1.StorageBenchmark
+	for _, f := range a.fromFiles {
+		var data []byte
+		var err error
+		if f == "-" {
+			data, err = io.ReadAll(os.Stdin)
+		} else {
+			data, err = os.ReadFile(f)
+		}
+		if err != nil {
+			return nil, err
+		}
+		sbs, err := report.Decode(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		out = append(out, sbs...)
+	}
+	return out, nil
+}
+
+// get returns one benchmark by name; from files, an empty name is allowed
+// when they hold exactly one.
+func (a *app) get(ctx context.Context, name string) (*v1alpha1.StorageBenchmark, error) {
+	if a.fromFile() {
+		sbs, err := a.readFiles()
+		if err != nil {
+			return nil, err
+		}
+		if name == "" {
+			if len(sbs) != 1 {
+				return nil, fmt.Errorf("the files hold %d benchmarks: name one", len(sbs))
+			}
+			return &sbs[0], nil
+		}
+		for i := range sbs {
+			if sbs[i].Name == name {
+				return &sbs[i], nil
+			}
+		}
+		return nil, fmt.Errorf("storagebenchmark %q not found in %s", name, strings.Join(a.fromFiles, ", "))
+	}
+	if name == "" {
+		return nil, errors.New("name a benchmark")
+	}
+	c, ns, err := a.connect()
+	if err != nil {
+		return nil, err
+	}
+	var sb v1alpha1.StorageBenchmark
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &sb); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("storagebenchmark %q not found in namespace %q", name, ns)
+		}
+		return nil, err
+	}
+	return &sb, nil
+}
+
+// getAll returns benchmarks by name, in order.
+func (a *app) getAll(ctx context.Context, names []string) ([]v1alpha1.StorageBenchmark, error) {
+	if a.fromFile() && len(names) == 0 {
+		return a.readFiles()
+	}
+	var out []v1alpha1.StorageBenchmark
+	for _, n := range names {
+		sb, err := a.get(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *sb)
+	}
+	return out, nil
+}
+
+// follow calls fn with the benchmark now and after every change (and every
+// tick, when tick > 0, to refresh estimates) until fn reports done, fn
+// fails or ctx ends. A watch that closes or expires is re-established from
+// a fresh read.
+func (a *app) follow(ctx context.Context, name string, tick time.Duration, fn func(*v1alpha1.StorageBenchmark) (bool, error)) error {
+	if a.fromFile() {
+		sb, err := a.get(ctx, name)
+		if err != nil {
+			return err
+		}
+		_, err = fn(sb)
+		return err
+	}
+	c, ns, err := a.connect()
+	if err != nil {
+		return err
+	}
+	var ticks <-chan time.Time
+	if tick > 0 {
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		ticks = t.C
+	}
+	for {
+		sb, err := a.get(ctx, name)
+		if err != nil {
+			return err
+		}
+		if done, err := fn(sb); done || err != nil {
+			return err
+		}
+		w, err := c.Watch(ctx, &v1alpha1.StorageBenchmarkList{}, &client.ListOptions{
+			Namespace:     ns,
+			FieldSelector: fields.OneTermEqualSelector("metadata.name", name),
+			Raw:           &metav1.ListOptions{ResourceVersion: sb.ResourceVersion},
+		})
+		if err != nil {
+			return err
+		}
+		done, err := consume(ctx, w, sb, ticks, fn)
+		w.Stop()
+		if done || err != nil {
+			return err
+		}
+		// The watch ended (the server closes watches after a while, or the
+		// resource version expired): pause, read again and watch again.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// consume feeds watch events to fn until done, an error, or the watch ends
+// (false, nil: the caller re-reads and watches again).
+func consume(ctx context.Context, w watch.Interface, last *v1alpha1.StorageBenchmark, ticks <-chan time.Time, fn func(*v1alpha1.StorageBenchmark) (bool, error)) (bool, error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-ticks:
+			if done, err := fn(last); done || err != nil {
+				return done, err
+			}
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return false, nil
+			}
+			switch ev.Type {
+			case watch.Added, watch.Modified:
+				sb, isSB := ev.Object.(*v1alpha1.StorageBenchmark)
+				if !isSB {
+					continue
+				}
+				last = sb
+				if done, err := fn(sb); done || err != nil {
+					return done, err
+				}
+			case watch.Deleted:
+				return false, fmt.Errorf("storagebenchmark %q was deleted", last.Name)
+			case watch.Error:
+				// Typically "too old resource version": start over.
+				return false, nil
+			}
+		}
+	}
+}
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

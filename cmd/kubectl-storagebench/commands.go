@@ -1,0 +1,394 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/report"
+)
+
+func (a *app) listCommand() *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List benchmarks: status, class, profile, step, peak, p99 at the peak, SLO, age",
+		Example: `  kubectl storagebench list -n storagebench
+  kubectl storagebench list -A`,
+		Args:    cobra.NoArgs,
+		Aliases: []string{"ls", "get"},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var items []v1alpha1.StorageBenchmark
+			if a.fromFile() {
+				sbs, err := a.readFiles()
+				if err != nil {
+					return err
+				}
+				items = sbs
+			} else {
+				c, ns, err := a.connect()
+				if err != nil {
+					return err
+				}
+				var list v1alpha1.StorageBenchmarkList
+				opts := []client.ListOption{}
+				if !all {
+					opts = append(opts, client.InNamespace(ns))
+				}
+				if err := c.List(cmd.Context(), &list, opts...); err != nil {
+					return err
+				}
+				items = list.Items
+			}
+			if len(items) == 0 {
+				fmt.Fprintln(a.errOut, "No storagebenchmarks found.")
+				return nil
+			}
+			sort.SliceStable(items, func(i, j int) bool {
+				if items[i].Namespace != items[j].Namespace {
+					return items[i].Namespace < items[j].Namespace
+				}
+				return items[i].Name < items[j].Name
+			})
+			t := report.ListTable(items, a.now(), all)
+			return t.Text(a.out)
+		},
+	}
+	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "List benchmarks in every namespace.")
+	return cmd
+}
+
+func (a *app) statusCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "status NAME",
+		Short: "Print a run: state, workload, storage used, one row per step, peak, knee, performance at the latency target, SLO verdicts",
+		Example: `  kubectl storagebench status oltp -n storagebench
+  kubectl storagebench status --from-file run.yaml`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sb, err := a.get(cmd.Context(), argOr(args))
+			if err != nil {
+				return err
+			}
+			return report.WriteStatus(a.out, sb, a.now())
+		},
+	}
+}
+
+func argOr(args []string) string {
+	if len(args) > 0 {
+		return args[0]
+	}
+	return ""
+}
+
+func (a *app) watchCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:     "watch NAME",
+		Short:   "Follow a run: step i/N, time left, the last step's achieved load, a progress bar; exits when it completes (0) or fails (2)",
+		Example: `  kubectl storagebench watch oltp -n storagebench`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tty := isTerminal(a.out)
+			var last string
+			var state report.State
+			tick := 30 * time.Second
+			if tty {
+				tick = time.Second
+			}
+			err := a.follow(cmd.Context(), args[0], tick, func(sb *v1alpha1.StorageBenchmark) (bool, error) {
+				p := report.ProgressOf(sb, a.now())
+				state = p.State
+				line := p.Line()
+				if line != last {
+					if tty {
+						fmt.Fprint(a.out, "\r\033[K"+line)
+					} else {
+						fmt.Fprintln(a.out, line)
+					}
+					last = line
+				}
+				return state == report.StateComplete || state == report.StateFailed, nil
+			})
+			if tty && last != "" {
+				fmt.Fprintln(a.out)
+			}
+			if err != nil {
+				return err
+			}
+			switch state {
+			case report.StateFailed:
+				return &codeError{code: exitFailed}
+			case report.StateComplete:
+				return nil
+			}
+			// From a file: the run is not over.
+			return nil
+		},
+	}
+}
+
+func (a *app) waitCommand() *cobra.Command {
+	var forWhat string
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "wait NAME",
+		Short: "Wait until a run completes (--for=complete) or completes with its SLOs met (--for=slo)",
+		Long: `Wait until a run completes (--for=complete, the default) or completes with
+every SLO met (--for=slo).
+
+Exit codes: 0 complete (and, for slo, SLOMet True); 1 error (not found, API);
+2 the run failed; 3 the run completed but SLOMet is not True (NotMet,
+NotMeasurable, or no objectives); 4 --timeout passed first.
+
+--timeout 0 checks once without waiting; a negative timeout waits forever.`,
+		Example: `  kubectl storagebench wait oltp -n storagebench --for=complete --timeout=2h
+  kubectl storagebench wait oltp -n storagebench --for=slo --timeout=2h || echo "exit $?"`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if forWhat != "complete" && forWhat != "slo" {
+				return fmt.Errorf("--for must be complete or slo, not %q", forWhat)
+			}
+			ctx := cmd.Context()
+			if timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+			}
+			var verdict *codeError
+			var last *v1alpha1.StorageBenchmark
+			err := a.follow(ctx, args[0], 0, func(sb *v1alpha1.StorageBenchmark) (bool, error) {
+				last = sb
+				done, v := waitVerdict(sb, forWhat)
+				if done {
+					verdict = v
+				}
+				return done || timeout == 0, nil
+			})
+			if verdict == nil {
+				if err != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					return err
+				}
+				state := "not finished"
+				if last != nil {
+					p := report.ProgressOf(last, a.now())
+					state = fmt.Sprintf("%s, %d/%d steps", p.Phase, p.Finished, p.Planned)
+				}
+				return &codeError{code: exitTimeout, err: fmt.Errorf("timed out waiting for storagebenchmark %s (--for=%s): %s", args[0], forWhat, state)}
+			}
+			if verdict.code == exitOK {
+				fmt.Fprintf(a.out, "storagebenchmark.storagebench.io/%s %s\n", args[0], verdict.err)
+				return nil
+			}
+			return verdict
+		},
+	}
+	cmd.Flags().StringVar(&forWhat, "for", "complete", "What to wait for: complete (the Complete condition) or slo (Complete and SLOMet True).")
+	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Minute, "How long to wait; 0 checks once, negative waits forever.")
+	return cmd
+}
+
+// waitVerdict says whether wait is over for a benchmark and with which
+// code; for exitOK, err carries the success message.
+func waitVerdict(sb *v1alpha1.StorageBenchmark, forWhat string) (bool, *codeError) {
+	switch report.StateOf(sb) {
+	case report.StateFailed:
+		return true, &codeError{code: exitFailed, err: fmt.Errorf("storagebenchmark %s failed: %s", sb.Name, report.FailureMessage(sb))}
+	case report.StateComplete:
+		if forWhat != "slo" {
+			return true, &codeError{code: exitOK, err: errors.New("complete")}
+		}
+		status, reason, msg := report.SLOState(sb)
+		switch status {
+		case "True":
+			return true, &codeError{code: exitOK, err: fmt.Errorf("complete, SLOs met (%s)", reason)}
+		case "":
+			return true, &codeError{code: exitSLONotMet, err: fmt.Errorf("storagebenchmark %s completed but has no SLO objectives (no SLOMet condition)", sb.Name)}
+		default:
+			return true, &codeError{code: exitSLONotMet, err: fmt.Errorf("storagebenchmark %s completed but its SLOs were not met: %s: %s", sb.Name, reason, msg)}
+		}
+	}
+	return false, nil
+}
+
+// outputFlags are report's and compare's -o, --file, --latency and size.
+type outputFlags struct {
+	output, file, latency, operation string
+	width, height                    int
+}
+
+func (o *outputFlags) bind(cmd *cobra.Command, formats []report.Format, def report.Format, withOperation bool) {
+	names := make([]string, len(formats))
+	for i, f := range formats {
+		names[i] = string(f)
+	}
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", fmt.Sprintf("Output format: %s (default %s, or from --file's extension).", strings.Join(names, "|"), def))
+	cmd.Flags().StringVar(&o.file, "file", "", "Write to this file instead of standard output (md also writes the figure beside it, as FILE's name with .png).")
+	cmd.Flags().StringVar(&o.latency, "latency", "", "Latency plotted: mean, p50, p90, p99 or p99.9 (default the benchmark's analysis.targetLatency metric).")
+	if withOperation {
+		cmd.Flags().StringVar(&o.operation, "operation", "", "Direction plotted: read, write, total or worst (default the first benchmark's analysis.targetLatency operation).")
+	}
+	cmd.Flags().IntVar(&o.width, "width", report.DefaultWidth, "Image width in pixels (png; svg in the same proportions).")
+	cmd.Flags().IntVar(&o.height, "height", report.DefaultHeight, "Image height in pixels.")
+}
+
+// resolve checks the flags: the format, and the rendering options.
+func (o *outputFlags) resolve(formats []report.Format, def report.Format) (report.Format, report.Options, error) {
+	name := o.output
+	if name == "" && o.file != "" {
+		name = strings.TrimPrefix(filepath.Ext(o.file), ".")
+		if name == "markdown" {
+			name = "md"
+		}
+		if _, err := report.ParseFormat(name, formats...); err != nil {
+			name = ""
+		}
+	}
+	if name == "" {
+		name = string(def)
+	}
+	f, err := report.ParseFormat(name, formats...)
+	if err != nil {
+		return "", report.Options{}, err
+	}
+	opts := report.Options{Width: o.width, Height: o.height}
+	if o.width <= 0 || o.height <= 0 || o.width > 10000 || o.height > 10000 {
+		return "", opts, fmt.Errorf("--width and --height must be 1 to 10000 pixels")
+	}
+	if o.latency != "" {
+		if opts.Metric, err = report.ParseMetric(o.latency); err != nil {
+			return "", opts, err
+		}
+	}
+	if o.operation != "" {
+		if opts.Operation, err = report.ParseOperation(o.operation); err != nil {
+			return "", opts, err
+		}
+	}
+	return f, opts, nil
+}
+
+// emit renders into --file or standard output. For Markdown written to a
+// file, the figure goes beside it as a PNG that the Markdown references.
+func (a *app) emit(o *outputFlags, f report.Format, opts report.Options, render func(io.Writer, report.Options) error, png func(report.Options) ([]byte, error)) error {
+	if o.file == "" {
+		if f == report.FormatPNG && isTerminal(a.out) {
+			return errors.New("refusing to write a PNG to a terminal: use --file or redirect standard output")
+		}
+		return render(a.out, opts)
+	}
+	if f == report.FormatMarkdown {
+		img := strings.TrimSuffix(o.file, filepath.Ext(o.file)) + ".png"
+		b, err := png(opts)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(img, b, 0o644); err != nil {
+			return err
+		}
+		opts.ImageRef = filepath.Base(img)
+		fmt.Fprintf(a.errOut, "wrote %s\n", img)
+	}
+	var b bytes.Buffer
+	if err := render(&b, opts); err != nil {
+		return err
+	}
+	if err := os.WriteFile(o.file, b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.errOut, "wrote %s\n", o.file)
+	return nil
+}
+
+var reportFormats = []report.Format{report.FormatMarkdown, report.FormatHTML, report.FormatSVG, report.FormatPNG, report.FormatJSON}
+
+func (a *app) reportCommand() *cobra.Command {
+	var o outputFlags
+	cmd := &cobra.Command{
+		Use:   "report NAME",
+		Short: "Render the ops–latency curve and the step table: md, html, svg, png or json",
+		Long: `Render a run's ops–latency curve: achieved load on x (IOPS, or MiB/s when the
+load is offered in MiBps), latency in ms on y, one point per step, a read and
+a write series, the latency target as a horizontal line, the knee ringed and
+saturated steps crossed; with the step table and summary for md and html.
+
+md written to --file puts the figure beside it (FILE.png) and references it;
+md on standard output embeds the PNG as a data URI. html embeds the SVG.`,
+		Example: `  kubectl storagebench report oltp -n storagebench -o html --file oltp.html
+  kubectl storagebench report oltp -o md --file oltp.md      # writes oltp.md and oltp.png
+  kubectl storagebench report oltp --latency p99 --file oltp-p99.png
+  kubectl storagebench report --from-file run.yaml -o json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, opts, err := o.resolve(reportFormats, report.FormatMarkdown)
+			if err != nil {
+				return err
+			}
+			sb, err := a.get(cmd.Context(), argOr(args))
+			if err != nil {
+				return err
+			}
+			return a.emit(&o, f, opts,
+				func(w io.Writer, opts report.Options) error { return report.Render(w, sb, f, opts) },
+				func(opts report.Options) ([]byte, error) { return report.PNG(sb, opts) })
+		},
+	}
+	o.bind(cmd, reportFormats, report.FormatMarkdown, false)
+	return cmd
+}
+
+var compareFormats = []report.Format{report.FormatText, report.FormatMarkdown, report.FormatHTML, report.FormatSVG, report.FormatPNG}
+
+func (a *app) compareCommand() *cobra.Command {
+	var o outputFlags
+	cmd := &cobra.Command{
+		Use:   "compare NAME NAME...",
+		Short: "Overlay the curves of several runs and tabulate their deltas at the peak and at the latency target",
+		Long: `Overlay the ops–latency curves of several runs, one series per benchmark, and
+tabulate each one's peak and performance at the latency target with the
+change relative to the first benchmark.
+
+All runs are judged on the same latency figure (--latency, --operation;
+default the first benchmark's analysis.targetLatency), the same load unit
+and the first benchmark's latency target, recomputed from their steps.`,
+		Example: `  kubectl storagebench compare oltp-ontap-nas oltp-ontap-san -n storagebench
+  kubectl storagebench compare oltp-a oltp-b -o png --file compare.png
+  kubectl storagebench compare -f a.yaml -f b.yaml -o md --file compare.md`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, opts, err := o.resolve(compareFormats, report.FormatText)
+			if err != nil {
+				return err
+			}
+			if !a.fromFile() && len(args) < 2 {
+				return errors.New("compare needs at least two benchmarks")
+			}
+			sbs, err := a.getAll(cmd.Context(), args)
+			if err != nil {
+				return err
+			}
+			if len(sbs) < 2 {
+				return fmt.Errorf("compare needs at least two benchmarks, got %d", len(sbs))
+			}
+			c, err := report.Compare(sbs, opts)
+			if err != nil {
+				return err
+			}
+			return a.emit(&o, f, opts,
+				func(w io.Writer, opts report.Options) error { return c.Render(w, f, opts) },
+				c.PNG)
+		},
+	}
+	o.bind(cmd, compareFormats, report.FormatText, true)
+	return cmd
+}

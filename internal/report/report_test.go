@@ -1,0 +1,748 @@
+package report
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+)
+
+// fixture loads testdata/NAME.yaml: a recorded StorageBenchmark.
+func fixture(t *testing.T, name string) *v1alpha1.StorageBenchmark {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sbs, err := Decode(b)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if len(sbs) != 1 {
+		t.Fatalf("%s: %d objects, want 1", name, len(sbs))
+	}
+	return &sbs[0]
+}
+
+func TestDecode(t *testing.T) {
+	one, err := os.ReadFile("testdata/oltp.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := os.ReadFile("testdata/throughput.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	asJSON, err := json.Marshal(fixture(t, "oltp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimSpace(stripCommentLines(string(one))), "\n", "\n  ") + "\n"
+	cases := []struct {
+		name    string
+		in      string
+		want    []string
+		wantErr string
+	}{
+		{name: "one object", in: string(one), want: []string{"oltp-ontap-nas"}},
+		{name: "json", in: string(asJSON), want: []string{"oltp-ontap-nas"}},
+		{name: "two documents", in: string(one) + "---\n" + string(two), want: []string{"oltp-ontap-nas", "seq-gcnv-extreme"}},
+		{name: "list", in: list, want: []string{"oltp-ontap-nas"}},
+		{name: "leading separator and comments", in: "# saved\n---\n" + string(two), want: []string{"seq-gcnv-extreme"}},
+		{name: "other kind", in: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", wantErr: `kind "ConfigMap"`},
+		{name: "list of other kinds", in: "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: p}}\n", wantErr: "kind Pod is not a StorageBenchmark"},
+		{name: "empty", in: "# nothing\n", wantErr: "no StorageBenchmark"},
+		{name: "not yaml", in: "kind: [", wantErr: "document 1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sbs, err := Decode([]byte(c.in))
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err = %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, sb := range sbs {
+				got = append(got, sb.Name)
+				if len(sb.Status.Steps) == 0 {
+					t.Errorf("%s: no steps decoded", sb.Name)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(c.want, ",") {
+				t.Fatalf("names = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func stripCommentLines(s string) string { return string(stripComments([]byte(s))) }
+
+func TestUnitsAndSelectors(t *testing.T) {
+	oltp, tp := fixture(t, "oltp"), fixture(t, "throughput")
+	if u := UnitOf(oltp); u != UnitIOPS {
+		t.Errorf("oltp unit = %s", u)
+	}
+	if u := UnitOf(tp); u != UnitMiBps {
+		t.Errorf("throughput unit = %s", u)
+	}
+	knee := &oltp.Status.Steps[5]
+	cases := []struct {
+		sel  Selector
+		want string
+	}{
+		{Selector{"mean", "total"}, knee.Latency.Mean.Duration.String()},
+		{Selector{"p99", "read"}, knee.Read.Latency.P99.Duration.String()},
+		{Selector{"p99.9", "write"}, knee.Write.Latency.P999.Duration.String()},
+		{Selector{"p50", "read"}, knee.Read.Latency.P50.Duration.String()},
+		{Selector{"p90", "total"}, knee.Latency.P90.Duration.String()},
+		{Selector{"p99", "worst"}, knee.Write.Latency.P99.Duration.String()},
+	}
+	for _, c := range cases {
+		got, ok := c.sel.Of(knee)
+		if !ok || got.String() != c.want {
+			t.Errorf("%v: %v %v, want %s", c.sel, got, ok, c.want)
+		}
+	}
+	noWrites := *knee
+	noWrites.Write = nil
+	if _, ok := (Selector{"p99", "write"}).Of(&noWrites); ok {
+		t.Error("write latency of a step without writes")
+	}
+	if got, _ := (Selector{"p99", "worst"}).Of(&noWrites); got != knee.Read.Latency.P99.Duration {
+		t.Errorf("worst without writes = %v", got)
+	}
+	if s := TargetSelector(oltp); s != (Selector{"mean", "total"}) || s.String() != "mean latency" {
+		t.Errorf("target selector %v %q", s, s)
+	}
+	if LatencyTarget(oltp) != time.Millisecond || LatencyTarget(tp) != 10*time.Millisecond {
+		t.Errorf("targets %v %v", LatencyTarget(oltp), LatencyTarget(tp))
+	}
+	if _, err := ParseMetric("p95"); err == nil {
+		t.Error("p95 accepted")
+	}
+	if _, err := ParseOperation("both"); err == nil {
+		t.Error("operation both accepted")
+	}
+	for v, want := range map[float64]string{0: "0.0", 1041.46: "1,041.5", 999.94: "999.9", 1234567.8: "1,234,567.8"} {
+		if got := formatMiBps(v); got != want {
+			t.Errorf("formatMiBps(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func TestSeries(t *testing.T) {
+	oltp := fixture(t, "oltp")
+	s := CurveSeries(oltp, "p99")
+	if len(s) != 2 || s[0].Name != "read p99" || s[1].Name != "write p99" {
+		t.Fatalf("series %+v", s)
+	}
+	for _, ser := range s {
+		if len(ser.Points) != 8 {
+			t.Fatalf("%s: %d points", ser.Name, len(ser.Points))
+		}
+	}
+	p := s[0].Points[7]
+	if p.Load != 61837 || !p.Saturated || p.Knee || p.LatencyMs != ms(oltp.Status.Steps[7].Read.Latency.P99.Duration) {
+		t.Errorf("last read point %+v", p)
+	}
+	if !s[1].Points[5].Knee {
+		t.Error("knee not marked on step 6")
+	}
+	// A step with fio errors is left out; a read-only run has one series.
+	failedRun := oltp.DeepCopy()
+	failedRun.Status.Steps[2].Errors = []string{"fio: io_u error"}
+	for i := range failedRun.Status.Steps {
+		failedRun.Status.Steps[i].Write = nil
+	}
+	s = CurveSeries(failedRun, "mean")
+	if len(s) != 1 || len(s[0].Points) != 7 {
+		t.Fatalf("series of a read-only run with a failed step: %+v", s)
+	}
+	tp := CurveSeries(fixture(t, "throughput"), "mean")
+	if got := tp[0].Points[4].Load; got < 1003 || got > 1003.5 {
+		t.Errorf("MiB/s load = %v", got)
+	}
+}
+
+func TestStepTable(t *testing.T) {
+	tbl := StepTable(fixture(t, "oltp"))
+	if len(tbl.Rows) != 8 {
+		t.Fatalf("%d rows", len(tbl.Rows))
+	}
+	want := map[int][]string{
+		0: {"1", "5,000 IOPS", "3,998", "1,000", "39.0", "313 µs", "619 µs", "522 µs", "1.05 ms", "800µs", ""},
+		5: {"6", "50,000 IOPS", "39,961", "9,990", "390.2", "743 µs", "2.11 ms", "1.18 ms", "3.4 ms", "1.1ms", "knee"},
+		7: {"8", "70,000 IOPS", "49,470", "12,367", "483.1", "4.81 ms", "18.4 ms", "6.91 ms", "24.1 ms", "1.5ms", "saturated"},
+	}
+	for i, w := range want {
+		if got := strings.Join(tbl.Rows[i], "|"); got != strings.Join(w, "|") {
+			t.Errorf("row %d:\n got %s\nwant %s", i, got, strings.Join(w, "|"))
+		}
+	}
+	tp := StepTable(fixture(t, "throughput"))
+	if got := tp.Rows[4][1]; got != "1,024 MiB/s" {
+		t.Errorf("offered MiB/s = %q", got)
+	}
+
+	var text, md, html bytes.Buffer
+	if err := tbl.Text(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.HTML(&html); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(text.String(), "\n"), "\n")
+	if len(lines) != 9 || !strings.HasPrefix(lines[0], "step      offered  read IOPS") {
+		t.Fatalf("text table:\n%s", text.String())
+	}
+	// Numbers align right: every row ends its "offered" column at the same place.
+	col := strings.Index(lines[0], "offered") + len("offered")
+	for _, l := range lines[1:] {
+		if !strings.HasSuffix(l[:col], "IOPS") {
+			t.Errorf("misaligned row %q", l)
+		}
+	}
+	if !strings.Contains(md.String(), "| 6 | 50,000 IOPS | 39,961 | 9,990 | 390.2 | 743 µs | 2.11 ms | 1.18 ms | 3.4 ms | 1.1ms | knee |") ||
+		!strings.Contains(md.String(), "|---:|---:|") {
+		t.Errorf("markdown table:\n%s", md.String())
+	}
+	if !strings.Contains(html.String(), `<td class="num">8</td><td class="num">70,000 IOPS</td>`) || strings.Count(html.String(), "<tr>") != 9 {
+		t.Errorf("html table:\n%s", html.String())
+	}
+}
+
+func TestSummaryAndStatus(t *testing.T) {
+	cases := []struct {
+		fixture string
+		want    []string
+	}{
+		{"oltp", []string{
+			"peak: 61,837 IOPS (step 8), 483.1 MiB/s (step 8), mean latency at peak 5.23 ms, p99 at peak 24.1 ms",
+			"performance at the latency target (mean latency ≤ 1 ms): 49,951 IOPS (390.2 MiB/s) at 831 µs (step 6)",
+			"knee: step 6 at 49,951 IOPS",
+			"SLO read-p99-2ms-at-40k: Met — ",
+			"SLO 60k-iops-at-1ms: NotMet — ",
+			"SLOs: NotMet (SLOMet False)",
+			"ended: step 8 (70000 IOPS offered)",
+		}},
+		{"throughput", []string{
+			"performance at the latency target (mean latency ≤ 10 ms): 1,003.2 MiB/s (4,013 IOPS) at 6.42 ms (step 5)",
+			"knee: step 4 at 767.0 MiB/s",
+			"SLOs: AllMet (SLOMet True)",
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.fixture, func(t *testing.T) {
+			sb := fixture(t, c.fixture)
+			got := strings.Join(SummaryLines(sb), "\n")
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("summary lacks %q:\n%s", w, got)
+				}
+			}
+			var b bytes.Buffer
+			if err := WriteStatus(&b, sb, sb.Status.CompletionTime.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			out := b.String()
+			for _, w := range []string{"Name:", "Status:     Completed", "Storage:", "Trident driver", "mount nfs", "step      offered", c.want[0]} {
+				if !strings.Contains(out, w) {
+					t.Errorf("status lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+	// A failed run says why; a run without steps says so.
+	failedRun := fixture(t, "oltp").DeepCopy()
+	failedRun.Status.Summary, failedRun.Status.SLOs, failedRun.Status.StopReason = nil, nil, ""
+	failedRun.Status.Steps = nil
+	failedRun.Status.Conditions = []metav1.Condition{
+		{Type: "Ready", Status: "False", Reason: "ClientFailed", Message: "client 2: fio: No space left on device"},
+		{Type: "Failed", Status: "True", Reason: "ClientFailed", Message: "client 2: fio: No space left on device"},
+	}
+	got := strings.Join(SummaryLines(failedRun), "\n")
+	if !strings.Contains(got, "no step finished yet") || !strings.Contains(got, "FAILED: ClientFailed: client 2: fio: No space left on device") {
+		t.Errorf("failed summary:\n%s", got)
+	}
+}
+
+// decodePNG decodes a PNG and checks its size.
+func decodePNG(t *testing.T, b []byte, w, h int) image.Image {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("not a PNG: %v", err)
+	}
+	if got := img.Bounds().Size(); got.X != w || got.Y != h {
+		t.Fatalf("PNG is %dx%d, want %dx%d", got.X, got.Y, w, h)
+	}
+	return img
+}
+
+// colourCounts counts the pixels of each colour wanted and the non-white
+// ones.
+func colourCounts(img image.Image, wanted ...color.RGBA) (counts []int, inked int) {
+	counts = make([]int, len(wanted))
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			c := color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
+			if c != (color.RGBA{255, 255, 255, 255}) {
+				inked++
+			}
+			for i, w := range wanted {
+				if c == w {
+					counts[i]++
+				}
+			}
+		}
+	}
+	return counts, inked
+}
+
+func TestPNG(t *testing.T) {
+	cases := []struct {
+		fixture string
+		opts    Options
+		w, h    int
+	}{
+		{"oltp", Options{}, DefaultWidth, DefaultHeight},
+		{"oltp", Options{Metric: "p99", Width: 800, Height: 500}, 800, 500},
+		{"throughput", Options{Metric: "p99.9"}, DefaultWidth, DefaultHeight},
+	}
+	for _, c := range cases {
+		t.Run(c.fixture+"-"+string(c.opts.Metric), func(t *testing.T) {
+			b, err := PNG(fixture(t, c.fixture), c.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			img := decodePNG(t, b, c.w, c.h)
+			counts, inked := colourCounts(img, ColorRead, ColorWrite, ColorTarget, ColorKnee, ColorSaturated)
+			total := c.w * c.h
+			if inked < total/100 || inked > total/2 {
+				t.Errorf("%d of %d pixels inked: blank or flooded", inked, total)
+			}
+			for i, name := range []string{"read", "write", "target", "knee", "saturated"} {
+				if counts[i] < 40 {
+					t.Errorf("%d pixels of the %s colour", counts[i], name)
+				}
+			}
+		})
+	}
+}
+
+// svgTexts parses an SVG as XML and returns its text elements' contents
+// and its paths' (d, style) attributes.
+func svgTexts(t *testing.T, b []byte) (texts []string, paths [][2]string) {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	var inText bool
+	var cur strings.Builder
+	sawSVG := false
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG is not XML: %v", err)
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			switch e.Name.Local {
+			case "svg":
+				sawSVG = true
+			case "text":
+				inText = true
+				cur.Reset()
+			case "path":
+				var p [2]string
+				for _, a := range e.Attr {
+					switch a.Name.Local {
+					case "d":
+						p[0] = a.Value
+					case "style":
+						p[1] = a.Value
+					}
+				}
+				paths = append(paths, p)
+			}
+		case xml.CharData:
+			if inText {
+				cur.Write(e)
+			}
+		case xml.EndElement:
+			if e.Name.Local == "text" {
+				inText = false
+				texts = append(texts, cur.String())
+			}
+		}
+	}
+	if !sawSVG {
+		t.Fatal("no <svg> element")
+	}
+	return texts, paths
+}
+
+func count(texts []string, want string) int {
+	n := 0
+	for _, s := range texts {
+		if s == want {
+			n++
+		}
+	}
+	return n
+}
+
+var horizontalPath = regexp.MustCompile(`^M([0-9.]+),([0-9.]+)L([0-9.]+),([0-9.]+)$`)
+
+// targetLine finds the dashed target line: a horizontal path in the target
+// colour at least minWidth points long.
+func targetLine(paths [][2]string, minWidth float64) bool {
+	for _, p := range paths {
+		if !strings.Contains(p[1], "stroke:#D62728") || !strings.Contains(p[1], "stroke-dasharray:7,4") {
+			continue
+		}
+		m := horizontalPath.FindStringSubmatch(p[0])
+		if m == nil || m[2] != m[4] {
+			continue
+		}
+		x0, _ := strconv.ParseFloat(m[1], 64)
+		x1, _ := strconv.ParseFloat(m[3], 64)
+		if x1-x0 >= minWidth {
+			return true
+		}
+	}
+	return false
+}
+
+func TestSVG(t *testing.T) {
+	cases := []struct {
+		fixture string
+		metric  v1alpha1.LatencyMetric
+		series  []string
+		labels  []string
+	}{
+		{"oltp", "", []string{"read mean", "write mean"}, []string{
+			"oltp-ontap-nas · class ontap-nas · profile oltp", "achieved IOPS (reads + writes)", "mean latency (ms)",
+			"latency target 1 ms (mean latency)", "knee (step 6)", "saturated (step 8)", "60,000"}},
+		{"oltp", "p99", []string{"read p99", "write p99"}, []string{"p99 latency (ms)", "latency target 1 ms (mean latency)"}},
+		{"throughput", "", []string{"read mean", "write mean"}, []string{
+			"seq-gcnv-extreme · class gcnv-extreme · profile mix-256k-75", "achieved throughput (MiB/s, reads + writes)",
+			"mean latency (ms)", "latency target 10 ms (mean latency)", "knee (step 4)", "saturated (step 6)", "1,000"}},
+	}
+	for _, c := range cases {
+		t.Run(c.fixture+"-"+string(c.metric), func(t *testing.T) {
+			b, err := SVG(fixture(t, c.fixture), Options{Metric: c.metric})
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts, paths := svgTexts(t, b)
+			for _, l := range c.labels {
+				if count(texts, l) != 1 {
+					t.Errorf("text %q appears %d times; texts: %q", l, count(texts, l), texts)
+				}
+			}
+			// The legend has exactly one entry per series.
+			n := 0
+			for _, s := range texts {
+				if strings.HasPrefix(s, "read ") || strings.HasPrefix(s, "write ") {
+					n++
+				}
+			}
+			if n != len(c.series) {
+				t.Errorf("%d series legend entries, want %d: %q", n, len(c.series), texts)
+			}
+			for _, s := range c.series {
+				if count(texts, s) != 1 {
+					t.Errorf("legend entry %q appears %d times", s, count(texts, s))
+				}
+			}
+			if !targetLine(paths, 400) {
+				t.Error("no horizontal dashed target line across the plot")
+			}
+			if !bytes.Contains(b, []byte("font-family:'Liberation Sans',Arial")) {
+				t.Error("no font fallback")
+			}
+		})
+	}
+}
+
+func TestMarkdownAndHTML(t *testing.T) {
+	sb := fixture(t, "oltp")
+	var md bytes.Buffer
+	if err := Render(&md, sb, FormatMarkdown, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	for _, w := range []string{
+		"# oltp-ontap-nas: ops–latency curve",
+		"| step | offered | read IOPS | write IOPS | MiB/s | read mean | read p99 | write mean | write p99 | skew |   |",
+		"| 1 | 5,000 IOPS | 3,998 | 1,000 | 39.0 | 313 µs | 619 µs | 522 µs | 1.05 ms | 800µs |   |",
+		"| 8 | 70,000 IOPS | 49,470 | 12,367 | 483.1 | 4.81 ms | 18.4 ms | 6.91 ms | 24.1 ms | 1.5ms | saturated |",
+		"- knee: step 6 at 49,951 IOPS",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("markdown lacks %q", w)
+		}
+	}
+	// Without ImageRef the figure is embedded: a PNG data URI.
+	m := regexp.MustCompile(`!\[[^]]*\]\(data:image/png;base64,([A-Za-z0-9+/=]+)\)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatal("no embedded PNG")
+	}
+	raw, err := base64.StdEncoding.DecodeString(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	decodePNG(t, raw, DefaultWidth, DefaultHeight)
+	md.Reset()
+	if err := Render(&md, sb, FormatMarkdown, Options{ImageRef: "oltp.png"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "![ops–latency curve of oltp-ontap-nas](oltp.png)") || strings.Contains(md.String(), "base64") {
+		t.Error("markdown does not reference the image file")
+	}
+
+	var page bytes.Buffer
+	if err := Render(&page, sb, FormatHTML, Options{Metric: "p99"}); err != nil {
+		t.Fatal(err)
+	}
+	h := page.String()
+	for _, w := range []string{"<!DOCTYPE html>", "<svg ", "read p99</text>", `<td class="num">6</td><td class="num">50,000 IOPS</td>`, "<td>knee</td>",
+		"<li>knee: step 6 at 49,951 IOPS</li>", "performance at the latency target (mean latency ≤ 1 ms)"} {
+		if !strings.Contains(h, w) {
+			t.Errorf("html lacks %q", w)
+		}
+	}
+	if strings.Contains(h, "<?xml") || strings.Count(h, "<tr>") != 9 {
+		t.Error("html: XML prolog inside the page or rows missing")
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	for _, name := range []string{"oltp", "throughput"} {
+		t.Run(name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := Render(&b, fixture(t, name), FormatJSON, Options{Metric: "p99"}); err != nil {
+				t.Fatal(err)
+			}
+			var doc Document
+			dec := json.NewDecoder(bytes.NewReader(b.Bytes()))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&doc); err != nil {
+				t.Fatal(err)
+			}
+			again, err := json.MarshalIndent(doc, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(again)+"\n" != b.String() {
+				t.Errorf("JSON does not round-trip:\n%s\nvs\n%s", again, b.String())
+			}
+			if len(doc.Series) != 2 || doc.Series[0].Selector != (Selector{"p99", "read"}) || len(doc.Series[0].Points) != len(doc.Steps) {
+				t.Errorf("series %+v", doc.Series)
+			}
+			if doc.Summary == nil || doc.LatencyTargetMs <= 0 || doc.Status != "Completed" {
+				t.Errorf("document %+v", doc)
+			}
+		})
+	}
+}
+
+func TestCompare(t *testing.T) {
+	oltp, tp := fixture(t, "oltp"), fixture(t, "throughput")
+	// A second OLTP run, 10 % faster at every step.
+	faster := oltp.DeepCopy()
+	faster.Name = "oltp-ontap-san"
+	faster.Status.Storage.StorageClassName = "ontap-san"
+	for i := range faster.Status.Steps {
+		s := &faster.Status.Steps[i]
+		s.AchievedIOPS = s.AchievedIOPS * 11 / 10
+		s.Latency.Mean.Duration = s.Latency.Mean.Duration * 9 / 10
+	}
+	c, err := Compare([]v1alpha1.StorageBenchmark{*oltp, *faster, *tp}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Selector != (Selector{"mean", "total"}) || c.Unit != UnitIOPS || c.Target != time.Millisecond {
+		t.Fatalf("comparison on %v %v %v", c.Selector, c.Unit, c.Target)
+	}
+	tbl := c.Table()
+	want := [][]string{
+		{"oltp-ontap-nas", "ontap-nas", "oltp", "61,837 (step 8)", "baseline", "5.23 ms", "baseline", "49,951 (step 6)", "baseline", "831 µs", "step 6"},
+		{"oltp-ontap-san", "ontap-san", "oltp", "68,020 (step 8)", "+10.0 %", "4.7 ms", "-10.0 %", "54,946 (step 6)", "+10.0 %", "747 µs", "step 6"},
+		{"seq-gcnv-extreme", "gcnv-extreme", "mix-256k-75", "4,166 (step 6)", "-93.3 %", "12.6 ms", "+140.1 %", "none", "-", "-", "step 4"},
+	}
+	for i, w := range want {
+		if got := strings.Join(tbl.Rows[i], "|"); got != strings.Join(w, "|") {
+			t.Errorf("row %d:\n got %s\nwant %s", i, got, strings.Join(w, "|"))
+		}
+	}
+
+	// p99 of reads, as a figure.
+	c, err = Compare([]v1alpha1.StorageBenchmark{*oltp, *faster}, Options{Metric: "p99", Operation: "read"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg, err := c.SVG(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts, paths := svgTexts(t, svg)
+	for _, w := range []string{"oltp-ontap-nas (ontap-nas, oltp)", "oltp-ontap-san (ontap-san, oltp)", "p99 read latency (ms)", "latency target 1 ms", "ops–latency: oltp-ontap-nas vs oltp-ontap-san"} {
+		if count(texts, w) != 1 {
+			t.Errorf("text %q appears %d times", w, count(texts, w))
+		}
+	}
+	if !targetLine(paths, 400) {
+		t.Error("no target line")
+	}
+	b, err := c.PNG(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts, _ := colourCounts(decodePNG(t, b, DefaultWidth, DefaultHeight), ComparePalette[0], ComparePalette[1])
+	if counts[0] < 40 || counts[1] < 40 {
+		t.Errorf("series colours: %v pixels", counts)
+	}
+	var md bytes.Buffer
+	if err := c.Render(&md, FormatMarkdown, Options{ImageRef: "cmp.png"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "](cmp.png)") || !strings.Contains(md.String(), "| oltp-ontap-san | ontap-san | oltp |") {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+	if _, err := Compare(nil, Options{}); err == nil {
+		t.Error("comparison of nothing")
+	}
+}
+
+func TestProgress(t *testing.T) {
+	base := fixture(t, "oltp")
+	running := func(finished int, current int32) *v1alpha1.StorageBenchmark {
+		sb := base.DeepCopy()
+		sb.Status.Steps = sb.Status.Steps[:finished]
+		sb.Status.CurrentStep = &current
+		sb.Status.Summary, sb.Status.SLOs, sb.Status.CompletionTime = nil, nil, nil
+		sb.Status.Progress = strconv.Itoa(finished) + "/8"
+		sb.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: "False", Reason: "Running"}, {Type: "Reconciling", Status: "True", Reason: "Running"}}
+		return sb
+	}
+	per := 2*time.Minute + 15*time.Second
+	mid := running(3, 3)
+	// 45 s into step 4.
+	at := mid.Status.Steps[2].StartTime.Add(per + 45*time.Second)
+	preparing := running(0, 0)
+	preparing.Status.CurrentStep, preparing.Status.StartTime = nil, nil
+	preparing.Status.ClientsReady, preparing.Status.Conditions[0].Reason = 3, "Preparing"
+	failedRun := running(5, 5)
+	failedRun.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: "False", Reason: "ClientLost", Message: "client pod 2 was deleted"}, {Type: "Failed", Status: "True", Reason: "ClientLost"}}
+	cases := []struct {
+		name     string
+		sb       *v1alpha1.StorageBenchmark
+		now      time.Time
+		left     time.Duration
+		fraction float64
+		line     string
+	}{
+		{"mid-step", mid, at, 5*per - 45*time.Second, (3 + 45.0/135) / 8,
+			"Running  step 4/8  [##########--------------]   42 %  ~10m left  last step 19,994 IOPS"},
+		{"preparing", preparing, at, 8 * per, 0,
+			"Preparing  0/8 steps  clients 3/5 ready  [------------------------]    0 %  ~18m of load to run"},
+		{"complete", base, at, 0, 1,
+			"Completed  8/8 steps  [########################]  100 %  last step 61,837 IOPS"},
+		{"failed", failedRun, at, 0, 5.0 / 8,
+			"ClientLost  5/8 steps  [###############---------]   62 %  last step 39,978 IOPS  — client pod 2 was deleted"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := ProgressOf(c.sb, c.now)
+			if p.Left != c.left || p.Fraction < c.fraction-1e-9 || p.Fraction > c.fraction+1e-9 {
+				t.Errorf("left %v fraction %v, want %v %v", p.Left, p.Fraction, c.left, c.fraction)
+			}
+			if got := p.Line(); got != c.line {
+				t.Errorf("line\n got %q\nwant %q", got, c.line)
+			}
+		})
+	}
+	if Bar(-1, 4) != "[----]" || Bar(2, 4) != "[####]" || Bar(0.5, 4) != "[##--]" {
+		t.Error("Bar")
+	}
+}
+
+func TestListTable(t *testing.T) {
+	oltp, tp := fixture(t, "oltp"), fixture(t, "throughput")
+	fresh := v1alpha1.StorageBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "new", Namespace: "dev", CreationTimestamp: metav1.NewTime(oltp.CreationTimestamp.Add(-time.Minute))}}
+	now := oltp.CreationTimestamp.Add(2 * time.Hour)
+	tbl := ListTable([]v1alpha1.StorageBenchmark{*oltp, *tp, fresh}, now, true)
+	var b bytes.Buffer
+	if err := tbl.Text(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"NAMESPACE     NAME              STATUS     CLASS         PROFILE      STEP           PEAK  P99 AT PEAK  SLO     AGE",
+		"storagebench  oltp-ontap-nas    Completed  ontap-nas     oltp         8/8     61,837 IOPS      24.1 ms  NotMet  120m",
+		"storagebench  seq-gcnv-extreme  Completed  gcnv-extreme  mix-256k-75  6/6   1,041.5 MiB/s      51.1 ms  AllMet  <invalid>",
+		"dev           new               Pending",
+	}
+	got := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	if len(got) != len(want) {
+		t.Fatalf("list:\n%s", b.String())
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("line %d:\n got %q\nwant %q", i, got[i], want[i])
+		}
+	}
+}
+
+func TestTicks(t *testing.T) {
+	for raw, want := range map[float64]float64{0.9: 1, 1.3: 2, 2.2: 2.5, 3: 5, 7: 10, 8400: 10000, 0.013: 0.02} {
+		if got := niceStep(raw); got < want*0.999999 || got > want*1.000001 {
+			t.Errorf("niceStep(%v) = %v, want %v", raw, got, want)
+		}
+	}
+	var labels []string
+	for _, tk := range (commaTicks{}).Ticks(0, 66780) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if strings.Join(labels, " ") != "0 10,000 20,000 30,000 40,000 50,000 60,000" {
+		t.Errorf("labels %v", labels)
+	}
+	labels = nil
+	for _, tk := range (commaTicks{}).Ticks(0, 17.2) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if strings.Join(labels, " ") != "0.0 2.5 5.0 7.5 10.0 12.5 15.0" {
+		t.Errorf("labels %v", labels)
+	}
+}
