@@ -5,9 +5,18 @@
 GO ?= go
 GOLANGCI_LINT = bin/golangci-lint
 CONTROLLER_GEN = bin/controller-gen
+HELM = bin/helm
+KUSTOMIZE = bin/kustomize
 PKGS = ./...
+CHART = charts/storagebench
 
-.PHONY: all setup setup-runtime build fmt vet lint test unit integration bench verify demo k8s-binaries clean manifests generate
+# make deploy / helm-install: the manager's and the client pods' images, and
+# kubectl (default: the pinned one, built by hack/k8s-binaries.sh).
+IMG ?= localhost/storagebench-manager:0.1.0
+RUNNER_IMG ?= localhost/storagebench-runner:0.1.0
+KUBECTL ?=
+
+.PHONY: all setup setup-runtime build fmt vet lint test unit integration bench verify demo k8s-binaries clean manifests generate chart-crds chart-rbac helm-lint deploy undeploy helm-install helm-uninstall
 
 all: build
 
@@ -24,10 +33,29 @@ generate: setup
 	$(CONTROLLER_GEN) object paths=./api/...
 
 ## manifests: the CRD and the manager's RBAC, from the API types and the
-## controller's +kubebuilder markers.
+## controller's +kubebuilder markers, and their copies in the Helm chart.
 manifests: setup
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=storagebench-manager paths=./controllers/... output:rbac:artifacts:config=config/rbac
+	@$(MAKE) --no-print-directory chart-crds chart-rbac
+
+## chart-crds: copy the generated CRDs into the chart (charts/storagebench/crds).
+chart-crds:
+	@mkdir -p $(CHART)/crds
+	@rm -f $(CHART)/crds/*.yaml
+	cp config/crd/bases/*.yaml $(CHART)/crds/
+
+## chart-rbac: copy the generated manager ClusterRole into the chart, whose
+## ClusterRole template takes its rules from the copy (.Files.Get).
+chart-rbac:
+	@mkdir -p $(CHART)/files
+	cp config/rbac/role.yaml $(CHART)/files/manager-role.yaml
+
+## helm-lint: lint the chart with its default values and with the optional
+## objects on.
+helm-lint: setup
+	$(HELM) lint --strict $(CHART)
+	$(HELM) lint --strict $(CHART) --set metrics.serviceMonitor.enabled=true --set watchNamespaces='{a,b}'
 
 ## build: compile every binary into bin/.
 build:
@@ -46,7 +74,9 @@ lint: setup
 unit: setup-runtime k8s-binaries
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /test/)
 
-## integration: the harness' self-test, then the operator against a real
+## integration: the harness' self-test, the install manifests (the Helm
+## chart and config/ rendered by bin/helm and bin/kustomize from make setup,
+## then created with server-side dry run), then the operator against a real
 ## kube-apiserver, etcd and kube-controller-manager with real runners and
 ## fio; one package at a time, as they measure I/O rates.
 integration: setup-runtime k8s-binaries
@@ -60,10 +90,10 @@ bench: setup-runtime
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x -cpu 1 ./internal/results/
 
 ## verify: fail when formatting, go.mod/go.sum or generated files (deepcopy,
-## CRDs, RBAC) drift from what the tools generate.
+## CRDs, RBAC and their copies in the chart) drift from what the tools generate.
 verify: generate manifests
-	@git diff --exit-code -- api config || { echo "generated files drift: run make generate manifests and commit"; exit 1; }
-	@test -z "$$(git status --porcelain -- api config)" || { git status --porcelain -- api config; echo "untracked generated files: commit them"; exit 1; }
+	@git diff --exit-code -- api config charts || { echo "generated files drift: run make generate manifests and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- api config charts)" || { git status --porcelain -- api config charts; echo "untracked generated files: commit them"; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting (make fmt)"; exit 1; }
 	@cp go.mod /tmp/storagebench-go.mod.bak; cp go.sum /tmp/storagebench-go.sum.bak 2>/dev/null || true
 	@$(GO) mod tidy
@@ -81,6 +111,35 @@ demo: setup-runtime build
 ## hack/k8s-bin/go.mod and hack/etcd-bin/go.mod; a second run costs nothing.
 k8s-binaries:
 	@./hack/k8s-binaries.sh $(K8S_COMPONENTS)
+
+## deploy: install the CRD and the operator (config/default: namespace
+## storagebench-system) into the cluster of kubectl's current context, with
+## the manager image IMG and the client image RUNNER_IMG. KUBECTL=kubectl uses
+## yours instead of the pinned one.
+deploy: setup
+	@set -eu; kubectl="$(KUBECTL)"; [ -n "$$kubectl" ] || kubectl="$$(./hack/k8s-binaries.sh kubectl)/kubectl"; \
+	rm -rf _work/deploy; mkdir -p _work/deploy; \
+	printf 'resources:\n- ../../config/default\n' >_work/deploy/kustomization.yaml; \
+	(cd _work/deploy && ../../$(KUSTOMIZE) edit set image localhost/storagebench-manager=$(IMG)); \
+	$(KUSTOMIZE) build _work/deploy | sed 's|--runner-image=.*|--runner-image=$(RUNNER_IMG)|' | "$$kubectl" apply --server-side -f -
+
+## undeploy: delete what deploy created, the CRD included, and with it
+## every StorageBenchmark of the cluster.
+undeploy: setup
+	@set -eu; kubectl="$(KUBECTL)"; [ -n "$$kubectl" ] || kubectl="$$(./hack/k8s-binaries.sh kubectl)/kubectl"; \
+	$(KUSTOMIZE) build config/default | "$$kubectl" delete --ignore-not-found -f -
+
+## helm-install: install or upgrade the chart as release storagebench in
+## storagebench-system, with the images IMG and RUNNER_IMG (repository:tag).
+helm-install: setup
+	@set -eu; img='$(IMG)'; runner='$(RUNNER_IMG)'; set -x; \
+	$(HELM) upgrade --install storagebench $(CHART) --namespace storagebench-system --create-namespace \
+		--set image.repository="$${img%:*}" --set image.tag="$${img##*:}" \
+		--set runnerImage.repository="$${runner%:*}" --set runnerImage.tag="$${runner##*:}"
+
+## helm-uninstall: remove the release (Helm keeps the CRD and the benchmarks).
+helm-uninstall: setup
+	$(HELM) uninstall storagebench --namespace storagebench-system
 
 clean:
 	rm -rf _work

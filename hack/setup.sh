@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what storagebench's build, tests and demo need on a fresh Debian
 # machine: fio (the load generator, Debian package) and pinned Go tools under
-# bin/ (ignored by git, keyed by version so a second run costs nothing).
+# bin/ (ignored by git, keyed by version so a second run costs nothing):
+# golangci-lint, controller-gen, helm and kustomize.
 #
 #   hack/setup.sh          fio and the Go tools
 #   hack/setup.sh runtime  fio only (what the demo needs)
@@ -11,6 +12,9 @@ what="${1:-all}"
 
 GOLANGCI_LINT_VERSION="${GOLANGCI_LINT_VERSION:-v2.15.0}"
 CONTROLLER_TOOLS_VERSION="${CONTROLLER_TOOLS_VERSION:-v0.18.0}"
+HELM_VERSION="${HELM_VERSION:-v3.22.0}"
+# kustomize v5.8 needs Go 1.27; v5.7.1 is the last that builds with Go 1.26.
+KUSTOMIZE_VERSION="${KUSTOMIZE_VERSION:-v5.7.1}"
 
 need_apt=()
 command -v fio >/dev/null 2>&1 || need_apt+=(fio)
@@ -41,3 +45,5 @@ go_tool() {
 }
 go_tool golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint "$GOLANGCI_LINT_VERSION"
 go_tool controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen "$CONTROLLER_TOOLS_VERSION"
+go_tool helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
+go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5 "$KUSTOMIZE_VERSION"
