@@ -16,7 +16,7 @@ IMG ?= localhost/storagebench-manager:0.1.0
 RUNNER_IMG ?= localhost/storagebench-runner:0.1.0
 KUBECTL ?=
 
-.PHONY: all setup setup-runtime build fmt vet lint test unit integration bench verify demo k8s-binaries clean manifests generate chart-crds chart-rbac helm-lint deploy undeploy helm-install helm-uninstall
+.PHONY: all setup setup-runtime build fmt vet lint test unit integration bench verify demo k8s-binaries clean manifests generate chart-crds chart-rbac helm-lint deploy undeploy helm-install helm-uninstall images plugin-image
 
 all: build
 
@@ -56,6 +56,18 @@ chart-rbac:
 helm-lint: setup
 	$(HELM) lint --strict $(CHART)
 	$(HELM) lint --strict $(CHART) --set metrics.serviceMonitor.enabled=true --set watchNamespaces='{a,b}'
+
+## images: build the manager and runner images offline with buildah (as root,
+## no registry) into docker-archive tarballs in a cache outside the clone and
+## print their directory (ctr -n k8s.io images import DIR/*.tar); a second run
+## costs nothing (hack/images.sh).
+images:
+	@./hack/images.sh
+
+## plugin-image: render the README's ops-latency picture from the recorded
+## real run (docs/images/oltp-curve.yaml, made by go run ./hack/record).
+plugin-image:
+	$(GO) run ./cmd/kubectl-storagebench report --from-file docs/images/oltp-curve.yaml -o png --file docs/images/ops-latency.png
 
 ## build: compile every binary into bin/.
 build:
