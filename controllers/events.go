@@ -8,6 +8,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/analysis"
+	sbmetrics "github.com/storagebench/storagebench/internal/metrics"
 )
 
 // Event reasons.
@@ -64,7 +65,7 @@ func (r *Reconciler) conditionEvent(old, b *v1alpha1.StorageBenchmark, cond, typ
 
 // stepLine describes a finished step in one line, as the reports do.
 func stepLine(s *v1alpha1.StepStatus) string {
-	line := fmt.Sprintf("step %d: achieved %s IOPS, %s", s.Index, analysis.FormatCount(float64(s.AchievedIOPS)), mibps(s.AchievedBytesPerSecond))
+	line := fmt.Sprintf("step %d: achieved %s IOPS, %s", s.Index+1, analysis.FormatCount(float64(s.AchievedIOPS)), mibps(s.AchievedBytesPerSecond))
 	switch {
 	case s.OfferedIOPS > 0:
 		line += fmt.Sprintf(" (offered %s IOPS)", analysis.FormatCount(float64(s.OfferedIOPS)))
@@ -87,4 +88,21 @@ func stepLine(s *v1alpha1.StepStatus) string {
 
 func mibps(bytesPerSecond int64) string {
 	return fmt.Sprintf("%.1f MiB/s", float64(bytesPerSecond)/(1<<20))
+}
+
+// countRuns counts the run transitions between two statuses for the
+// operator's counters (docs/metrics.md). Like emitEvents it runs only after
+// the new status was written, so each transition is counted once.
+func countRuns(old, b *v1alpha1.StorageBenchmark) {
+	if b.Status.StartTime != nil && old.Status.StartTime == nil {
+		sbmetrics.RunsStarted.Inc()
+	}
+	if meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionComplete) &&
+		!meta.IsStatusConditionTrue(old.Status.Conditions, v1alpha1.ConditionComplete) {
+		sbmetrics.RunsCompleted.Inc()
+	}
+	if c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionFailed); c != nil && c.Status == "True" &&
+		!meta.IsStatusConditionTrue(old.Status.Conditions, v1alpha1.ConditionFailed) {
+		sbmetrics.RunsFailed.WithLabelValues(c.Reason).Inc()
+	}
 }

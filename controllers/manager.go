@@ -16,11 +16,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
+	sbmetrics "github.com/storagebench/storagebench/internal/metrics"
 )
 
 // ManagerOptions configure NewManager (cmd/manager maps its flags here).
@@ -108,6 +110,11 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 		r.Recorder = mgr.GetEventRecorderFor("storagebench")
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	// metrics: the benchmarks' series, read from the cache at scrape time
+	// (docs/metrics.md); replaces a previous manager's collector.
+	if err := sbmetrics.Register(crmetrics.Registry, &sbmetrics.Collector{Reader: mgr.GetCache()}); err != nil {
 		return nil, err
 	}
 	if o.ProbeAddr != "0" && o.ProbeAddr != "" {

@@ -141,7 +141,7 @@ func (r *Reconciler) failure(b *v1alpha1.StorageBenchmark, obs *observed, now ti
 	if ordered && !order.Done && order.Index == len(b.Status.Steps) {
 		deadline := stepEnd(order).Add(orDefault(r.ResultGrace, 2*time.Minute))
 		if now.After(deadline) {
-			return ReasonStepTimedOut, fmt.Sprintf("step %d: %d of %d clients did not report a result by %s", order.Index,
+			return ReasonStepTimedOut, fmt.Sprintf("step %d: %d of %d clients did not report a result by %s", order.Index+1,
 				len(obs.clients)-resultsFor(obs, order.Index), len(obs.clients), deadline.UTC().Format(time.RFC3339)), 0
 		}
 		retry = minPositive(retry, deadline.Sub(now))
@@ -260,9 +260,9 @@ func (r *Reconciler) collect(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 	b.Status.Steps = append(b.Status.Steps, stepStatus(order, agg, name))
 	b.Status.Progress = progress(len(b.Status.Steps), int(b.Status.StepsPlanned))
 	if len(agg.Errors) > 0 {
-		setFailed(b, r.now(), ReasonClientFailed, fmt.Sprintf("step %d: %s", k, strings.Join(b.Status.Steps[k].Errors, "; ")))
+		setFailed(b, r.now(), ReasonClientFailed, fmt.Sprintf("step %d: %s", k+1, strings.Join(b.Status.Steps[k].Errors, "; ")))
 	} else if agg.Interrupted {
-		setFailed(b, r.now(), ReasonClientLost, fmt.Sprintf("step %d was interrupted: a client was stopped mid-step (its partial result is recorded)", k))
+		setFailed(b, r.now(), ReasonClientLost, fmt.Sprintf("step %d was interrupted: a client was stopped mid-step (its partial result is recorded)", k+1))
 	}
 	return nil
 }
@@ -301,7 +301,7 @@ func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark
 	var order runner.StepOrder
 	switch {
 	case err != nil:
-		setFailed(b, now, ReasonInvalidPlan, fmt.Sprintf("step %d: %s", n, err))
+		setFailed(b, now, ReasonInvalidPlan, fmt.Sprintf("planning step %d: %s", n+1, err))
 		return nil // finish writes the done order
 	case step == nil:
 		order = runner.StepOrder{Index: n, Done: true, Reason: stop.Message}

@@ -480,7 +480,7 @@ func TestAnalyzeSLOs(t *testing.T) {
 		{"all met", []v1alpha1.Objective{peak("peak", 30000), atLatency}, []v1alpha1.Verdict{"Met", "Met"},
 			metav1.ConditionTrue, ReasonAllMet, "every objective was met", "", ""},
 		{"not met", []v1alpha1.Objective{peak("peak", 50000), atLatency}, []v1alpha1.Verdict{"NotMet", "Met"},
-			metav1.ConditionFalse, ReasonNotMet, "", "peak", "peak 31,000 IOPS < 50,000 IOPS (step 3)"},
+			metav1.ConditionFalse, ReasonNotMet, "", "peak", "peak 31,000 IOPS < 50,000 IOPS (step 4)"},
 		{"not measurable", []v1alpha1.Objective{atLatency, unreachable}, []v1alpha1.Verdict{"Met", "NotMeasurable"},
 			metav1.ConditionFalse, ReasonNotMeasurable, "", "p99-at-100k", "no step reached 100,000 IOPS"},
 		{"not met outranks not measurable", []v1alpha1.Objective{unreachable, peak("peak", 50000)}, []v1alpha1.Verdict{"NotMeasurable", "NotMet"},
@@ -932,12 +932,12 @@ func TestStepLine(t *testing.T) {
 	s := b.Status.Steps[3]
 	s.Saturated = true
 	got := stepLine(&s)
-	want := "step 3: achieved 31,000 IOPS, 242.2 MiB/s (offered 40,000 IOPS); read mean 1.8ms p99 3ms; write mean 2.8ms p99 5ms; saturated"
+	want := "step 4: achieved 31,000 IOPS, 242.2 MiB/s (offered 40,000 IOPS); read mean 1.8ms p99 3ms; write mean 2.8ms p99 5ms; saturated"
 	if got != want {
 		t.Errorf("stepLine() = %q\nwant          %q", got, want)
 	}
 	bytes := v1alpha1.StepStatus{Index: 1, AchievedIOPS: 100, AchievedBytesPerSecond: 100 << 20, OfferedBytesPerSecond: 200 << 20}
-	if got := stepLine(&bytes); got != "step 1: achieved 100 IOPS, 100.0 MiB/s (offered 200.0 MiB/s)" {
+	if got := stepLine(&bytes); got != "step 2: achieved 100 IOPS, 100.0 MiB/s (offered 200.0 MiB/s)" {
 		t.Errorf("stepLine() = %q", got)
 	}
 }

@@ -233,7 +233,7 @@ func entitlementPercents(b *v1alpha1.StorageBenchmark) {
 		st.EntitlementPercent = trident.PercentOfEntitlement(e, st.AchievedBytesPerSecond)
 		peak = max(peak, st.EntitlementPercent)
 		if n := trident.SaturationNote(e, st.AchievedBytesPerSecond, st.Saturated); n != "" {
-			note = fmt.Sprintf("step %d %s", st.Index, n)
+			note = fmt.Sprintf("step %d %s", st.Index+1, n)
 		}
 	}
 	s.Entitlement.PeakPercent = peak

@@ -74,7 +74,7 @@ func TestEntitlementPercentsAndSaturationNote(t *testing.T) {
 		t.Errorf("step 1 at %d %%, want 96", p)
 	}
 	got := b.Status.Storage.Entitlement
-	if got.PeakPercent != 96 || got.SaturationNote != "step 1 saturated at 96 % of the volume's 6.25 MiB/s entitlement" {
+	if got.PeakPercent != 96 || got.SaturationNote != "step 2 saturated at 96 % of the volume's 6.25 MiB/s entitlement" {
 		t.Errorf("entitlement = %+v", got)
 	}
 	// Without an entitlement nothing is set.

@@ -22,6 +22,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
+	sbmetrics "github.com/storagebench/storagebench/internal/metrics"
 )
 
 // Reconciler runs StorageBenchmarks.
@@ -83,9 +84,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	res, err := r.reconcile(ctx, &b)
 	if !equality.Semantic.DeepEqual(old.Status, b.Status) {
 		if uerr := r.Status().Update(ctx, &b); uerr != nil {
+			sbmetrics.ReconcileErrors.Inc() // metrics
 			return ctrl.Result{}, errors.Join(err, uerr)
 		}
 		r.emitEvents(old, &b)
+		countRuns(old, &b) // metrics
+	}
+	if err != nil {
+		sbmetrics.ReconcileErrors.Inc() // metrics
 	}
 	return res, err
 }

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what storagebench's build, tests and demo need on a fresh Debian
-# machine: fio (the load generator, Debian package) and pinned Go tools under
+# machine: fio (the load generator, Debian package), Debian's prometheus
+# package (promtool tests the chart's rules) and pinned Go tools under
 # bin/ (ignored by git, keyed by version so a second run costs nothing):
 # golangci-lint, controller-gen, helm and kustomize.
 #
-#   hack/setup.sh          fio and the Go tools
+#   hack/setup.sh          fio, prometheus and the Go tools
 #   hack/setup.sh runtime  fio only (what the demo needs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,8 @@ KUSTOMIZE_VERSION="${KUSTOMIZE_VERSION:-v5.7.1}"
 
 need_apt=()
 command -v fio >/dev/null 2>&1 || need_apt+=(fio)
+# promtool (test/chart's rule tests); not needed by the demo.
+[ "$what" = runtime ] || command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)
 if ((${#need_apt[@]})); then
 	echo "setup: installing Debian packages: ${need_apt[*]}"
 	SUDO=""

@@ -277,9 +277,9 @@ func (ev *evaluator) peak(x axis, threshold float64) (Verdict, string) {
 	}
 	v, t := x.pair(x.value(p), threshold)
 	if x.value(p) >= threshold {
-		return Met, fmt.Sprintf("peak %s ≥ %s (step %d)", v, t, p.Step)
+		return Met, fmt.Sprintf("peak %s ≥ %s (step %d)", v, t, p.Step+1)
 	}
-	return NotMet, fmt.Sprintf("peak %s < %s (step %d)", v, t, p.Step)
+	return NotMet, fmt.Sprintf("peak %s < %s (step %d)", v, t, p.Step+1)
 }
 
 func (ev *evaluator) latencyAtLoad(sel LatencySelector, maxLat time.Duration, minIOPS int64) (Verdict, string) {
@@ -316,19 +316,19 @@ func (ev *evaluator) latencyAtLoad(sel LatencySelector, maxLat time.Duration, mi
 			return NotMeasurable, fmt.Sprintf("no step reached %s; %s", minLoad, noSuccessfulStep)
 		}
 		v, t := x.pair(x.value(p), load)
-		return NotMeasurable, fmt.Sprintf("no step reached %s; peak was %s (step %d)", t, v, p.Step)
+		return NotMeasurable, fmt.Sprintf("no step reached %s; peak was %s (step %d)", t, v, p.Step+1)
 	case bestStep == nil:
 		return NotMeasurable, fmt.Sprintf("no step at ≥ %s measured %s (%s)", minLoad, sel, sel.missing())
 	case metStep != nil:
 		l, t := formatLatencyPair(metNs, limit)
-		return Met, fmt.Sprintf("%s %s ≤ %s at %s (step %d)", sel, l, t, x.one(x.value(metStep)), metStep.Step)
+		return Met, fmt.Sprintf("%s %s ≤ %s at %s (step %d)", sel, l, t, x.one(x.value(metStep)), metStep.Step+1)
 	}
 	l, t := formatLatencyPair(bestNs, limit)
 	among := "the only step at ≥ " + minLoad
 	if measured > 1 {
 		among = fmt.Sprintf("the lowest of %d steps at ≥ %s", measured, minLoad)
 	}
-	return NotMet, fmt.Sprintf("%s %s > %s at %s (step %d), %s", sel, l, t, x.one(x.value(bestStep)), bestStep.Step, among)
+	return NotMet, fmt.Sprintf("%s %s > %s at %s (step %d), %s", sel, l, t, x.one(x.value(bestStep)), bestStep.Step+1, among)
 }
 
 func (ev *evaluator) atLatency(x axis, sel LatencySelector, maxLat time.Duration, threshold float64) (Verdict, string) {
@@ -355,12 +355,12 @@ func (ev *evaluator) atLatency(x axis, sel LatencySelector, maxLat time.Duration
 		return NotMeasurable, fmt.Sprintf("no step measured %s (%s)", sel, sel.missing())
 	case best == nil:
 		l, t := formatLatencyPair(lowestNs, limit)
-		return NotMet, fmt.Sprintf("no step had %s ≤ %s; the lowest was %s at %s (step %d)", sel, t, l, x.one(x.value(lowest)), lowest.Step)
+		return NotMet, fmt.Sprintf("no step had %s ≤ %s; the lowest was %s at %s (step %d)", sel, t, l, x.one(x.value(lowest)), lowest.Step+1)
 	}
 	v, t := x.pair(x.value(best), threshold)
 	l, lt := formatLatencyPair(bestNs, limit)
 	if x.value(best) >= threshold {
-		return Met, fmt.Sprintf("%s ≥ %s with %s %s ≤ %s (step %d)", v, t, sel, l, lt, best.Step)
+		return Met, fmt.Sprintf("%s ≥ %s with %s %s ≤ %s (step %d)", v, t, sel, l, lt, best.Step+1)
 	}
-	return NotMet, fmt.Sprintf("%s < %s with %s %s ≤ %s (step %d), the highest at or below the target", v, t, sel, l, lt, best.Step)
+	return NotMet, fmt.Sprintf("%s < %s with %s %s ≤ %s (step %d), the highest at or below the target", v, t, sel, l, lt, best.Step+1)
 }

@@ -166,39 +166,39 @@ func TestLatencyAtLoad(t *testing.T) {
 	runSLOCases(t, []sloCase{
 		{
 			"met", sweep, obj(2*time.Millisecond, 40000),
-			Met, "p99 read latency 1.84 ms ≤ 2 ms at 41,230 IOPS (step 4)",
+			Met, "p99 read latency 1.84 ms ≤ 2 ms at 41,230 IOPS (step 5)",
 		},
 		{
 			"met names the highest load that meets", sweep, obj(5*time.Millisecond, 20000),
-			Met, "p99 read latency 3 ms ≤ 5 ms at 46,000 IOPS (step 6)",
+			Met, "p99 read latency 3 ms ≤ 5 ms at 46,000 IOPS (step 7)",
 		},
 		{
 			"latency exactly at the limit is met", sweep, obj(1840*time.Microsecond, 40000),
-			Met, "p99 read latency 1.84 ms ≤ 1.84 ms at 41,230 IOPS (step 4)",
+			Met, "p99 read latency 1.84 ms ≤ 1.84 ms at 41,230 IOPS (step 5)",
 		},
 		{
 			"load exactly at the minimum counts", sweep, obj(2*time.Millisecond, 41230),
-			Met, "p99 read latency 1.84 ms ≤ 2 ms at 41,230 IOPS (step 4)",
+			Met, "p99 read latency 1.84 ms ≤ 2 ms at 41,230 IOPS (step 5)",
 		},
 		{
 			"not met: the best of several steps is named", sweep, obj(1800*time.Microsecond, 40000),
-			NotMet, "p99 read latency 1.84 ms > 1.8 ms at 41,230 IOPS (step 4), the lowest of 3 steps at ≥ 40,000 IOPS",
+			NotMet, "p99 read latency 1.84 ms > 1.8 ms at 41,230 IOPS (step 5), the lowest of 3 steps at ≥ 40,000 IOPS",
 		},
 		{
 			"not met: one step reached the load", sweep, obj(2*time.Millisecond, 46000),
-			NotMet, "p99 read latency 3 ms > 2 ms at 46,000 IOPS (step 6), the only step at ≥ 46,000 IOPS",
+			NotMet, "p99 read latency 3 ms > 2 ms at 46,000 IOPS (step 7), the only step at ≥ 46,000 IOPS",
 		},
 		{
 			"not met: just over the limit shows the digits", unthrottled(p99(1, 50000, 2*ms+1000)), obj(2*time.Millisecond, 40000),
-			NotMet, "p99 read latency 2.001 ms > 2 ms at 50,000 IOPS (step 1), the only step at ≥ 40,000 IOPS",
+			NotMet, "p99 read latency 2.001 ms > 2 ms at 50,000 IOPS (step 2), the only step at ≥ 40,000 IOPS",
 		},
 		{
 			"not measurable: load never reached", unthrottled(p99(1, 10000, 500*us), p99(7, 31204, 900*us), p99(8, 30000, 950*us)), obj(2*time.Millisecond, 40000),
-			NotMeasurable, "no step reached 40,000 IOPS; peak was 31,204 IOPS (step 7)",
+			NotMeasurable, "no step reached 40,000 IOPS; peak was 31,204 IOPS (step 8)",
 		},
 		{
 			"not measurable: peak a hair below the load", unthrottled(p99(1, 39999.6, 500*us)), obj(2*time.Millisecond, 40000),
-			NotMeasurable, "no step reached 40,000 IOPS; peak was 39,999.6 IOPS (step 1)",
+			NotMeasurable, "no step reached 40,000 IOPS; peak was 39,999.6 IOPS (step 2)",
 		},
 		{
 			"not measurable: no step at all", nil, obj(2*time.Millisecond, 40000),
@@ -210,16 +210,16 @@ func TestLatencyAtLoad(t *testing.T) {
 		},
 		{
 			"a failed step is no evidence", unthrottled(failed(p99(1, 50000, 500*us)), p99(2, 45000, 3*ms)), obj(2*time.Millisecond, 40000),
-			NotMet, "p99 read latency 3 ms > 2 ms at 45,000 IOPS (step 2), the only step at ≥ 40,000 IOPS",
+			NotMet, "p99 read latency 3 ms > 2 ms at 45,000 IOPS (step 3), the only step at ≥ 40,000 IOPS",
 		},
 		{
 			"only failed steps reached the load", unthrottled(p99(1, 30000, 500*us), failed(p99(2, 50000, 500*us))), obj(2*time.Millisecond, 40000),
-			NotMeasurable, "no step reached 40,000 IOPS; peak was 30,000 IOPS (step 1)",
+			NotMeasurable, "no step reached 40,000 IOPS; peak was 30,000 IOPS (step 2)",
 		},
 		{
 			"worst direction: writes slower", unthrottled(mixed(1, 30000, 900*us, 15000, 2500*us)),
 			Objective{LatencyAtLoad: &LatencyAtLoad{LatencySelector{"mean", "worst"}, 2 * time.Millisecond, 40000}},
-			NotMet, "mean worst-direction latency 2.5 ms > 2 ms at 45,000 IOPS (step 1), the only step at ≥ 40,000 IOPS",
+			NotMet, "mean worst-direction latency 2.5 ms > 2 ms at 45,000 IOPS (step 2), the only step at ≥ 40,000 IOPS",
 		},
 	})
 }
@@ -230,18 +230,18 @@ func TestPeakObjectives(t *testing.T) {
 	stream := unthrottled(reads(1, 20000, us), reads(2, 68864, us))
 	small := unthrottled(reads(1, 11264, us)) // 88 MiB/s
 	runSLOCases(t, []sloCase{
-		{"peak IOPS met", steps, Objective{PeakIOPS: ptr[int64](40000)}, Met, "peak 41,230 IOPS ≥ 40,000 IOPS (step 2)"},
-		{"peak IOPS not met", steps, Objective{PeakIOPS: ptr[int64](45000)}, NotMet, "peak 41,230 IOPS < 45,000 IOPS (step 2)"},
-		{"peak IOPS exactly equal", unthrottled(reads(4, 40000, us)), Objective{Name: "p", PeakIOPS: ptr[int64](40000)}, Met, "peak 40,000 IOPS ≥ 40,000 IOPS (step 4)"},
-		{"peak IOPS a hair short", unthrottled(reads(4, 39999.7, us)), Objective{PeakIOPS: ptr[int64](40000)}, NotMet, "peak 39,999.7 IOPS < 40,000 IOPS (step 4)"},
+		{"peak IOPS met", steps, Objective{PeakIOPS: ptr[int64](40000)}, Met, "peak 41,230 IOPS ≥ 40,000 IOPS (step 3)"},
+		{"peak IOPS not met", steps, Objective{PeakIOPS: ptr[int64](45000)}, NotMet, "peak 41,230 IOPS < 45,000 IOPS (step 3)"},
+		{"peak IOPS exactly equal", unthrottled(reads(4, 40000, us)), Objective{Name: "p", PeakIOPS: ptr[int64](40000)}, Met, "peak 40,000 IOPS ≥ 40,000 IOPS (step 5)"},
+		{"peak IOPS a hair short", unthrottled(reads(4, 39999.7, us)), Objective{PeakIOPS: ptr[int64](40000)}, NotMet, "peak 39,999.7 IOPS < 40,000 IOPS (step 5)"},
 		{"peak IOPS without steps", nil, Objective{PeakIOPS: ptr[int64](1)}, NotMeasurable, "no step completed without errors"},
 		{"peak IOPS with only failed steps", unthrottled(failed(reads(1, 50000, us))), Objective{PeakIOPS: ptr[int64](1)}, NotMeasurable, "no step completed without errors"},
-		{"peak IOPS of no I/O", unthrottled(results.StepAggregate{Step: 3}), Objective{PeakIOPS: ptr[int64](1)}, NotMet, "peak 0 IOPS < 1 IOPS (step 3)"},
-		{"peak MiB/s met", stream, Objective{PeakMiBps: ptr[int64](500)}, Met, "peak 538 MiB/s ≥ 500 MiB/s (step 2)"},
-		{"peak MiB/s exactly equal", stream, Objective{PeakMiBps: ptr[int64](538)}, Met, "peak 538 MiB/s ≥ 538 MiB/s (step 2)"},
-		{"peak MiB/s not met", stream, Objective{PeakMiBps: ptr[int64](4700)}, NotMet, "peak 538 MiB/s < 4,700 MiB/s (step 2)"},
-		{"peak MiB/s small values keep a decimal", small, Objective{PeakMiBps: ptr[int64](100)}, NotMet, "peak 88 MiB/s < 100 MiB/s (step 1)"},
-		{"peak MiB/s fraction", unthrottled(reads(1, 11200, us)), Objective{PeakMiBps: ptr[int64](100)}, NotMet, "peak 87.5 MiB/s < 100 MiB/s (step 1)"},
+		{"peak IOPS of no I/O", unthrottled(results.StepAggregate{Step: 3}), Objective{PeakIOPS: ptr[int64](1)}, NotMet, "peak 0 IOPS < 1 IOPS (step 4)"},
+		{"peak MiB/s met", stream, Objective{PeakMiBps: ptr[int64](500)}, Met, "peak 538 MiB/s ≥ 500 MiB/s (step 3)"},
+		{"peak MiB/s exactly equal", stream, Objective{PeakMiBps: ptr[int64](538)}, Met, "peak 538 MiB/s ≥ 538 MiB/s (step 3)"},
+		{"peak MiB/s not met", stream, Objective{PeakMiBps: ptr[int64](4700)}, NotMet, "peak 538 MiB/s < 4,700 MiB/s (step 3)"},
+		{"peak MiB/s small values keep a decimal", small, Objective{PeakMiBps: ptr[int64](100)}, NotMet, "peak 88 MiB/s < 100 MiB/s (step 2)"},
+		{"peak MiB/s fraction", unthrottled(reads(1, 11200, us)), Objective{PeakMiBps: ptr[int64](100)}, NotMet, "peak 87.5 MiB/s < 100 MiB/s (step 2)"},
 		{"peak MiB/s without steps", nil, Objective{PeakMiBps: ptr[int64](1)}, NotMeasurable, "no step completed without errors"},
 	})
 }
@@ -259,19 +259,19 @@ func TestAtLatencyObjectives(t *testing.T) {
 	runSLOCases(t, []sloCase{
 		{
 			"met at the boundary", sweep, iops(time.Millisecond, 40000),
-			Met, "41,230 IOPS ≥ 40,000 IOPS with p99 read latency 1 ms ≤ 1 ms (step 3)",
+			Met, "41,230 IOPS ≥ 40,000 IOPS with p99 read latency 1 ms ≤ 1 ms (step 4)",
 		},
 		{
 			"throughput exactly at the minimum", sweep, iops(time.Millisecond, 41230),
-			Met, "41,230 IOPS ≥ 41,230 IOPS with p99 read latency 1 ms ≤ 1 ms (step 3)",
+			Met, "41,230 IOPS ≥ 41,230 IOPS with p99 read latency 1 ms ≤ 1 ms (step 4)",
 		},
 		{
 			"not met: too few IOPS at the latency", sweep, iops(999*time.Microsecond, 40000),
-			NotMet, "31,000 IOPS < 40,000 IOPS with p99 read latency 950 µs ≤ 999 µs (step 2), the highest at or below the target",
+			NotMet, "31,000 IOPS < 40,000 IOPS with p99 read latency 950 µs ≤ 999 µs (step 3), the highest at or below the target",
 		},
 		{
 			"not met: no step at or below the latency", sweep, iops(500*time.Microsecond, 1000),
-			NotMet, "no step had p99 read latency ≤ 500 µs; the lowest was 600 µs at 12,000 IOPS (step 1)",
+			NotMet, "no step had p99 read latency ≤ 500 µs; the lowest was 600 µs at 12,000 IOPS (step 2)",
 		},
 		{
 			"not measurable: a step with no reads and a read selector", unthrottled(writes(1, 50000, 300*us)), iops(time.Millisecond, 1000),
@@ -293,22 +293,22 @@ func TestAtLatencyObjectives(t *testing.T) {
 		},
 		{
 			"failed steps ignored", append(unthrottled(failed(p99(9, 90000, 500*us))), sweep...), iops(time.Millisecond, 40000),
-			Met, "41,230 IOPS ≥ 40,000 IOPS with p99 read latency 1 ms ≤ 1 ms (step 3)",
+			Met, "41,230 IOPS ≥ 40,000 IOPS with p99 read latency 1 ms ≤ 1 ms (step 4)",
 		},
 		{
 			"MiB/s at latency met", unthrottled(reads(1, 68864, 800*us), reads(2, 80000, 2*ms)),
 			Objective{MiBpsAtLatency: &MiBpsAtLatency{MaxLatency: time.Millisecond, MinMiBps: 500}},
-			Met, "538 MiB/s ≥ 500 MiB/s with mean latency 800 µs ≤ 1 ms (step 1)",
+			Met, "538 MiB/s ≥ 500 MiB/s with mean latency 800 µs ≤ 1 ms (step 2)",
 		},
 		{
 			"MiB/s at latency not met", unthrottled(reads(1, 68864, 800*us), reads(2, 80000, 2*ms)),
 			Objective{MiBpsAtLatency: &MiBpsAtLatency{MaxLatency: time.Millisecond, MinMiBps: 600}},
-			NotMet, "538 MiB/s < 600 MiB/s with mean latency 800 µs ≤ 1 ms (step 1), the highest at or below the target",
+			NotMet, "538 MiB/s < 600 MiB/s with mean latency 800 µs ≤ 1 ms (step 2), the highest at or below the target",
 		},
 		{
 			"MiB/s at latency: tie on throughput picks the lower latency", unthrottled(reads(1, 68864, 800*us), reads(2, 68864, 700*us)),
 			Objective{MiBpsAtLatency: &MiBpsAtLatency{MaxLatency: time.Millisecond, MinMiBps: 500}},
-			Met, "538 MiB/s ≥ 500 MiB/s with mean latency 700 µs ≤ 1 ms (step 2)",
+			Met, "538 MiB/s ≥ 500 MiB/s with mean latency 700 µs ≤ 1 ms (step 3)",
 		},
 	})
 }

@@ -192,8 +192,8 @@ func spread(total, first int64, t Topology, set func(*JobLoad, int64), loads [][
 func tooLowMessage(s Step, unit RateUnit, total, need int64, t Topology, w workload.Spec) string {
 	if unit == MiBps {
 		return fmt.Sprintf("step %d offers %d B/s, below the minimum of %d B/s (%d MiBps): %s",
-			s.Index, total, need, MinimumRate(MiBps, t, w), whyMinimum(unit, t, w))
+			s.Index+1, total, need, MinimumRate(MiBps, t, w), whyMinimum(unit, t, w))
 	}
 	return fmt.Sprintf("step %d offers %d IOPS, below the minimum of %d IOPS: %s",
-		s.Index, total, need, whyMinimum(unit, t, w))
+		s.Index+1, total, need, whyMinimum(unit, t, w))
 }

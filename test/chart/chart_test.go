@@ -28,6 +28,7 @@ func TestHelmLint(t *testing.T) {
 		nil,
 		{"--set", "metrics.serviceMonitor.enabled=true", "--set", "watchNamespaces={a,b}"},
 		{"--set", "metrics.enabled=false", "--set", "leaderElection.enabled=false"},
+		{"--set", "prometheusRule.enabled=true", "--set", "grafanaDashboard.enabled=true"},
 	} {
 		args := append([]string{"lint", "--strict", "charts/storagebench"}, set...)
 		if out, err := run(t, helm, args...); err != nil {

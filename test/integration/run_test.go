@@ -11,6 +11,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
@@ -160,5 +161,27 @@ var _ = Describe("A benchmark run", func() {
 		Expect(c).NotTo(BeNil())
 		Expect(c.Status).To(BeEquivalentTo("False"))
 		Expect(c.Message).To(ContainSubstring("out-of-reach"))
+
+		By("the manager's metrics registry serves the benchmark's series, read from the cache at scrape time")
+		verdicts := map[string]float64{}
+		families, err := crmetrics.Registry.Gather()
+		Expect(err).NotTo(HaveOccurred())
+		names := map[string]bool{}
+		for _, f := range families {
+			names[f.GetName()] = true
+			for _, m := range f.GetMetric() {
+				l := map[string]string{}
+				for _, p := range m.GetLabel() {
+					l[p.GetName()] = p.GetValue()
+				}
+				if f.GetName() == "storagebench_slo_objective_met" && l["namespace"] == ns && l["benchmark"] == "slo" {
+					verdicts[l["objective"]] = m.GetGauge().GetValue()
+				}
+			}
+		}
+		Expect(verdicts).To(Equal(map[string]float64{"some-iops": 1, "out-of-reach": 0}))
+		for _, n := range []string{"storagebench_step_achieved_iops", "storagebench_step_latency_seconds", "storagebench_peak_iops", "storagebench_run_state"} {
+			Expect(names).To(HaveKey(n))
+		}
 	})
 })

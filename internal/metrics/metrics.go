@@ -1,0 +1,333 @@
+// Package metrics exports StorageBenchmarks as Prometheus metrics. The
+// Collector reads the benchmarks from the manager's cache at scrape time, so
+// a deleted benchmark's series disappear with it; the run counters count
+// the reconciler's transitions. docs/metrics.md lists every series.
+package metrics
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+)
+
+// Namespace prefixes every series.
+const Namespace = "storagebench"
+
+// Label names.
+const (
+	LabelNamespace    = "namespace"
+	LabelBenchmark    = "benchmark"
+	LabelStorageClass = "storage_class"
+	LabelProfile      = "profile"
+	LabelStep         = "step"
+	LabelOperation    = "operation"
+	LabelPercentile   = "percentile"
+	LabelObjective    = "objective"
+	LabelVerdict      = "verdict"
+	LabelState        = "state"
+	LabelReason       = "reason"
+)
+
+// Operations: reads, writes, and all I/O of a step pooled.
+const (
+	OperationRead  = "read"
+	OperationWrite = "write"
+	OperationAll   = "all"
+)
+
+// Run states (storagebench_run_state is one-hot over them).
+const (
+	StateRunning  = "running"
+	StateComplete = "complete"
+	StateFailed   = "failed"
+)
+
+// States lists the run states in the order they are exported.
+var States = []string{StateRunning, StateComplete, StateFailed}
+
+var (
+	benchLabels = []string{LabelNamespace, LabelBenchmark, LabelStorageClass, LabelProfile}
+	stepLabels  = append(append([]string{}, benchLabels...), LabelStep)
+	opLabels    = append(append([]string{}, stepLabels...), LabelOperation)
+)
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", name), help, labels, nil)
+}
+
+func with(base []string, more ...string) []string {
+	return append(append([]string{}, base...), more...)
+}
+
+// Descriptors of the collector's series.
+var (
+	descStepIOPS = desc("step_achieved_iops",
+		"Achieved I/O operations per second of a finished step, summed over clients, per operation (read, write, all).", opLabels...)
+	descStepBytes = desc("step_achieved_bytes_per_second",
+		"Achieved bytes per second of a finished step, summed over clients, per operation (read, write, all).", opLabels...)
+	descStepLatency = desc("step_latency_seconds",
+		"Completion latency percentile (50, 90, 99, 99.9) of a finished step's merged fio histogram, per operation (read, write, all).", with(opLabels, LabelPercentile)...)
+	descStepLatencyMean = desc("step_latency_mean_seconds",
+		"Mean completion latency of a finished step, per operation (read, write, all).", opLabels...)
+	descStepOfferedIOPS = desc("step_offered_iops",
+		"Offered I/O operations per second of a rate-limited step (absent when the step offered no IOPS rate).", stepLabels...)
+	descStepOfferedBytes = desc("step_offered_bytes_per_second",
+		"Offered bytes per second of a bandwidth-limited step (absent when the step offered no bandwidth).", stepLabels...)
+	descStepSaturated = desc("step_saturated",
+		"1 when a throttled step achieved less than the saturation percentage of its offered load, else 0.", stepLabels...)
+	descStepKnee = desc("step_knee",
+		"1 for the step at the knee of the ops-latency curve, else 0.", stepLabels...)
+
+	descPeakIOPS = desc("peak_iops",
+		"Highest achieved IOPS of a successful step of the run.", benchLabels...)
+	descPeakBytes = desc("peak_bytes_per_second",
+		"Highest achieved bytes per second of a successful step of the run.", benchLabels...)
+	descAtTargetIOPS = desc("performance_at_target_iops",
+		"Highest achieved IOPS whose latency is at or below the latency target (absent when no step is).", benchLabels...)
+	descAtTargetBytes = desc("performance_at_target_bytes_per_second",
+		"Bytes per second of the step giving the performance at the latency target (absent when no step is).", benchLabels...)
+	descLatencyTarget = desc("latency_target_seconds",
+		"The latency target performance at target is judged on.", benchLabels...)
+	descSLO = desc("slo_objective_met",
+		"1 when the SLO objective was met, else 0; the verdict label is Met, NotMet or NotMeasurable.", with(benchLabels, LabelObjective, LabelVerdict)...)
+	descState = desc("run_state",
+		"1 for the run's current state (running, complete or failed), 0 for the others.", with(benchLabels, LabelState)...)
+	descStart = desc("run_start_timestamp_seconds",
+		"Unix time the run's first step started.", benchLabels...)
+	descCompletion = desc("run_completion_timestamp_seconds",
+		"Unix time the run ended (complete or failed); absent while it runs.", benchLabels...)
+	descDuration = desc("run_duration_seconds",
+		"Seconds from the first step's start to the run's end, or to now while it runs.", benchLabels...)
+	descSteps = desc("run_steps",
+		"Number of finished steps of the run.", benchLabels...)
+	descScrapeErrors = desc("collector_errors",
+		"1 when the last scrape could not list StorageBenchmarks, else 0.")
+)
+
+// collectorDescs are the Collector's descriptors.
+var collectorDescs = []*prometheus.Desc{
+	descStepIOPS, descStepBytes, descStepLatency, descStepLatencyMean, descStepOfferedIOPS,
+	descStepOfferedBytes, descStepSaturated, descStepKnee, descPeakIOPS, descPeakBytes,
+	descAtTargetIOPS, descAtTargetBytes, descLatencyTarget, descSLO, descState, descStart,
+	descCompletion, descDuration, descSteps, descScrapeErrors,
+}
+
+// Descs returns every descriptor the collector and the counters export (for
+// documentation tests).
+func Descs() []*prometheus.Desc {
+	out := append([]*prometheus.Desc{}, collectorDescs...)
+	ch := make(chan *prometheus.Desc, 16)
+	go func() {
+		for _, c := range counters() {
+			c.Describe(ch)
+		}
+		close(ch)
+	}()
+	for d := range ch {
+		out = append(out, d)
+	}
+	return out
+}
+
+// Collector exports the StorageBenchmarks a reader lists.
+type Collector struct {
+	// Reader lists the benchmarks (the manager's cache).
+	Reader client.Reader
+	// Now is the clock (tests may override).
+	Now func() time.Time
+	// Timeout bounds a scrape's List (default 10 s).
+	Timeout time.Duration
+}
+
+var _ prometheus.Collector = (*Collector)(nil)
+
+// Describe sends the collector's descriptors.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range collectorDescs {
+		ch <- d
+	}
+}
+
+// Collect lists the benchmarks and sends their series.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var list v1alpha1.StorageBenchmarkList
+	if err := c.Reader.List(ctx, &list); err != nil {
+		ch <- prometheus.MustNewConstMetric(descScrapeErrors, prometheus.GaugeValue, 1)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(descScrapeErrors, prometheus.GaugeValue, 0)
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	for i := range list.Items {
+		collectBenchmark(ch, &list.Items[i], now())
+	}
+}
+
+func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ...string) {
+	ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+}
+
+func bool01(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// State is a benchmark's run state.
+func State(b *v1alpha1.StorageBenchmark) string {
+	switch {
+	case meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionFailed):
+		return StateFailed
+	case meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionComplete):
+		return StateComplete
+	default:
+		return StateRunning
+	}
+}
+
+func storageClass(b *v1alpha1.StorageBenchmark) string {
+	if s := b.Status.Storage; s != nil && s.StorageClassName != "" {
+		return s.StorageClassName
+	}
+	if p := b.Spec.Storage.StorageClassName; p != nil {
+		return *p
+	}
+	return ""
+}
+
+func collectBenchmark(ch chan<- prometheus.Metric, b *v1alpha1.StorageBenchmark, now time.Time) {
+	bl := []string{b.Namespace, b.Name, storageClass(b), b.Spec.Workload.Profile}
+	st := &b.Status
+	state := State(b)
+	for _, s := range States {
+		gauge(ch, descState, bool01(s == state), with(bl, s)...)
+	}
+	gauge(ch, descSteps, float64(len(st.Steps)), bl...)
+	if st.StartTime != nil {
+		gauge(ch, descStart, unix(st.StartTime.Time), bl...)
+		end := now
+		if st.CompletionTime != nil {
+			end = st.CompletionTime.Time
+		}
+		if d := end.Sub(st.StartTime.Time); d >= 0 {
+			gauge(ch, descDuration, d.Seconds(), bl...)
+		}
+	}
+	if st.CompletionTime != nil && state != StateRunning {
+		gauge(ch, descCompletion, unix(st.CompletionTime.Time), bl...)
+	}
+	if s := st.Summary; s != nil {
+		gauge(ch, descPeakIOPS, float64(s.PeakIOPS), bl...)
+		gauge(ch, descPeakBytes, float64(s.PeakBytesPerSecond), bl...)
+		if s.LatencyTarget != nil {
+			gauge(ch, descLatencyTarget, s.LatencyTarget.Seconds(), bl...)
+		}
+		if a := s.AtTarget; a != nil {
+			gauge(ch, descAtTargetIOPS, float64(a.IOPS), bl...)
+			gauge(ch, descAtTargetBytes, float64(a.BytesPerSecond), bl...)
+		}
+	}
+	for _, o := range st.SLOs {
+		gauge(ch, descSLO, bool01(o.Verdict == "Met"), with(bl, o.Name, string(o.Verdict))...)
+	}
+	for i := range st.Steps {
+		collectStep(ch, bl, &st.Steps[i])
+	}
+}
+
+func collectStep(ch chan<- prometheus.Metric, bl []string, s *v1alpha1.StepStatus) {
+	sl := with(bl, strconv.Itoa(int(s.Index)))
+	if s.OfferedIOPS > 0 {
+		gauge(ch, descStepOfferedIOPS, float64(s.OfferedIOPS), sl...)
+	}
+	if s.OfferedBytesPerSecond > 0 {
+		gauge(ch, descStepOfferedBytes, float64(s.OfferedBytesPerSecond), sl...)
+	}
+	gauge(ch, descStepSaturated, bool01(s.Saturated), sl...)
+	gauge(ch, descStepKnee, bool01(s.Knee), sl...)
+	op := func(name string, iops, bps int64, l *v1alpha1.LatencyStatus) {
+		ol := with(sl, name)
+		gauge(ch, descStepIOPS, float64(iops), ol...)
+		gauge(ch, descStepBytes, float64(bps), ol...)
+		if l == nil {
+			return
+		}
+		gauge(ch, descStepLatencyMean, l.Mean.Seconds(), ol...)
+		for _, q := range []struct {
+			q string
+			d time.Duration
+		}{{"50", l.P50.Duration}, {"90", l.P90.Duration}, {"99", l.P99.Duration}, {"99.9", l.P999.Duration}} {
+			gauge(ch, descStepLatency, q.d.Seconds(), with(ol, q.q)...)
+		}
+	}
+	op(OperationAll, s.AchievedIOPS, s.AchievedBytesPerSecond, s.Latency)
+	if r := s.Read; r != nil {
+		op(OperationRead, r.IOPS, r.BytesPerSecond, &r.Latency)
+	}
+	if w := s.Write; w != nil {
+		op(OperationWrite, w.IOPS, w.BytesPerSecond, &w.Latency)
+	}
+}
+
+func unix(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// Operator counters.
+var (
+	// RunsStarted counts runs whose first step was ordered.
+	RunsStarted = prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "runs_started_total", Help: "Runs whose first step was ordered."})
+	// RunsCompleted counts completed runs.
+	RunsCompleted = prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "runs_completed_total", Help: "Runs that completed."})
+	// RunsFailed counts failed runs by reason.
+	RunsFailed = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "runs_failed_total", Help: "Runs that failed, by the Failed condition's reason."}, []string{LabelReason})
+	// ReconcileErrors counts reconciles that returned an error.
+	ReconcileErrors = prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "reconcile_errors_total", Help: "Reconciles of a StorageBenchmark that returned an error."})
+)
+
+func counters() []prometheus.Collector {
+	return []prometheus.Collector{RunsStarted, RunsCompleted, RunsFailed, ReconcileErrors}
+}
+
+var (
+	registerMu sync.Mutex
+	registered = map[prometheus.Registerer]*Collector{}
+)
+
+// Register registers the counters (once per registry) and c on reg; a
+// collector registered before on reg (a previous manager in the same
+// process) is replaced.
+func Register(reg prometheus.Registerer, c *Collector) error {
+	registerMu.Lock()
+	defer registerMu.Unlock()
+	prev, seen := registered[reg]
+	if !seen {
+		for _, k := range counters() {
+			if err := reg.Register(k); err != nil {
+				return err
+			}
+		}
+	}
+	if prev != nil {
+		reg.Unregister(prev)
+	}
+	if err := reg.Register(c); err != nil {
+		return err
+	}
+	registered[reg] = c
+	return nil
+}

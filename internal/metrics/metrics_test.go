@@ -1,0 +1,271 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func dur(d time.Duration) metav1.Duration { return metav1.Duration{Duration: d} }
+
+func lat(us int64) v1alpha1.LatencyStatus {
+	u := time.Duration(us) * time.Microsecond
+	return v1alpha1.LatencyStatus{Mean: dur(u), P50: dur(u), P90: dur(2 * u), P99: dur(4 * u), P999: dur(8 * u), Max: dur(16 * u)}
+}
+
+func cond(typ string, status bool) metav1.Condition {
+	s := metav1.ConditionFalse
+	if status {
+		s = metav1.ConditionTrue
+	}
+	return metav1.Condition{Type: typ, Status: s, Reason: "X", LastTransitionTime: metav1.Time{Time: t0}}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// complete is a finished two-step run with reads and writes, one met and
+// one unmet objective.
+func complete() *v1alpha1.StorageBenchmark {
+	b := &v1alpha1.StorageBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db"}}
+	b.Spec.Storage.StorageClassName = ptr("spec-class")
+	b.Spec.Workload.Profile = "oltp"
+	l := lat(500)
+	b.Status = v1alpha1.StorageBenchmarkStatus{
+		Conditions:     []metav1.Condition{cond(v1alpha1.ConditionComplete, true), cond(v1alpha1.ConditionFailed, false)},
+		StartTime:      &metav1.Time{Time: t0},
+		CompletionTime: &metav1.Time{Time: t0.Add(90 * time.Second)},
+		Storage:        &v1alpha1.StorageStatus{StorageClassName: "fast"},
+		Steps: []v1alpha1.StepStatus{
+			{Index: 0, AchievedIOPS: 1000, AchievedBytesPerSecond: 4096000, Latency: &l,
+				Read:  &v1alpha1.OperationStatus{IOPS: 700, BytesPerSecond: 2867200, Latency: lat(400)},
+				Write: &v1alpha1.OperationStatus{IOPS: 300, BytesPerSecond: 1228800, Latency: lat(1000)}},
+			{Index: 1, OfferedIOPS: 2000, AchievedIOPS: 1500, AchievedBytesPerSecond: 6144000, Saturated: true, Knee: true},
+		},
+		Summary: &v1alpha1.SummaryStatus{PeakIOPS: 1500, PeakBytesPerSecond: 6144000, LatencyTarget: ptr(dur(time.Millisecond)),
+			AtTarget: &v1alpha1.AtTargetStatus{Step: 0, IOPS: 1000, BytesPerSecond: 4096000, Latency: dur(time.Millisecond)}},
+		SLOs: []v1alpha1.SLOStatus{{Name: "p99", Verdict: "Met"}, {Name: "peak", Verdict: "NotMet"}},
+	}
+	return b
+}
+
+func reader(t *testing.T, objs ...client.Object) client.Reader {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build()
+}
+
+const header = `# HELP storagebench_collector_errors 1 when the last scrape could not list StorageBenchmarks, else 0.
+# TYPE storagebench_collector_errors gauge
+`
+
+func TestCollector(t *testing.T) {
+	running := &v1alpha1.StorageBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "new"}}
+	running.Status.StartTime = &metav1.Time{Time: t0}
+	failed := &v1alpha1.StorageBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "bad"}}
+	failed.Spec.Workload.Profile = "seq-read"
+	failed.Status.Conditions = []metav1.Condition{cond(v1alpha1.ConditionFailed, true)}
+	failed.Status.CompletionTime = &metav1.Time{Time: t0}
+
+	for _, tc := range []struct {
+		name  string
+		objs  []client.Object
+		names []string
+		want  string
+	}{
+		{name: "none", names: []string{"storagebench_collector_errors", "storagebench_run_state"},
+			want: header + "storagebench_collector_errors 0\n"},
+		{name: "running", objs: []client.Object{running},
+			names: []string{"storagebench_run_state", "storagebench_run_duration_seconds", "storagebench_run_completion_timestamp_seconds", "storagebench_peak_iops"},
+			want: `
+# HELP storagebench_run_duration_seconds Seconds from the first step's start to the run's end, or to now while it runs.
+# TYPE storagebench_run_duration_seconds gauge
+storagebench_run_duration_seconds{benchmark="new",namespace="ns",profile="",storage_class=""} 60
+# HELP storagebench_run_state 1 for the run's current state (running, complete or failed), 0 for the others.
+# TYPE storagebench_run_state gauge
+storagebench_run_state{benchmark="new",namespace="ns",profile="",state="complete",storage_class=""} 0
+storagebench_run_state{benchmark="new",namespace="ns",profile="",state="failed",storage_class=""} 0
+storagebench_run_state{benchmark="new",namespace="ns",profile="",state="running",storage_class=""} 1
+`},
+		{name: "failed", objs: []client.Object{failed},
+			names: []string{"storagebench_run_state", "storagebench_run_completion_timestamp_seconds", "storagebench_run_duration_seconds"},
+			want: `
+# HELP storagebench_run_completion_timestamp_seconds Unix time the run ended (complete or failed); absent while it runs.
+# TYPE storagebench_run_completion_timestamp_seconds gauge
+storagebench_run_completion_timestamp_seconds{benchmark="bad",namespace="other",profile="seq-read",storage_class=""} 1.767323045e+09
+# HELP storagebench_run_state 1 for the run's current state (running, complete or failed), 0 for the others.
+# TYPE storagebench_run_state gauge
+storagebench_run_state{benchmark="bad",namespace="other",profile="seq-read",state="complete",storage_class=""} 0
+storagebench_run_state{benchmark="bad",namespace="other",profile="seq-read",state="failed",storage_class=""} 1
+storagebench_run_state{benchmark="bad",namespace="other",profile="seq-read",state="running",storage_class=""} 0
+`},
+		{name: "complete summary", objs: []client.Object{complete()},
+			names: []string{"storagebench_peak_iops", "storagebench_peak_bytes_per_second", "storagebench_performance_at_target_iops",
+				"storagebench_performance_at_target_bytes_per_second", "storagebench_latency_target_seconds", "storagebench_slo_objective_met",
+				"storagebench_run_duration_seconds", "storagebench_run_start_timestamp_seconds", "storagebench_run_steps"},
+			want: `
+# HELP storagebench_latency_target_seconds The latency target performance at target is judged on.
+# TYPE storagebench_latency_target_seconds gauge
+storagebench_latency_target_seconds{benchmark="db",namespace="ns",profile="oltp",storage_class="fast"} 0.001
+# HELP storagebench_peak_bytes_per_second Highest achieved bytes per second of a successful step of the run.
+# TYPE storagebench_peak_bytes_per_second gauge
+storagebench_peak_bytes_per_second{benchmark="db",namespace="ns",profile="oltp",storage_class="fast"} 6.144e+06
+# HELP storagebench_peak_iops Highest achieved IOPS of a successful step of the run.
+# TYPE storagebench_peak_iops gauge
+storagebench_peak_iops{benchmark="db",namespace="ns",profile="oltp",storage_class="fast"} 1500
+# HELP storagebench_performance_at_target_bytes_per_second Bytes per second of the step giving the performance at the latency target (absent when no step is).
+# TYPE storagebench_performance_at_target_bytes_per_second gauge
+storagebench_performance_at_target_bytes_per_second{benchmark="db",namespace="ns",profile="oltp",storage_class="fast"} 4.096e+06
+# HELP storagebench_performance_at_target_iops Highest achieved IOPS whose latency is at or below the latency target (absent when no step is).
+# TYPE storagebench_performance_at_target_iops gauge
+storagebench_performance_at_target_iops{benchmark="db",namespace="ns",profile="oltp",storage_class="fast"} 1000
+# HELP storagebench_run_duration_seconds Seconds from the first step's start to the run's end, or to now while it runs.
+# TYPE storagebench_run_duration_seconds gauge
+storagebench_run_duration_seconds{benchmark="db",namespace="ns",profile="oltp",storage_class="fast"} 90
+# HELP storagebench_run_start_timestamp_seconds Unix time the run's first step started.
+# TYPE storagebench_run_start_timestamp_seconds gauge
+storagebench_run_start_timestamp_seconds{benchmark="db",namespace="ns",profile="oltp",storage_class="fast"} 1.767323045e+09
+# HELP storagebench_run_steps Number of finished steps of the run.
+# TYPE storagebench_run_steps gauge
+storagebench_run_steps{benchmark="db",namespace="ns",profile="oltp",storage_class="fast"} 2
+# HELP storagebench_slo_objective_met 1 when the SLO objective was met, else 0; the verdict label is Met, NotMet or NotMeasurable.
+# TYPE storagebench_slo_objective_met gauge
+storagebench_slo_objective_met{benchmark="db",namespace="ns",objective="p99",profile="oltp",storage_class="fast",verdict="Met"} 1
+storagebench_slo_objective_met{benchmark="db",namespace="ns",objective="peak",profile="oltp",storage_class="fast",verdict="NotMet"} 0
+`},
+		{name: "complete steps", objs: []client.Object{complete()},
+			names: []string{"storagebench_step_achieved_iops", "storagebench_step_offered_iops", "storagebench_step_offered_bytes_per_second",
+				"storagebench_step_saturated", "storagebench_step_knee"},
+			want: `
+# HELP storagebench_step_achieved_iops Achieved I/O operations per second of a finished step, summed over clients, per operation (read, write, all).
+# TYPE storagebench_step_achieved_iops gauge
+storagebench_step_achieved_iops{benchmark="db",namespace="ns",operation="all",profile="oltp",step="0",storage_class="fast"} 1000
+storagebench_step_achieved_iops{benchmark="db",namespace="ns",operation="all",profile="oltp",step="1",storage_class="fast"} 1500
+storagebench_step_achieved_iops{benchmark="db",namespace="ns",operation="read",profile="oltp",step="0",storage_class="fast"} 700
+storagebench_step_achieved_iops{benchmark="db",namespace="ns",operation="write",profile="oltp",step="0",storage_class="fast"} 300
+# HELP storagebench_step_knee 1 for the step at the knee of the ops-latency curve, else 0.
+# TYPE storagebench_step_knee gauge
+storagebench_step_knee{benchmark="db",namespace="ns",profile="oltp",step="0",storage_class="fast"} 0
+storagebench_step_knee{benchmark="db",namespace="ns",profile="oltp",step="1",storage_class="fast"} 1
+# HELP storagebench_step_offered_iops Offered I/O operations per second of a rate-limited step (absent when the step offered no IOPS rate).
+# TYPE storagebench_step_offered_iops gauge
+storagebench_step_offered_iops{benchmark="db",namespace="ns",profile="oltp",step="1",storage_class="fast"} 2000
+# HELP storagebench_step_saturated 1 when a throttled step achieved less than the saturation percentage of its offered load, else 0.
+# TYPE storagebench_step_saturated gauge
+storagebench_step_saturated{benchmark="db",namespace="ns",profile="oltp",step="0",storage_class="fast"} 0
+storagebench_step_saturated{benchmark="db",namespace="ns",profile="oltp",step="1",storage_class="fast"} 1
+`},
+		{name: "complete latency", objs: []client.Object{complete()},
+			names: []string{"storagebench_step_latency_seconds", "storagebench_step_latency_mean_seconds", "storagebench_step_achieved_bytes_per_second"},
+			want: `
+# HELP storagebench_step_achieved_bytes_per_second Achieved bytes per second of a finished step, summed over clients, per operation (read, write, all).
+# TYPE storagebench_step_achieved_bytes_per_second gauge
+storagebench_step_achieved_bytes_per_second{benchmark="db",namespace="ns",operation="all",profile="oltp",step="0",storage_class="fast"} 4.096e+06
+storagebench_step_achieved_bytes_per_second{benchmark="db",namespace="ns",operation="all",profile="oltp",step="1",storage_class="fast"} 6.144e+06
+storagebench_step_achieved_bytes_per_second{benchmark="db",namespace="ns",operation="read",profile="oltp",step="0",storage_class="fast"} 2.8672e+06
+storagebench_step_achieved_bytes_per_second{benchmark="db",namespace="ns",operation="write",profile="oltp",step="0",storage_class="fast"} 1.2288e+06
+# HELP storagebench_step_latency_mean_seconds Mean completion latency of a finished step, per operation (read, write, all).
+# TYPE storagebench_step_latency_mean_seconds gauge
+storagebench_step_latency_mean_seconds{benchmark="db",namespace="ns",operation="all",profile="oltp",step="0",storage_class="fast"} 0.0005
+storagebench_step_latency_mean_seconds{benchmark="db",namespace="ns",operation="read",profile="oltp",step="0",storage_class="fast"} 0.0004
+storagebench_step_latency_mean_seconds{benchmark="db",namespace="ns",operation="write",profile="oltp",step="0",storage_class="fast"} 0.001
+# HELP storagebench_step_latency_seconds Completion latency percentile (50, 90, 99, 99.9) of a finished step's merged fio histogram, per operation (read, write, all).
+# TYPE storagebench_step_latency_seconds gauge
+storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="all",percentile="50",profile="oltp",step="0",storage_class="fast"} 0.0005
+storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="all",percentile="90",profile="oltp",step="0",storage_class="fast"} 0.001
+storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="all",percentile="99",profile="oltp",step="0",storage_class="fast"} 0.002
+storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="all",percentile="99.9",profile="oltp",step="0",storage_class="fast"} 0.004
+storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="read",percentile="50",profile="oltp",step="0",storage_class="fast"} 0.0004
+storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="read",percentile="90",profile="oltp",step="0",storage_class="fast"} 0.0008
+storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="read",percentile="99",profile="oltp",step="0",storage_class="fast"} 0.0016
+storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="read",percentile="99.9",profile="oltp",step="0",storage_class="fast"} 0.0032
+storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="write",percentile="50",profile="oltp",step="0",storage_class="fast"} 0.001
+storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="write",percentile="90",profile="oltp",step="0",storage_class="fast"} 0.002
+storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="write",percentile="99",profile="oltp",step="0",storage_class="fast"} 0.004
+storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="write",percentile="99.9",profile="oltp",step="0",storage_class="fast"} 0.008
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Collector{Reader: reader(t, tc.objs...), Now: func() time.Time { return t0.Add(time.Minute) }}
+			if err := testutil.CollectAndCompare(c, strings.NewReader(tc.want), tc.names...); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestCollectorLint checks names, units and help with client_golang's
+// linter, and that collecting is consistent with Describe (pedantic).
+func TestCollectorLint(t *testing.T) {
+	c := &Collector{Reader: reader(t, complete()), Now: func() time.Time { return t0 }}
+	problems, err := testutil.CollectAndLint(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: %s", p.Metric, p.Text)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.Gather(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type failing struct{ client.Reader }
+
+func (failing) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return errors.New("cache not synced")
+}
+
+func TestCollectorListError(t *testing.T) {
+	c := &Collector{Reader: failing{}}
+	if err := testutil.CollectAndCompare(c, strings.NewReader(header+"storagebench_collector_errors 1\n")); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestDeletedBenchmarkDisappears checks the series follow the cache.
+func TestDeletedBenchmarkDisappears(t *testing.T) {
+	b := complete()
+	r := reader(t, b)
+	c := &Collector{Reader: r}
+	if n := testutil.CollectAndCount(c, "storagebench_peak_iops"); n != 1 {
+		t.Fatalf("%d peak series, want 1", n)
+	}
+	if err := r.(client.Client).Delete(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.CollectAndCount(c); n != 1 {
+		t.Errorf("%d series after delete, want only storagebench_collector_errors", n)
+	}
+}
+
+func TestRegisterReplaces(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	for range 2 {
+		if err := Register(reg, &Collector{Reader: reader(t, complete())}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := testutil.GatherAndCount(reg, "storagebench_peak_iops"); err != nil || n != 1 {
+		t.Errorf("%d peak series (%v), want 1 from the last collector", n, err)
+	}
+}
