@@ -16,7 +16,7 @@ IMG ?= localhost/storagebench-manager:0.1.0
 RUNNER_IMG ?= localhost/storagebench-runner:0.1.0
 KUBECTL ?=
 
-.PHONY: all setup setup-runtime build fmt vet lint test unit integration bench verify demo k8s-binaries clean manifests generate chart-crds chart-rbac helm-lint deploy undeploy helm-install helm-uninstall images plugin-image
+.PHONY: all setup setup-runtime build fmt vet lint test unit integration bench verify demo k8s-binaries clean manifests generate chart-crds chart-rbac helm-lint deploy undeploy helm-install helm-uninstall images plugin-image cluster-up cluster-down
 
 all: build
 
@@ -68,6 +68,18 @@ images:
 ## real run (docs/images/oltp-curve.yaml, made by go run ./hack/record).
 plugin-image:
 	$(GO) run ./cmd/kubectl-storagebench report --from-file docs/images/oltp-curve.yaml -o png --file docs/images/ops-latency.png
+
+## cluster-up: start (or reuse) a real single-node Kubernetes on this machine
+## (etcd, control plane, containerd, kubelet, kube-proxy, bridge CNI, a default
+## local-path class and raw block PVs on loop devices, the storagebench images
+## imported); prints its kubeconfig (hack/cluster/up.sh).
+cluster-up:
+	@hack/cluster/up.sh
+
+## cluster-down: stop that cluster by PID and clean up what it left (mounts,
+## loop devices, cni0, iptables chains); PURGE=1 also removes its data.
+cluster-down:
+	@hack/cluster/down.sh $(if $(PURGE),--purge)
 
 ## build: compile every binary into bin/.
 build:

@@ -1,0 +1,450 @@
+#!/usr/bin/env bash
+# Brings up a real single-node Kubernetes cluster on this machine, or reuses
+# the one already running, and prints the admin kubeconfig's path (the only
+# line on stdout; progress goes to stderr):
+#
+#   export KUBECONFIG=$(hack/cluster/up.sh)
+#
+# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, containerd,
+# the kubelet, kube-proxy and rancher/local-path-provisioner run as plain
+# processes (no systemd), each recorded in $W/run/<name>.pid; hack/cluster/down.sh
+# stops them by PID. Pods get a bridge CNI (cni0, 10.88.0.0/16, no IP
+# forwarding: they reach this machine and each other, nothing outside).
+#
+# Storage classes: local-path (default; rancher/local-path-provisioner, a
+# directory per claim under $W/local-path; its helper pods use the runner
+# image) and local-block (no provisioner, WaitForFirstConsumer; raw block PVs
+# on loop devices, STORAGEBENCH_BLOCK_PVS of STORAGEBENCH_BLOCK_SIZE each).
+# Images: the pause image (hack/pause, made with umoci and skopeo) and the
+# storagebench manager and runner images (hack/images.sh) are imported into
+# containerd; pods use them with imagePullPolicy Never or IfNotPresent.
+#
+# Work directory: ${STORAGEBENCH_CLUSTER_DIR:-$HOME/.cache/storagebench/cluster}.
+# STORAGEBENCH_IMAGES=<dir of hack/images.sh> imports those images instead of
+# building the clone's; STORAGEBENCH_NODE_IP overrides the node address.
+# Binaries come from hack/k8s-binaries.sh (cached, keyed by version). Needs root.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+# shellcheck source=hack/cluster/lib.sh
+. hack/cluster/lib.sh
+
+BLOCK_PVS="${STORAGEBENCH_BLOCK_PVS:-2}"
+BLOCK_SIZE="${STORAGEBENCH_BLOCK_SIZE:-1G}"
+SERVICE_CIDR=10.0.0.0/24
+SERVICE_IP=10.0.0.1
+POD_CIDR=10.88.0.0/16
+PAUSE_IMAGE=localhost/storagebench-pause:1
+HELPER_IMAGE=localhost/storagebench-runner:dev
+
+t_start=$(date +%s.%N)
+[ "$(id -u)" -eq 0 ] || die "hack/cluster/up.sh needs root"
+command -v go >/dev/null 2>&1 || die "needs Go on the PATH"
+
+# --- Debian packages -------------------------------------------------------
+need=()
+for pair in containerd:containerd runc:runc /usr/lib/cni/bridge:containernetworking-plugins \
+	iptables:iptables conntrack:conntrack socat:socat umoci:umoci skopeo:skopeo \
+	losetup:mount openssl:openssl ip:iproute2; do
+	cmd="${pair%%:*}"
+	if [[ "$cmd" == /* ]]; then [ -e "$cmd" ] || need+=("${pair#*:}"); else command -v "$cmd" >/dev/null 2>&1 || need+=("${pair#*:}"); fi
+done
+if ((${#need[@]})); then
+	log "installing Debian packages: ${need[*]}"
+	apt-get update -qq >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# --- binaries --------------------------------------------------------------
+BIN="$(hack/k8s-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy)"
+kubectl() { "$BIN/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
+
+mkdir -p "$W" "$PKI" "$RUN" "$LOGS" "$W/etcd" "$W/containerd" "$W/cni/net.d" "$W/cni/ipam" \
+	"$W/kubelet" "$W/pod-logs" "$W/volume-plugins" "$W/local-path" "$W/block" "$W/manifests"
+chmod 0700 "$W/etcd" "$PKI"
+
+# local-path-provisioner, from the Go module proxy (hack/local-path-bin pins it).
+lpp_ver="$(awk '$1 == "require" && $2 == "github.com/rancher/local-path-provisioner" { print $3 }' hack/local-path-bin/go.mod)"
+LPP="$CACHE/local-path-provisioner/$lpp_ver/local-path-provisioner"
+if [ ! -x "$LPP" ]; then
+	log "building local-path-provisioner $lpp_ver ..."
+	mkdir -p "$(dirname "$LPP")"
+	(cd hack/local-path-bin && GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" \
+		-o "$LPP.tmp" github.com/rancher/local-path-provisioner) >&2
+	mv -f "$LPP.tmp" "$LPP"
+fi
+
+# --- node address ----------------------------------------------------------
+NODE_IP="${STORAGEBENCH_NODE_IP:-$(ip -4 -o addr show scope global | awk '{ split($4, a, "/"); print a[1]; exit }')}"
+[ -n "$NODE_IP" ] || die "no non-loopback IPv4 address on this machine; set STORAGEBENCH_NODE_IP"
+NODE="$(hostname | tr '[:upper:]' '[:lower:]')"
+
+# --- certificates ----------------------------------------------------------
+# cert NAME CN O SANS: a key and a certificate signed by the cluster CA.
+cert() {
+	local name="$1" cn="$2" o="$3" sans="$4" ext="$PKI/$1.ext"
+	[ -s "$PKI/$name.crt" ] && [ "$(cat "$PKI/$name.san" 2>/dev/null)" = "$sans" ] && return 0
+	openssl genrsa -out "$PKI/$name.key" 2048 2>/dev/null
+	openssl req -new -key "$PKI/$name.key" -subj "/CN=$cn${o:+/O=$o}" -out "$PKI/$name.csr" 2>/dev/null
+	{
+		echo "basicConstraints=CA:FALSE"
+		echo "keyUsage=critical,digitalSignature,keyEncipherment"
+		echo "extendedKeyUsage=serverAuth,clientAuth"
+		[ -z "$sans" ] || echo "subjectAltName=$sans"
+	} >"$ext"
+	openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
+		-days 3650 -sha256 -extfile "$ext" -out "$PKI/$name.crt" 2>/dev/null
+	echo "$sans" >"$PKI/$name.san"
+	rm -f "$PKI/$name.csr" "$ext"
+}
+if [ ! -s "$PKI/ca.crt" ]; then
+	log "certificates: new CA"
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$PKI/ca.key" -out "$PKI/ca.crt" \
+		-days 3650 -subj "/CN=storagebench-local-ca" 2>/dev/null
+	rm -f "$PKI"/*.san
+fi
+[ -s "$PKI/sa.key" ] || {
+	openssl genrsa -out "$PKI/sa.key" 2048 2>/dev/null
+	openssl rsa -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
+}
+cert apiserver kube-apiserver "" "IP:$SERVICE_IP,IP:$NODE_IP,IP:127.0.0.1,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:localhost,DNS:$NODE"
+cert kubelet "system:node:$NODE" system:nodes "IP:$NODE_IP,IP:127.0.0.1,DNS:$NODE"
+# One client identity for every component (system:masters): a test cluster.
+cert admin admin system:masters ""
+
+# kubeconfig FILE: the admin kubeconfig.
+cat >"$KUBECONFIG_ADMIN.tmp" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: storagebench
+  cluster:
+    server: https://$NODE_IP:6443
+    certificate-authority: $PKI/ca.crt
+users:
+- name: admin
+  user:
+    client-certificate: $PKI/admin.crt
+    client-key: $PKI/admin.key
+contexts:
+- name: storagebench
+  context: {cluster: storagebench, user: admin}
+current-context: storagebench
+EOF
+mv -f "$KUBECONFIG_ADMIN.tmp" "$KUBECONFIG_ADMIN"
+
+# --- daemons ---------------------------------------------------------------
+# start NAME BINARY ARGS...: start BINARY in its own session unless NAME runs;
+# records its PID in $RUN/NAME.pid and its output in $LOGS/NAME.log.
+start() {
+	local name="$1" pid
+	shift
+	if pid="$(pid_of "$name")"; then
+		log "$name: running ($pid)"
+		return 0
+	fi
+	log "$name: starting"
+	setsid "$@" </dev/null >>"$LOGS/$name.log" 2>&1 &
+	echo "$!" >"$RUN/$name.pid"
+}
+# wait_for WHAT SECONDS CMD...: until CMD succeeds.
+wait_for() {
+	local what="$1" t="$2" i
+	shift 2
+	for ((i = 0; i < t * 5; i++)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	die "$what not ready after $t s; logs in $LOGS"
+}
+
+start etcd "$BIN/etcd" --name storagebench --data-dir "$W/etcd" \
+	--listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
+	--listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
+	--initial-cluster storagebench=http://127.0.0.1:2380 --listen-metrics-urls http://127.0.0.1:2381 \
+	--quota-backend-bytes 2147483648
+
+start kube-apiserver "$BIN/kube-apiserver" --etcd-servers http://127.0.0.1:2379 \
+	--bind-address 0.0.0.0 --secure-port 6443 --advertise-address "$NODE_IP" \
+	--tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
+	--client-ca-file "$PKI/ca.crt" --authorization-mode Node,RBAC --allow-privileged=true \
+	--service-cluster-ip-range "$SERVICE_CIDR" \
+	--service-account-issuer https://kubernetes.default.svc.cluster.local \
+	--service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
+	--kubelet-client-certificate "$PKI/admin.crt" --kubelet-client-key "$PKI/admin.key" \
+	--kubelet-preferred-address-types InternalIP,Hostname \
+	--enable-admission-plugins NodeRestriction --profiling=false
+wait_for kube-apiserver 90 kubectl get --raw /readyz
+t_api=$(date +%s.%N)
+
+start kube-controller-manager "$BIN/kube-controller-manager" --kubeconfig "$KUBECONFIG_ADMIN" \
+	--authentication-kubeconfig "$KUBECONFIG_ADMIN" --authorization-kubeconfig "$KUBECONFIG_ADMIN" \
+	--leader-elect=false --bind-address 127.0.0.1 --use-service-account-credentials=true \
+	--service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
+	--cluster-signing-cert-file "$PKI/ca.crt" --cluster-signing-key-file "$PKI/ca.key" \
+	--service-cluster-ip-range "$SERVICE_CIDR" --profiling=false
+start kube-scheduler "$BIN/kube-scheduler" --kubeconfig "$KUBECONFIG_ADMIN" \
+	--authentication-kubeconfig "$KUBECONFIG_ADMIN" --authorization-kubeconfig "$KUBECONFIG_ADMIN" \
+	--leader-elect=false --bind-address 127.0.0.1 --profiling=false
+
+# containerd: everything under $W/containerd. Pods run as the kubelet asks
+# except for two things this VM and the benchmarks need:
+# restrict_oom_score_adj (no CAP_SYS_RESOURCE here; otherwise every runc create
+# fails) and device_ownership_from_security_context (a raw block device is
+# chowned to the pod's runAsUser/runAsGroup so non-root clients can open it).
+cat >"$W/containerd/config.toml" <<EOF
+version = 2
+root = "$W/containerd/root"
+state = "$W/containerd/state"
+[grpc]
+  address = "$SOCK"
+[ttrpc]
+  address = "$SOCK.ttrpc"
+[debug]
+  address = "$SOCK.debug"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$W/containerd/opt"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$PAUSE_IMAGE"
+  restrict_oom_score_adj = true
+  device_ownership_from_security_context = true
+  enable_selinux = false
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$W/cni/net.d"
+EOF
+# The pod network: one bridge. No ipMasq and ip_forward stays as it is (off):
+# pods reach this machine and each other only.
+cat >"$W/cni/net.d/10-storagebench.conflist" <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "storagebench",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "cni0",
+      "isGateway": true,
+      "ipMasq": false,
+      "hairpinMode": true,
+      "ipam": {
+        "type": "host-local",
+        "ranges": [[{"subnet": "$POD_CIDR"}]],
+        "routes": [{"dst": "0.0.0.0/0"}],
+        "dataDir": "$W/cni/ipam"
+      }
+    },
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+EOF
+# The pod's lo: containerd's CRI brings it up with this loopback plugin.
+cat >"$W/cni/net.d/99-loopback.conf" <<EOF
+{"cniVersion": "1.0.0", "name": "lo", "type": "loopback"}
+EOF
+start containerd containerd --config "$W/containerd/config.toml"
+wait_for containerd 30 ctr_ version
+
+# Images: the pause image (a static Go program that waits for SIGTERM), then
+# the storagebench images. An image already present is not imported again.
+has_image() { ctr_ images ls -q | grep -qxF "$1"; }
+pause_tar="$CACHE/pause/$(sha256sum hack/pause/main.go | cut -c1-12)/pause.tar"
+if [ ! -s "$pause_tar" ]; then
+	log "pause image: building"
+	tmp="$(mktemp -d)"
+	(cd hack/pause && GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$tmp/pause" .) >&2
+	umoci init --layout "$tmp/oci"
+	umoci new --image "$tmp/oci:1"
+	umoci unpack --image "$tmp/oci:1" "$tmp/bundle" >/dev/null
+	install -m 0755 "$tmp/pause" "$tmp/bundle/rootfs/pause"
+	umoci repack --image "$tmp/oci:1" "$tmp/bundle"
+	umoci config --image "$tmp/oci:1" --config.entrypoint /pause --config.user 65535:65535
+	printf '{"default":[{"type":"insecureAcceptAnything"}]}\n' >"$tmp/policy.json"
+	mkdir -p "$(dirname "$pause_tar")"
+	skopeo --policy "$tmp/policy.json" copy -q "oci:$tmp/oci:1" "docker-archive:$pause_tar.tmp:$PAUSE_IMAGE"
+	mv -f "$pause_tar.tmp" "$pause_tar"
+	rm -rf "$tmp"
+fi
+has_image "$PAUSE_IMAGE" || ctr_ images import "$pause_tar" >&2
+# STORAGEBENCH_IMAGES: a directory hack/images.sh made earlier (skips the build).
+images="${STORAGEBENCH_IMAGES:-}"
+[ -n "$images" ] || images="$(hack/images.sh)" || die "hack/images.sh failed"
+tag="$(sed -n 's/^tag=//p' "$images/build.txt")"
+for name in manager runner; do
+	if ! has_image "localhost/storagebench-$name:$tag" || ! has_image "localhost/storagebench-$name:dev"; then
+		log "importing localhost/storagebench-$name:$tag (also :dev)"
+		ctr_ images import "$images/$name.tar" >&2
+	fi
+done
+
+# The kubelet.
+cat >"$W/kubelet/config.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: $PKI/ca.crt}
+authorization: {mode: Webhook}
+tlsCertFile: $PKI/kubelet.crt
+tlsPrivateKeyFile: $PKI/kubelet.key
+cgroupDriver: cgroupfs
+failCgroupV1: false
+failSwapOn: false
+containerRuntimeEndpoint: unix://$SOCK
+podLogsDir: $W/pod-logs
+volumePluginDir: $W/volume-plugins
+clusterDomain: cluster.local
+resolvConf: /etc/resolv.conf
+readOnlyPort: 0
+serializeImagePulls: false
+evictionHard:
+  memory.available: 50Mi
+  nodefs.available: 1%
+  nodefs.inodesFree: 1%
+  imagefs.available: 1%
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+maxPods: 110
+EOF
+# The node's Ready must come from this kubelet, not from before a restart.
+since="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+pid_of kubelet >/dev/null && since=""
+start kubelet "$BIN/kubelet" --config "$W/kubelet/config.yaml" --kubeconfig "$KUBECONFIG_ADMIN" \
+	--root-dir "$W/kubelet" --hostname-override "$NODE" --node-ip "$NODE_IP"
+start kube-proxy "$BIN/kube-proxy" --kubeconfig "$KUBECONFIG_ADMIN" --proxy-mode iptables \
+	--conntrack-max-per-core=0 --hostname-override "$NODE" --cluster-cidr "$POD_CIDR" \
+	--bind-address "$NODE_IP" --metrics-bind-address 127.0.0.1:10249 --healthz-bind-address 127.0.0.1:10256
+
+# node_ready: the node is Ready, with a heartbeat since this kubelet started.
+node_ready() {
+	local r
+	r="$(kubectl get node "$NODE" -o jsonpath='{range .status.conditions[?(@.type=="Ready")]}{.status} {.lastHeartbeatTime}{end}')" || return 1
+	[ "${r%% *}" = True ] && [[ ! "${r#* }" < "$since" ]]
+}
+wait_for "node $NODE" 120 node_ready
+t_ready=$(date +%s.%N)
+
+# --- storage ---------------------------------------------------------------
+# local-path: the provisioner runs here as a process against the API server;
+# the helper pods (mkdir/rm of a claim's directory) use the runner image as root.
+cat >"$W/manifests/local-path.yaml" <<EOF
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: local-path-storage
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: local-path-provisioner
+  namespace: local-path-storage
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: local-path
+  annotations:
+    storageclass.kubernetes.io/is-default-class: "true"
+provisioner: rancher.io/local-path
+volumeBindingMode: WaitForFirstConsumer
+reclaimPolicy: Delete
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: local-path-config
+  namespace: local-path-storage
+data:
+  config.json: |-
+    {"nodePathMap": [{"node": "DEFAULT_PATH_FOR_NON_LISTED_NODES", "paths": ["$W/local-path"]}]}
+  setup: |-
+    #!/bin/sh
+    set -eu
+    mkdir -m 0777 -p "\$VOL_DIR"
+  teardown: |-
+    #!/bin/sh
+    set -eu
+    rm -rf "\$VOL_DIR"
+  helperPod.yaml: |-
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: helper-pod
+    spec:
+      priorityClassName: system-node-critical
+      tolerations:
+      - key: node.kubernetes.io/disk-pressure
+        operator: Exists
+        effect: NoSchedule
+      securityContext:
+        runAsUser: 0
+        runAsGroup: 0
+      containers:
+      - name: helper-pod
+        image: $HELPER_IMAGE
+        imagePullPolicy: Never
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: local-block
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+reclaimPolicy: Retain
+EOF
+kubectl apply --server-side --force-conflicts -f "$W/manifests/local-path.yaml" >&2
+start local-path-provisioner "$LPP" --debug start --kubeconfig "$KUBECONFIG_ADMIN" \
+	--namespace local-path-storage --configmap-name local-path-config \
+	--service-account-name local-path-provisioner --provisioner-name rancher.io/local-path \
+	--helper-image "$HELPER_IMAGE"
+
+# local-block: loop devices on sparse files, one PV each. A loop device gets
+# whatever number is free, so a PV whose path changed (after down.sh) and is
+# not bound is made again.
+for ((i = 0; i < BLOCK_PVS; i++)); do
+	img="$W/block/disk$i.img"
+	[ -f "$img" ] || truncate -s "$BLOCK_SIZE" "$img"
+	dev="$(losetup -j "$img" | awk -F: 'NR == 1 { print $1 }')"
+	[ -n "$dev" ] || dev="$(losetup -f --show "$img")"
+	echo "$dev" >"$W/block/disk$i.loop"
+	pv="local-block-$i"
+	cur="$(kubectl get pv "$pv" -o jsonpath='{.spec.local.path} {.status.phase}' 2>/dev/null || true)"
+	if [ -n "$cur" ] && [ "${cur%% *}" != "$dev" ]; then
+		[ "${cur#* }" != Bound ] || die "PV $pv is bound but its loop device moved to $dev"
+		kubectl delete pv "$pv" --wait=true >&2
+		cur=""
+	elif [ "${cur#* }" = Released ]; then
+		# Retain: a released PV keeps its old claim; free it for the next one.
+		kubectl patch pv "$pv" --type json -p '[{"op": "remove", "path": "/spec/claimRef"}]' >&2
+	fi
+	[ -n "$cur" ] || kubectl apply -f - >&2 <<EOF
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: $pv
+  labels: {storagebench.io/local-block: "true"}
+spec:
+  capacity: {storage: $(numfmt --from=iec "$BLOCK_SIZE")}
+  volumeMode: Block
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: local-block
+  local: {path: $dev}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions:
+        - {key: kubernetes.io/hostname, operator: In, values: [$NODE]}
+EOF
+done
+
+t_end=$(date +%s.%N)
+log "$(awk -v s="$t_start" -v a="$t_api" -v r="$t_ready" -v e="$t_end" 'BEGIN {
+	printf "up in %.1f s (API server ready at %.1f s, node Ready at %.1f s)", e - s, a - s, r - s }')"
+echo "$KUBECONFIG_ADMIN"
