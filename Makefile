@@ -16,7 +16,7 @@ IMG ?= localhost/storagebench-manager:0.1.0
 RUNNER_IMG ?= localhost/storagebench-runner:0.1.0
 KUBECTL ?=
 
-.PHONY: all setup setup-runtime build fmt vet lint test unit integration bench verify demo k8s-binaries clean manifests generate chart-crds chart-rbac helm-lint deploy undeploy helm-install helm-uninstall images plugin-image cluster-up cluster-down
+.PHONY: all setup setup-runtime build fmt vet lint test unit integration bench verify demo k8s-binaries clean manifests generate chart-crds chart-rbac helm-lint deploy undeploy helm-install helm-uninstall images plugin-image cluster-up cluster-down demo-cluster
 
 all: build
 
@@ -75,6 +75,13 @@ plugin-image:
 ## imported); prints its kubeconfig (hack/cluster/up.sh).
 cluster-up:
 	@hack/cluster/up.sh
+
+## demo-cluster: the OLTP sample on that real single-node cluster: brings it
+## up (or reuses it), installs the Helm chart with the local images, runs the
+## sample scaled to this machine with live progress, prints the per-step table
+## and writes _work/demo-cluster/oltp-bench.png (hack/demo-cluster.sh).
+demo-cluster: setup
+	./hack/demo-cluster.sh
 
 ## cluster-down: stop that cluster by PID and clean up what it left (mounts,
 ## loop devices, cni0, iptables chains); PURGE=1 also removes its data.
