@@ -14,20 +14,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/yaml"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/testenv"
@@ -51,20 +46,9 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	dir, err := testenv.AssetsDir()
+	env, c, err := testenv.Start(filepath.Join("..", "..", "config", "crd", "bases"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "validation tests need a real kube-apiserver and etcd:", err)
-		return 1
-	}
-	logf.SetLogger(logr.Discard())
-	env := &envtest.Environment{
-		BinaryAssetsDirectory: dir,
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	restCfg, err = env.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting the API server and installing the CRD:", err)
 		return 1
 	}
 	defer func() {
@@ -72,21 +56,7 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "stopping the API server:", err)
 		}
 	}()
-
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	k8s, err = client.New(restCfg, client.Options{Scheme: scheme})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "creating the client:", err)
-		return 1
-	}
+	k8s, restCfg = c, env.Config
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
 	if err := k8s.Create(context.Background(), ns); err != nil {
 		fmt.Fprintln(os.Stderr, "creating the test namespace:", err)

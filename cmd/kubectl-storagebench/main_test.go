@@ -15,15 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/report"
@@ -51,21 +47,9 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
-	dir, err := testenv.AssetsDir()
+	env, c, err := testenv.Start(filepath.Join("..", "..", "config", "crd", "bases"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "the plugin's tests need a real kube-apiserver and etcd:", err)
-		return 1
-	}
-	assetsDir = dir
-	logf.SetLogger(logr.Discard())
-	env := &envtest.Environment{
-		BinaryAssetsDirectory: dir,
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting the API server:", err)
 		return 1
 	}
 	defer func() {
@@ -73,19 +57,7 @@ func testMain(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "stopping the API server:", err)
 		}
 	}()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	k8s, assetsDir = c, env.BinaryAssetsDirectory
 	// The plugin connects as kubectl would: through a kubeconfig file.
 	user, err := env.AddUser(envtest.User{Name: "plugin-user", Groups: []string{"system:masters"}}, nil)
 	if err != nil {

@@ -8,6 +8,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
 )
 
 // KubernetesVersion is the version of the binaries the tests run; it must
@@ -36,4 +45,34 @@ func AssetsDir() (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// Start starts etcd and kube-apiserver from AssetsDir with the CRDs of
+// crdDir installed, and returns the environment (the caller stops it) and
+// a client that knows client-go's types and storagebench's.
+func Start(crdDir string) (*envtest.Environment, client.Client, error) {
+	dir, err := AssetsDir()
+	if err != nil {
+		return nil, nil, err
+	}
+	logf.SetLogger(logr.Discard())
+	env := &envtest.Environment{BinaryAssetsDirectory: dir, CRDDirectoryPaths: []string{crdDir}, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting the API server and installing the CRDs: %w", err)
+	}
+	scheme := runtime.NewScheme()
+	err = clientgoscheme.AddToScheme(scheme)
+	if err == nil {
+		err = v1alpha1.AddToScheme(scheme)
+	}
+	var k8s client.Client
+	if err == nil {
+		k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	}
+	if err != nil {
+		_ = env.Stop()
+		return nil, nil, err
+	}
+	return env, k8s, nil
 }
