@@ -24,6 +24,19 @@ func FormatLatency(ns uint64) string {
 	return formatLatencySig(ns, 3)
 }
 
+// GroupThousands inserts commas into a string of digits: "1234567" =>
+// "1,234,567".
+func GroupThousands(digits string) string {
+	var b strings.Builder
+	for i, c := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
 // formatDecimals renders v with at most decimals fraction digits (trailing
 // zeros dropped) and comma thousands separators in the integer part.
 func formatDecimals(v float64, decimals int) string {
@@ -42,12 +55,7 @@ func formatDecimals(v float64, decimals int) string {
 	if neg && strings.Trim(intPart+frac, "0") != "" {
 		b.WriteByte('-')
 	}
-	for i, c := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
+	b.WriteString(GroupThousands(intPart))
 	if frac != "" {
 		b.WriteByte('.')
 		b.WriteString(frac)

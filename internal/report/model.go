@@ -71,11 +71,10 @@ func formatMiBps(v float64) string {
 	if strings.HasPrefix(intPart, "-") {
 		sign, intPart = "-", intPart[1:]
 	}
-	n, err := strconv.ParseFloat(intPart, 64)
-	if err != nil { // NaN, Inf
+	if frac == "" { // NaN, Inf
 		return s
 	}
-	return sign + analysis.FormatCount(n) + "." + frac
+	return sign + analysis.GroupThousands(intPart) + "." + frac
 }
 
 // Latency metrics a selector accepts, as the API spells them.

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/storagebench/storagebench/internal/analysis"
 )
 
 // ServiceLevel is a Google Cloud NetApp Volumes service level.
@@ -220,21 +222,9 @@ func formatUnits(v, unit int64) string {
 	if hundredths == 100 {
 		q, hundredths = q+1, 0
 	}
-	s := groupThousands(strconv.FormatInt(q, 10))
+	s := analysis.GroupThousands(strconv.FormatInt(q, 10))
 	if hundredths == 0 {
 		return s
 	}
 	return s + "." + strings.TrimRight(fmt.Sprintf("%02d", hundredths), "0")
-}
-
-// groupThousands inserts commas into a string of digits.
-func groupThousands(digits string) string {
-	var b strings.Builder
-	for i, c := range digits {
-		if i > 0 && (len(digits)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
