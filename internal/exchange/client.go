@@ -61,7 +61,7 @@ func (c *Client) LoadPlan(ctx context.Context) (runner.ClientPlan, error) {
 		if !retriable(err) {
 			return runner.ClientPlan{}, fmt.Errorf("reading the plan: %w", err)
 		}
-		if err := pause(ctx, c.retry()); err != nil {
+		if err := runner.Pause(ctx, c.retry()); err != nil {
 			return runner.ClientPlan{}, err
 		}
 	}
@@ -104,7 +104,7 @@ func (c *Client) patch(ctx context.Context, key string, v any, annotations map[s
 		if !retriable(err) {
 			return fmt.Errorf("writing %s to ConfigMap %s: %w", key, name, err)
 		}
-		if err := pause(ctx, c.retry()); err != nil {
+		if err := runner.Pause(ctx, c.retry()); err != nil {
 			return fmt.Errorf("writing %s to ConfigMap %s: %w", key, name, err)
 		}
 	}
@@ -122,7 +122,7 @@ func (c *Client) WaitOrder(ctx context.Context, index int) (runner.StepOrder, er
 			if !retriable(err) {
 				return runner.StepOrder{}, fmt.Errorf("reading the order: %w", err)
 			}
-			if err := pause(ctx, c.retry()); err != nil {
+			if err := runner.Pause(ctx, c.retry()); err != nil {
 				return runner.StepOrder{}, err
 			}
 			continue
@@ -135,7 +135,7 @@ func (c *Client) WaitOrder(ctx context.Context, index int) (runner.StepOrder, er
 			ResourceVersion: cm.ResourceVersion,
 		})
 		if err != nil {
-			if err := pause(ctx, c.retry()); err != nil {
+			if err := runner.Pause(ctx, c.retry()); err != nil {
 				return runner.StepOrder{}, err
 			}
 			continue
@@ -202,15 +202,4 @@ func retriable(err error) bool {
 	return apierrors.IsNotFound(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
 		apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err) ||
 		apierrors.IsInternalError(err) || apierrors.IsConflict(err)
-}
-
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -139,7 +139,7 @@ func (c *Conductor) waitReady(ctx context.Context) ([]Ready, error) {
 		if time.Now().After(deadline) {
 			return ready, fmt.Errorf("only %d of %d clients were ready after %s", n, c.Clients, timeout)
 		}
-		if err := pause(ctx, c.Exchange.pollInterval()); err != nil {
+		if err := Pause(ctx, c.Exchange.pollInterval()); err != nil {
 			return ready, err
 		}
 	}
@@ -185,17 +185,20 @@ func (c *Conductor) waitResults(ctx context.Context, o StepOrder) ([]results.Cli
 			stopping = true
 			deadline = time.Now().Add(15 * time.Second)
 		}
-		if err := pause(context.WithoutCancel(ctx), c.Exchange.pollInterval()); err != nil {
+		if err := Pause(context.WithoutCancel(ctx), c.Exchange.pollInterval()); err != nil {
 			return got, err
 		}
 	}
 }
 
-func pause(ctx context.Context, d time.Duration) error {
+// Pause waits d, or until ctx ends (then it returns ctx's error).
+func Pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-time.After(d):
+	case <-t.C:
 		return nil
 	}
 }
