@@ -264,33 +264,31 @@ func (c *chart) build() (*plot.Plot, []string, error) {
 		p.Legend.Add(c.targetLabel, target)
 		legend = append(legend, c.targetLabel)
 	}
-	if len(knees) > 0 {
-		sc, err := plotter.NewScatter(knees)
-		if err != nil {
-			return nil, nil, err
+	// Marked steps (knee, saturated) are scatter glyphs over the series,
+	// named with their step numbers unless several curves are overlaid.
+	mark := func(xys plotter.XYs, what string, steps []string, style draw.GlyphStyle) error {
+		if len(xys) == 0 {
+			return nil
 		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: ColorKnee, Radius: vg.Points(8), Shape: ringGlyph{width: vg.Points(2)}}
+		sc, err := plotter.NewScatter(xys)
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle = style
 		p.Add(sc)
-		name := "knee (step " + strings.Join(kneeSteps, ", ") + ")"
+		name := what + " (step " + strings.Join(steps, ", ") + ")"
 		if c.overlay {
-			name = "knee"
+			name = what
 		}
 		p.Legend.Add(name, sc)
 		legend = append(legend, name)
+		return nil
 	}
-	if len(saturated) > 0 {
-		sc, err := plotter.NewScatter(saturated)
-		if err != nil {
-			return nil, nil, err
-		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: ColorSaturated, Radius: vg.Points(6), Shape: crossGlyph{width: vg.Points(1.8)}}
-		p.Add(sc)
-		name := "saturated (step " + strings.Join(satSteps, ", ") + ")"
-		if c.overlay {
-			name = "saturated"
-		}
-		p.Legend.Add(name, sc)
-		legend = append(legend, name)
+	if err := mark(knees, "knee", kneeSteps, draw.GlyphStyle{Color: ColorKnee, Radius: vg.Points(8), Shape: ringGlyph{width: vg.Points(2)}}); err != nil {
+		return nil, nil, err
+	}
+	if err := mark(saturated, "saturated", satSteps, draw.GlyphStyle{Color: ColorSaturated, Radius: vg.Points(6), Shape: crossGlyph{width: vg.Points(1.8)}}); err != nil {
+		return nil, nil, err
 	}
 	if maxX <= 0 {
 		maxX = 1
