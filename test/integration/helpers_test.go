@@ -1,8 +1,10 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
@@ -202,4 +205,19 @@ func durationOf(s string) metav1.Duration {
 
 func objectMeta(u *unstructured.Unstructured) *metav1.ObjectMeta {
 	return &metav1.ObjectMeta{Namespace: u.GetNamespace(), Name: u.GetName()}
+}
+
+// objectsIn reads the objects of a multi-document YAML file.
+func objectsIn(file string) []*unstructured.Unstructured {
+	data, err := os.ReadFile(file)
+	Expect(err).NotTo(HaveOccurred())
+	var out []*unstructured.Unstructured
+	for _, doc := range bytes.Split(data, []byte("\n---")) {
+		var obj map[string]any
+		Expect(yaml.Unmarshal(doc, &obj)).To(Succeed(), file)
+		if len(obj) > 0 {
+			out = append(out, &unstructured.Unstructured{Object: obj})
+		}
+	}
+	return out
 }

@@ -1,9 +1,7 @@
 package integration
 
 import (
-	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -12,8 +10,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/controllers"
@@ -36,15 +32,7 @@ var _ = Describe("The samples in config/samples", func() {
 			if filepath.Base(f) == "kustomization.yaml" {
 				continue
 			}
-			data, err := os.ReadFile(f)
-			Expect(err).NotTo(HaveOccurred())
-			for _, doc := range bytes.Split(data, []byte("\n---")) {
-				var obj map[string]any
-				Expect(yaml.Unmarshal(doc, &obj)).To(Succeed(), f)
-				if len(obj) == 0 {
-					continue
-				}
-				u := &unstructured.Unstructured{Object: obj}
+			for _, u := range objectsIn(f) {
 				if u.GetKind() == "StorageClass" {
 					Expect(k8s.Create(ctx, u)).To(Succeed(), "%s: %s", f, u.GetName())
 					DeferCleanup(func() { _ = k8s.Delete(context.Background(), u) })

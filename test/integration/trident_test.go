@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -14,11 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/controllers"
@@ -194,15 +191,7 @@ func installTrident() {
 	DeferCleanup(func() { _ = envtest.UninstallCRDs(cluster.Config, opts) })
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: controllers.DefaultTridentNamespace}}
 	Expect(client.IgnoreAlreadyExists(k8s.Create(context.Background(), ns))).To(Succeed())
-	data, err := os.ReadFile("testdata/trident/objects.yaml")
-	Expect(err).NotTo(HaveOccurred())
-	for _, doc := range bytes.Split(data, []byte("\n---")) {
-		var obj map[string]any
-		Expect(yaml.Unmarshal(doc, &obj)).To(Succeed())
-		if len(obj) == 0 {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: obj}
+	for _, u := range objectsIn("testdata/trident/objects.yaml") {
 		Expect(k8s.Create(context.Background(), u)).To(Succeed(), "creating %s %s", u.GetKind(), u.GetName())
 	}
 }
