@@ -13,7 +13,8 @@
 #
 # Storage classes: local-path (default; rancher/local-path-provisioner, a
 # directory per claim under $W/local-path; its helper pods use the runner
-# image) and local-block (no provisioner, WaitForFirstConsumer; raw block PVs
+# image), local-shared (the same provisioner, ReadWriteMany: a directory per
+# claim under $W/local-shared) and local-block (no provisioner, WaitForFirstConsumer; raw block PVs
 # on loop devices, STORAGEBENCH_BLOCK_PVS of STORAGEBENCH_BLOCK_SIZE each).
 # Images: the pause image (hack/pause, made with umoci and skopeo) and the
 # storagebench manager and runner images (hack/images.sh) are imported into
@@ -133,18 +134,26 @@ EOF
 mv -f "$KUBECONFIG_ADMIN.tmp" "$KUBECONFIG_ADMIN"
 
 # --- daemons ---------------------------------------------------------------
-# start NAME BINARY ARGS...: start BINARY in its own session unless NAME runs;
-# records its PID in $RUN/NAME.pid and its output in $LOGS/NAME.log.
+# start NAME BINARY ARGS...: start BINARY in its own session unless NAME runs
+# with the same arguments (otherwise it is restarted); records its PID in
+# $RUN/NAME.pid, its arguments in $RUN/NAME.args and its output in
+# $LOGS/NAME.log.
 start() {
-	local name="$1" pid
+	local name="$1" pid args
 	shift
+	args="$(printf '%s\n' "$@")"
 	if pid="$(pid_of "$name")"; then
-		log "$name: running ($pid)"
-		return 0
+		if [ "$args" = "$(cat "$RUN/$name.args" 2>/dev/null)" ]; then
+			log "$name: running ($pid)"
+			return 0
+		fi
+		log "$name: its arguments changed; restarting"
+		stop_pid "$pid" "$name"
 	fi
 	log "$name: starting"
 	setsid "$@" </dev/null >>"$LOGS/$name.log" 2>&1 &
 	echo "$!" >"$RUN/$name.pid"
+	echo "$args" >"$RUN/$name.args"
 }
 # wait_for WHAT SECONDS CMD...: until CMD succeeds.
 wait_for() {
@@ -275,6 +284,7 @@ has_image "$PAUSE_IMAGE" || ctr_ images import "$pause_tar" >&2
 images="${STORAGEBENCH_IMAGES:-}"
 [ -n "$images" ] || images="$(hack/images.sh)" || die "hack/images.sh failed"
 tag="$(sed -n 's/^tag=//p' "$images/build.txt")"
+echo "$tag" >"$W/images.tag" # hack/cluster/install.sh installs the chart with this tag
 for name in manager runner; do
 	if ! has_image "localhost/storagebench-$name:$tag" || ! has_image "localhost/storagebench-$name:dev"; then
 		log "importing localhost/storagebench-$name:$tag (also :dev)"
@@ -333,6 +343,17 @@ t_ready=$(date +%s.%N)
 # --- storage ---------------------------------------------------------------
 # local-path: the provisioner runs here as a process against the API server;
 # the helper pods (mkdir/rm of a claim's directory) use the runner image as root.
+# Two classes, one provisioner: local-path (a directory per claim, one node,
+# ReadWriteOnce) and local-shared (a directory per claim on a file system
+# every pod of this node reaches, so ReadWriteMany: what a Shared benchmark
+# with several clients needs; hostPath PVs without node affinity).
+mkdir -p "$W/local-shared"
+cat >"$W/manifests/local-path-config.json" <<EOF
+{"storageClassConfigs": {
+  "local-path": {"nodePathMap": [{"node": "DEFAULT_PATH_FOR_NON_LISTED_NODES", "paths": ["$W/local-path"]}]},
+  "local-shared": {"sharedFileSystemPath": "$W/local-shared"}
+}}
+EOF
 cat >"$W/manifests/local-path.yaml" <<EOF
 apiVersion: v1
 kind: Namespace
@@ -355,6 +376,16 @@ provisioner: rancher.io/local-path
 volumeBindingMode: WaitForFirstConsumer
 reclaimPolicy: Delete
 ---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: local-shared
+  annotations:
+    defaultVolumeType: hostPath
+provisioner: rancher.io/local-path
+volumeBindingMode: Immediate
+reclaimPolicy: Delete
+---
 apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -362,7 +393,7 @@ metadata:
   namespace: local-path-storage
 data:
   config.json: |-
-    {"nodePathMap": [{"node": "DEFAULT_PATH_FOR_NON_LISTED_NODES", "paths": ["$W/local-path"]}]}
+$(sed 's/^/    /' "$W/manifests/local-path-config.json")
   setup: |-
     #!/bin/sh
     set -eu
@@ -400,7 +431,7 @@ reclaimPolicy: Retain
 EOF
 kubectl apply --server-side --force-conflicts -f "$W/manifests/local-path.yaml" >&2
 start local-path-provisioner "$LPP" --debug start --kubeconfig "$KUBECONFIG_ADMIN" \
-	--namespace local-path-storage --configmap-name local-path-config \
+	--namespace local-path-storage --configmap-name local-path-config --config "$W/manifests/local-path-config.json" \
 	--service-account-name local-path-provisioner --provisioner-name rancher.io/local-path \
 	--helper-image "$HELPER_IMAGE"
 

@@ -1,10 +1,7 @@
 package integration
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -20,11 +17,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/test/k8stest"
 )
 
 // newNamespace creates a namespace for one spec, deleted after it.
@@ -55,39 +52,24 @@ func benchmark(ns, name string, mutate func(*v1alpha1.StorageBenchmark)) *v1alph
 	return b
 }
 
-func get(b *v1alpha1.StorageBenchmark) *v1alpha1.StorageBenchmark {
-	var cur v1alpha1.StorageBenchmark
-	Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(b), &cur)).To(Succeed())
-	return &cur
-}
+func get(b *v1alpha1.StorageBenchmark) *v1alpha1.StorageBenchmark { return k8stest.Get(k8s, b) }
 
-func conditionTrue(t string) func(*v1alpha1.StorageBenchmark) bool {
-	return func(b *v1alpha1.StorageBenchmark) bool { return meta.IsStatusConditionTrue(b.Status.Conditions, t) }
-}
+var conditionTrue = k8stest.ConditionTrue
 
 // waitFor polls the benchmark until cond holds, and returns it.
 func waitFor(b *v1alpha1.StorageBenchmark, timeout time.Duration, what string, cond func(*v1alpha1.StorageBenchmark) bool) *v1alpha1.StorageBenchmark {
-	var cur *v1alpha1.StorageBenchmark
-	Eventually(func() bool {
-		cur = get(b)
-		return cond(cur)
-	}, timeout, 250*time.Millisecond).Should(BeTrue(), func() string {
-		return fmt.Sprintf("benchmark %s/%s never became %s; conditions: %+v", b.Namespace, b.Name, what, cur.Status.Conditions)
-	})
-	return cur
+	GinkgoHelper()
+	return k8stest.WaitFor(k8s, b, timeout, what, cond)
 }
 
 func waitComplete(b *v1alpha1.StorageBenchmark, timeout time.Duration) *v1alpha1.StorageBenchmark {
-	cur := waitFor(b, timeout, "Complete or Failed", func(c *v1alpha1.StorageBenchmark) bool {
-		return conditionTrue(v1alpha1.ConditionComplete)(c) || conditionTrue(v1alpha1.ConditionFailed)(c)
-	})
-	Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, v1alpha1.ConditionComplete)).To(BeTrue(),
-		"benchmark failed: %+v", meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionFailed))
-	return cur
+	GinkgoHelper()
+	return k8stest.WaitComplete(k8s, b, timeout)
 }
 
 // waitFailed waits for Failed and checks its reason and message.
 func waitFailed(b *v1alpha1.StorageBenchmark, timeout time.Duration, reason, msgPart string) *v1alpha1.StorageBenchmark {
+	GinkgoHelper()
 	cur := waitFor(b, timeout, "Failed", conditionTrue(v1alpha1.ConditionFailed))
 	c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionFailed)
 	Expect(c.Reason).To(Equal(reason), c.Message)
@@ -98,13 +80,11 @@ func waitFailed(b *v1alpha1.StorageBenchmark, timeout time.Duration, reason, msg
 }
 
 func listed[T client.ObjectList](ns string, list T, sel client.MatchingLabels) T {
-	Expect(k8s.List(context.Background(), list, client.InNamespace(ns), sel)).To(Succeed())
-	return list
+	GinkgoHelper()
+	return k8stest.Listed(k8s, ns, list, sel)
 }
 
-func ofBenchmark(b *v1alpha1.StorageBenchmark) client.MatchingLabels {
-	return client.MatchingLabels{exchange.LabelBenchmark: b.Name}
-}
+var ofBenchmark = k8stest.OfBenchmark
 
 // noPodsLeft waits until no client pod of the benchmark exists.
 func noPodsLeft(b *v1alpha1.StorageBenchmark, timeout time.Duration) {
@@ -207,17 +187,4 @@ func objectMeta(u *unstructured.Unstructured) *metav1.ObjectMeta {
 	return &metav1.ObjectMeta{Namespace: u.GetNamespace(), Name: u.GetName()}
 }
 
-// objectsIn reads the objects of a multi-document YAML file.
-func objectsIn(file string) []*unstructured.Unstructured {
-	data, err := os.ReadFile(file)
-	Expect(err).NotTo(HaveOccurred())
-	var out []*unstructured.Unstructured
-	for _, doc := range bytes.Split(data, []byte("\n---")) {
-		var obj map[string]any
-		Expect(yaml.Unmarshal(doc, &obj)).To(Succeed(), file)
-		if len(obj) > 0 {
-			out = append(out, &unstructured.Unstructured{Object: obj})
-		}
-	}
-	return out
-}
+var objectsIn = k8stest.ObjectsIn

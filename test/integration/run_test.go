@@ -16,6 +16,7 @@ import (
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/test/k8stest"
 )
 
 var _ = Describe("A benchmark run", func() {
@@ -39,17 +40,11 @@ var _ = Describe("A benchmark run", func() {
 			Expect(s.Index).To(BeEquivalentTo(k))
 			Expect(s.Clients).To(BeEquivalentTo(3))
 			Expect(s.OfferedIOPS).To(Equal([]int64{150, 300, 600}[k]))
-			Expect(float64(s.AchievedIOPS)).To(BeNumerically("~", float64(s.OfferedIOPS), 0.05*float64(s.OfferedIOPS)))
+			Expect(s.Saturated).To(BeFalse())
+			k8stest.ExpectTracksOffered(s, 0.05)
 			for _, op := range []*v1alpha1.OperationStatus{s.Read, s.Write} {
 				Expect(op).NotTo(BeNil())
-				l := op.Latency
-				Expect(l.P50.Duration).To(BeNumerically(">", 0))
-				Expect(l.P50.Duration).To(BeNumerically("<=", l.P90.Duration))
-				Expect(l.P90.Duration).To(BeNumerically("<=", l.P99.Duration))
-				Expect(l.P99.Duration).To(BeNumerically("<=", l.P999.Duration))
-				// fio reports a percentile as its bin's value, which may
-				// exceed the largest sample by less than one bin (1/64).
-				Expect(float64(l.P999.Duration)).To(BeNumerically("<=", float64(l.Max.Duration)*(1+1.0/64)))
+				k8stest.ExpectOrderedPercentiles(op.Latency)
 			}
 			Expect(s.Histograms).To(Equal(exchange.StepName(b.Name, k)))
 		}
