@@ -16,7 +16,7 @@ IMG ?= localhost/storagebench-manager:0.1.0
 RUNNER_IMG ?= localhost/storagebench-runner:0.1.0
 KUBECTL ?=
 
-.PHONY: all setup setup-runtime build fmt vet lint test unit integration bench verify demo k8s-binaries clean manifests generate chart-crds chart-rbac helm-lint deploy undeploy helm-install helm-uninstall images plugin-image cluster-up cluster-down demo-cluster
+.PHONY: all setup setup-runtime build fmt vet lint test unit integration bench verify demo k8s-binaries clean manifests generate chart-crds chart-rbac helm-lint deploy undeploy helm-install helm-uninstall images plugin-image cluster-up cluster-install cluster-down demo-local e2e
 
 all: build
 
@@ -76,12 +76,10 @@ plugin-image:
 cluster-up:
 	@hack/cluster/up.sh
 
-## demo-cluster: the OLTP sample on that real single-node cluster: brings it
-## up (or reuses it), installs the Helm chart with the local images, runs the
-## sample scaled to this machine with live progress, prints the per-step table
-## and writes _work/demo-cluster/oltp-bench.png (hack/demo-cluster.sh).
-demo-cluster: setup
-	./hack/demo-cluster.sh
+## cluster-install: cluster-up, then install or upgrade the Helm chart with
+## the images it imported; prints the kubeconfig (hack/cluster/install.sh).
+cluster-install:
+	@hack/cluster/install.sh
 
 ## cluster-down: stop that cluster by PID and clean up what it left (mounts,
 ## loop devices, cni0, iptables chains); PURGE=1 also removes its data.
@@ -111,10 +109,18 @@ unit: setup-runtime k8s-binaries
 ## kube-apiserver, etcd and kube-controller-manager with real runners and
 ## fio; one package at a time, as they measure I/O rates.
 integration: setup-runtime k8s-binaries
-	$(GO) test -count=1 -p 1 -timeout 40m ./test/...
+	$(GO) test -count=1 -p 1 -timeout 40m $$($(GO) list ./test/... | grep -v /test/e2e)
 
-## test: the whole suite: generated files in sync, vet, lint, every test.
-test: setup verify vet lint unit integration
+## e2e: the whole product on a real single-node Kubernetes on this machine
+## (hack/cluster/up.sh, left running), the chart installed from images built
+## from this clone, a real Prometheus scraping the operator (test/e2e).
+## Needs root.
+e2e: setup
+	$(GO) test -count=1 -timeout 40m ./test/e2e/ -ginkgo.v
+
+## test: the whole suite: generated files in sync, vet, lint, every test,
+## end to end on a real cluster included.
+test: setup verify vet lint unit integration e2e
 
 ## bench: the aggregation benchmarks (goal: 1,000 clients x 20 steps < 1 s, < 500 MB).
 bench: setup-runtime
@@ -130,10 +136,19 @@ verify: generate manifests
 	@$(GO) mod tidy
 	@git diff --exit-code -- go.mod go.sum || { echo "go.mod/go.sum drift: run go mod tidy and commit"; exit 1; }
 
-## demo: a real stepped benchmark with real fio on a local directory: OLTP
-## (8 KiB, 80/20 random), 3 client processes x 2 jobs, curve mode (find the
-## maximum, then 10..90 % of it), then the ops-latency table and summary.
-demo: setup-runtime build
+## demo: the README's main command. The OLTP sample on a real single-node
+## Kubernetes on this machine: brings it up (or reuses it), installs the Helm
+## chart with the local images, runs the sample scaled to this machine (3
+## clients on one shared volume, 4 rate steps of 20 s) with live progress,
+## prints the per-step table and writes _work/demo/oltp-bench.png
+## (hack/demo.sh). Needs root.
+demo: setup
+	./hack/demo.sh
+
+## demo-local: the same method without Kubernetes: real fio on a local
+## directory, OLTP (8 KiB, 80/20 random), 3 client processes x 2 jobs, curve
+## mode (find the maximum, then 10..90 % of it), then the table and summary.
+demo-local: setup-runtime build
 	./bin/runner local --clients 3 --jobs 2 --profile oltp --curve 10,30,50,70,90 --step-duration 10s --ramp 2s --dir _work/demo
 
 ## k8s-binaries: build pinned etcd, kube-apiserver, kube-controller-manager and

@@ -1,0 +1,164 @@
+package e2e
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/test/k8stest"
+)
+
+// small is a small OLTP benchmark on local-path: 2 clients with a volume
+// each, the given rate steps.
+func small(ns, name string, stepDuration time.Duration, rates ...int64) *v1alpha1.StorageBenchmark {
+	return &v1alpha1.StorageBenchmark{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "StorageBenchmark"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.StorageBenchmarkSpec{
+			Storage: v1alpha1.StorageSpec{StorageClassName: ptr.To(classPath), Size: resource.MustParse("1Gi"),
+				Sharing: v1alpha1.SharingPerClient},
+			Clients:  v1alpha1.ClientsSpec{Count: 2, JobsPerClient: 1},
+			Workload: v1alpha1.WorkloadSpec{Profile: "oltp", WorkingSetPerClient: ptr.To(resource.MustParse("64Mi"))},
+			Load: v1alpha1.LoadSpec{Rate: &v1alpha1.RateSteps{Steps: rates},
+				StepDuration: metav1.Duration{Duration: stepDuration}, RampTime: &metav1.Duration{Duration: time.Second}},
+		},
+	}
+}
+
+// stepRunning: the benchmark has ordered step k (1-based) and not finished it.
+func stepRunning(k int32) func(*v1alpha1.StorageBenchmark) bool {
+	return func(b *v1alpha1.StorageBenchmark) bool {
+		return b.Status.CurrentStep != nil && *b.Status.CurrentStep == k-1 && len(b.Status.Steps) == int(k-1)
+	}
+}
+
+var _ = Describe("Admission", func() {
+	DescribeTable("kubectl apply refuses an invalid benchmark with its validation message",
+		func(mutate func(*v1alpha1.StorageBenchmark), field, message string) {
+			ns := newNamespace("invalid")
+			b := small(ns, "invalid", 10*time.Second, 100, 200)
+			mutate(b)
+			_, stderr, err := kubectl(manifest(b), "apply", "-f", "-")
+			Expect(err).To(HaveOccurred(), "kubectl apply must fail")
+			Expect(stderr).To(ContainSubstring(`The StorageBenchmark "invalid" is invalid`))
+			Expect(stderr).To(ContainSubstring(field))
+			Expect(stderr).To(ContainSubstring(message))
+			err = k8s.Get(context.Background(), keyOf(ns, b.Name), &v1alpha1.StorageBenchmark{})
+			Expect(apierrors.IsNotFound(err)).To(BeTrue(), "nothing was created")
+		},
+		Entry("a shared ReadWriteOnce volume for 3 clients", func(b *v1alpha1.StorageBenchmark) {
+			b.Spec.Storage.Sharing, b.Spec.Storage.AccessMode, b.Spec.Clients.Count = v1alpha1.SharingShared, corev1.ReadWriteOnce, 3
+		}, "spec.storage.accessMode", "storage.sharing Shared with more than one client needs storage.accessMode ReadWriteMany"),
+		Entry("rate steps not increasing", func(b *v1alpha1.StorageBenchmark) {
+			b.Spec.Load.Rate.Steps = []int64{200, 100}
+		}, "spec.load.rate.steps", "load.rate.steps must be strictly increasing"),
+		Entry("an unknown profile", func(b *v1alpha1.StorageBenchmark) {
+			b.Spec.Workload.Profile = "oltpp"
+		}, "spec.workload.profile", "Unsupported value"),
+	)
+})
+
+var _ = Describe("Deleting a running benchmark", func() {
+	It("removes its pods, Jobs and ConfigMaps, and its claims as cleanup.volumes says", func() {
+		ctx := context.Background()
+		ns := newNamespace("delete")
+		del := small(ns, "deleted", time.Minute, 100, 200, 300)
+		keep := small(ns, "retained", time.Minute, 100, 200, 300)
+		keep.Spec.Cleanup.Volumes = v1alpha1.VolumesRetain
+		for _, b := range []*v1alpha1.StorageBenchmark{del, keep} {
+			apply(b)
+		}
+		for _, b := range []*v1alpha1.StorageBenchmark{del, keep} {
+			k8stest.WaitFor(k8s, b, 3*time.Minute, "running step 1", stepRunning(1))
+			Expect(k8stest.Listed(k8s, ns, &corev1.PodList{}, k8stest.OfBenchmark(b)).Items).To(HaveLen(2))
+		}
+		var volumes []string
+		for _, c := range k8stest.Listed(k8s, ns, &corev1.PersistentVolumeClaimList{}, nil).Items {
+			volumes = append(volumes, c.Spec.VolumeName)
+		}
+		Expect(volumes).To(HaveLen(4))
+
+		_, stderr, err := kubectl("", "-n", ns, "delete", "storagebenchmark", del.Name, keep.Name, "--wait=true")
+		Expect(err).NotTo(HaveOccurred(), stderr)
+
+		for _, b := range []*v1alpha1.StorageBenchmark{del, keep} {
+			Eventually(func() int {
+				return len(k8stest.Listed(k8s, ns, &corev1.PodList{}, k8stest.OfBenchmark(b)).Items) +
+					len(k8stest.Listed(k8s, ns, &batchv1.JobList{}, k8stest.OfBenchmark(b)).Items) +
+					len(k8stest.Listed(k8s, ns, &corev1.ConfigMapList{}, k8stest.OfBenchmark(b)).Items)
+			}, 2*time.Minute, time.Second).Should(BeZero(), "pods, Jobs and ConfigMaps of %s", b.Name)
+		}
+		By("Delete: the claims and their volumes are gone; Retain: the claims stay, bound")
+		Eventually(func() []corev1.PersistentVolumeClaim {
+			return k8stest.Listed(k8s, ns, &corev1.PersistentVolumeClaimList{}, k8stest.OfBenchmark(del)).Items
+		}, 2*time.Minute, time.Second).Should(BeEmpty())
+		kept := k8stest.Listed(k8s, ns, &corev1.PersistentVolumeClaimList{}, k8stest.OfBenchmark(keep)).Items
+		Expect(kept).To(HaveLen(2))
+		for _, c := range kept {
+			Expect(c.Status.Phase).To(Equal(corev1.ClaimBound))
+			Expect(c.DeletionTimestamp).To(BeNil())
+		}
+		Eventually(func() int {
+			n := 0
+			for _, v := range volumes {
+				err := k8s.Get(ctx, client.ObjectKey{Name: v}, &corev1.PersistentVolume{})
+				if err == nil {
+					n++
+				}
+			}
+			return n
+		}, 2*time.Minute, time.Second).Should(Equal(2), "the deleted benchmark's two volumes are deleted, the retained two are not")
+	})
+})
+
+var _ = Describe("The manager pod deleted in the middle of a run", func() {
+	It("is replaced by its Deployment, and the run still completes with every step", func() {
+		ctx := context.Background()
+		ns := newNamespace("restart")
+		b := small(ns, "survivor", 8*time.Second, 150, 300, 450, 600)
+		apply(b)
+		k8stest.WaitFor(k8s, b, 3*time.Minute, "running step 2", stepRunning(2))
+
+		old := managerPods()
+		Expect(old).To(HaveLen(1))
+		Expect(k8s.Delete(ctx, &old[0])).To(Succeed())
+		Eventually(func() []string {
+			var fresh []string
+			for _, p := range managerPods() {
+				if p.Name != old[0].Name && p.Status.Phase == corev1.PodRunning {
+					fresh = append(fresh, p.Name)
+				}
+			}
+			return fresh
+		}, 2*time.Minute, time.Second).Should(HaveLen(1), "a new manager pod")
+
+		cur := k8stest.WaitComplete(k8s, b, 4*time.Minute)
+		Expect(cur.Status.Steps).To(HaveLen(4))
+		for k, s := range cur.Status.Steps {
+			Expect(s.Index).To(BeEquivalentTo(k))
+			Expect(s.Interrupted).To(BeFalse())
+			Expect(s.Saturated).To(BeFalse())
+			k8stest.ExpectTracksOffered(s, 0.05)
+		}
+		Expect(cur.Status.Progress).To(Equal("4/4"))
+	})
+})
+
+// managerPods are the manager's pods (the Deployment's selector).
+func managerPods() []corev1.Pod {
+	GinkgoHelper()
+	var d appsv1.Deployment
+	Expect(k8s.Get(context.Background(), keyOf(systemNS, managerDeploy), &d)).To(Succeed())
+	return k8stest.Listed(k8s, systemNS, &corev1.PodList{}, d.Spec.Selector.MatchLabels).Items
+}
