@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+)
+
+// overheadGoal is the largest acceptable ratio of a benchmark's wall time
+// to the sum of its step durations.
+const overheadGoal = 1.15
+
+// measureOverhead runs one benchmark of rate steps on a shared volume and
+// times it from the create call to Complete.
+func (m *measurer) measureOverhead(ctx context.Context) (*overheadResult, error) {
+	rates := make([]int64, m.cfg.steps)
+	for i := range rates {
+		rates[i] = int64(i+1) * m.cfg.rateIncrement
+	}
+	ws := resource.MustParse(m.cfg.workingSet)
+	size := *resource.NewQuantity(ws.Value()*int64(m.cfg.clients)+64<<20, resource.BinarySI)
+	storage := v1alpha1.StorageSpec{StorageClassName: ptr.To(m.cfg.overheadClass), Size: size,
+		Sharing: v1alpha1.SharingShared, AccessMode: corev1.ReadWriteMany}
+	b := m.benchmark("overhead", storage, int32(m.cfg.clients), v1alpha1.LoadSpec{Rate: &v1alpha1.RateSteps{Steps: rates}})
+	logf("overhead: %d clients, %d rate steps %v IOPS of %s + %s ramp", m.cfg.clients, len(rates), rates, m.cfg.stepDuration, m.cfg.ramp)
+	obs, err := runBenchmark(ctx, m.k, b, m.cfg.timeout)
+	if err != nil {
+		return nil, err
+	}
+	res := overheadOf(obs, m.cfg)
+	logf("overhead: wall %.1f s for %.0f s of steps: ratio %.3f", res.WallSeconds, res.SumStepDurationsSeconds, res.Ratio)
+	return res, nil
+}
+
+// overheadOf reads the timings out of a finished run. Every "since create"
+// figure counts from just before the create call.
+func overheadOf(obs *observation, cfg *config) *overheadResult {
+	b := obs.final
+	n := len(b.Status.Steps)
+	res := &overheadResult{Benchmark: b.Name, Clients: cfg.clients, StorageClass: cfg.overheadClass,
+		StepDurationSeconds: seconds(cfg.stepDuration), RampSeconds: seconds(cfg.ramp),
+		SumStepDurationsSeconds: seconds(time.Duration(n) * cfg.stepDuration),
+		SumStepIOSeconds:        seconds(time.Duration(n) * (cfg.stepDuration + cfg.ramp)),
+		WallSeconds:             seconds(obs.complete.Sub(obs.start)), Goal: overheadGoal,
+		CreationTimestamp: b.CreationTimestamp.Time,
+	}
+	res.Ratio = ratio(res.WallSeconds, res.SumStepDurationsSeconds)
+	res.RatioIncludingRamp = ratio(res.WallSeconds, res.SumStepIOSeconds)
+	res.Met = res.Ratio <= overheadGoal
+	if c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionComplete); c != nil {
+		res.CompleteLastTransitionTime = c.LastTransitionTime.Time
+		res.WallByConditionSeconds = seconds(c.LastTransitionTime.Sub(b.CreationTimestamp.Time))
+	}
+	for i := range obs.clients {
+		if r, ok := obs.readyReports[i]; ok {
+			res.PreconditionSeconds = append(res.PreconditionSeconds, seconds(r.Precondition))
+		}
+	}
+
+	add := func(name string, t time.Time, ok bool, source string) {
+		if !ok {
+			res.Milestones = append(res.Milestones, milestone{Name: name, Source: "not observed"})
+			return
+		}
+		res.Milestones = append(res.Milestones, milestone{Name: name, At: t, SinceCreateSeconds: seconds(t.Sub(obs.start)), Source: source})
+	}
+	add("create call returned", obs.created, true, "this program's clock")
+	t, ok := obs.allPodsRunning()
+	add("all client pods Running", t, ok, "pod watch: phase Running seen for the last client pod")
+	t, ok = obs.allReady()
+	add("all clients ready", t, ok, "ConfigMap watch: storagebench.io/ready=true seen for the last client (files laid out and preconditioned)")
+	order, ok := obs.orders[0]
+	add("step 1 start instant", order.StartAt, ok, "order.json of the plan ConfigMap: startAt, the instant every client was told to start")
+	first, _, ok := obs.stepSpan(0)
+	add("first I/O (step 1 fio started)", first, ok, "result.json of the client ConfigMaps: the earliest actualStart of step 1 (fio launched; its ramp is I/O)")
+	if ok {
+		res.FirstIOSeconds = seconds(first.Sub(obs.start))
+	}
+	_, last, ok := obs.stepSpan(n - 1)
+	add("last step end", last, ok, "result.json of the client ConfigMaps: the latest end of the last step")
+	add("Complete", obs.complete, true, "benchmark watch: condition Complete seen True")
+
+	var prevEnd time.Time
+	for i, s := range b.Status.Steps {
+		st := overheadStep{Index: i + 1, OfferedIOPS: s.OfferedIOPS, AchievedIOPS: s.AchievedIOPS, Saturated: s.Saturated}
+		if o, ok := obs.orders[i]; ok {
+			st.StartInstantSeconds = seconds(o.StartAt.Sub(obs.start))
+		}
+		if first, last, ok := obs.stepSpan(i); ok {
+			st.FioStartSeconds, st.EndSeconds = seconds(first.Sub(obs.start)), seconds(last.Sub(obs.start))
+			if !prevEnd.IsZero() {
+				st.GapSeconds = seconds(first.Sub(prevEnd))
+			}
+			prevEnd = last
+		} else {
+			prevEnd = time.Time{}
+		}
+		res.Steps = append(res.Steps, st)
+	}
+	return res
+}
+
+// seconds rounds a duration to milliseconds, in seconds.
+func seconds(d time.Duration) float64 {
+	return float64(d.Round(time.Millisecond).Milliseconds()) / 1000
+}

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/report"
+)
+
+// result is everything one run of this program measured (result.json).
+type result struct {
+	Started     time.Time       `json:"started"`
+	Finished    time.Time       `json:"finished"`
+	Environment environment     `json:"environment"`
+	Settings    settings        `json:"settings"`
+	Fidelity    *fidelityResult `json:"fidelity,omitempty"`
+	Overhead    *overheadResult `json:"overhead,omitempty"`
+}
+
+type environment struct {
+	CPUs       int    `json:"cpus"`
+	Kubernetes string `json:"kubernetes"`
+	HostFio    string `json:"hostFio,omitempty"`
+	// The machine is shared: its load tells how noisy the figures are.
+	LoadAverageAtStart string `json:"loadAverageAtStart"`
+	LoadAverageAtEnd   string `json:"loadAverageAtEnd"`
+}
+
+type settings struct {
+	Namespace           string  `json:"namespace"`
+	Profile             string  `json:"profile"`
+	WorkingSetPerClient string  `json:"workingSetPerClient"`
+	StepDurationSeconds float64 `json:"stepDurationSeconds"`
+	RampSeconds         float64 `json:"rampSeconds"`
+	Rounds              int     `json:"rounds,omitempty"`
+	Rate                int64   `json:"rate,omitempty"`
+	QueueDepth          int     `json:"queueDepth,omitempty"`
+	Steps               int     `json:"steps,omitempty"`
+	Clients             int     `json:"clients,omitempty"`
+	RateIncrement       int64   `json:"rateIncrement,omitempty"`
+}
+
+func (c *config) settings() settings {
+	s := settings{Namespace: c.namespace, Profile: c.profile, WorkingSetPerClient: c.workingSet,
+		StepDurationSeconds: seconds(c.stepDuration), RampSeconds: seconds(c.ramp)}
+	if c.fidelity {
+		s.Rounds, s.Rate, s.QueueDepth = c.rounds, c.rate, c.queueDepth
+	}
+	if c.overhead {
+		s.Steps, s.Clients, s.RateIncrement = c.steps, c.clients, c.rateIncrement
+	}
+	return s
+}
+
+// figures are one step's results as status records them: achieved IOPS
+// (reads and writes, rounded) and completion latency over all I/O.
+type figures struct {
+	OfferedIOPS         int64 `json:"offeredIOPS,omitempty"`
+	QueueDepthPerClient int32 `json:"queueDepthPerClient,omitempty"`
+	IOPS                int64 `json:"iops"`
+	MeanNs              int64 `json:"meanNs"`
+	P99Ns               int64 `json:"p99Ns"`
+	// Start is when fio was launched for the step (its ramp included), End
+	// when it finished.
+	Start time.Time `json:"start,omitzero"`
+	End   time.Time `json:"end,omitzero"`
+}
+
+type fidelityResult struct {
+	Claim            string `json:"claim"`
+	StorageClass     string `json:"storageClass"`
+	PersistentVolume string `json:"persistentVolume"`
+	// HostPath is the volume's directory, where both the runner pod and the
+	// plain runs did their I/O.
+	HostPath string `json:"hostPath"`
+	// JobFile is the last plain run's fio job file (its fio json+ report
+	// lies next to it).
+	JobFile   string               `json:"jobFile"`
+	RunnerFio string               `json:"runnerFio"`
+	Goal      float64              `json:"iopsRatioGoal"`
+	Cases     []fidelityCaseResult `json:"cases"`
+	// WorstIOPSRatio is the lowest of the cases' IOPS ratios.
+	WorstIOPSRatio float64 `json:"worstIOPSRatio"`
+	Met            bool    `json:"met"`
+}
+
+type fidelityCaseResult struct {
+	Case   string          `json:"case"`
+	Rounds []fidelityRound `json:"rounds"`
+	// Means over the rounds, and their ratios operator/plain.
+	OperatorIOPS  float64 `json:"operatorIOPS"`
+	PlainIOPS     float64 `json:"plainIOPS"`
+	OperatorP99Ns float64 `json:"operatorP99Ns"`
+	PlainP99Ns    float64 `json:"plainP99Ns"`
+	IOPSRatio     float64 `json:"iopsRatio"`
+	P99Ratio      float64 `json:"p99Ratio"`
+	Met           bool    `json:"met"`
+}
+
+type fidelityRound struct {
+	Round     int     `json:"round"`
+	Benchmark string  `json:"benchmark"`
+	Operator  figures `json:"operator"`
+	Plain     figures `json:"plain"`
+	IOPSRatio float64 `json:"iopsRatio"`
+	P99Ratio  float64 `json:"p99Ratio"`
+	// PlainStartedAfterSeconds is the time from the operator's step end to
+	// the plain step's start (pod teardown, preconditioning, start lead).
+	PlainStartedAfterSeconds float64 `json:"plainStartedAfterOperatorEndSeconds"`
+}
+
+type overheadResult struct {
+	Benchmark               string  `json:"benchmark"`
+	Clients                 int     `json:"clients"`
+	StorageClass            string  `json:"storageClass"`
+	StepDurationSeconds     float64 `json:"stepDurationSeconds"`
+	RampSeconds             float64 `json:"rampSeconds"`
+	SumStepDurationsSeconds float64 `json:"sumStepDurationsSeconds"`
+	// SumStepIOSeconds adds every step's ramp.
+	SumStepIOSeconds float64 `json:"sumStepIOSeconds"`
+	// WallSeconds is from just before the create call to Complete seen True.
+	WallSeconds float64 `json:"wallSeconds"`
+	// Ratio is WallSeconds / SumStepDurationsSeconds.
+	Ratio              float64 `json:"ratio"`
+	Goal               float64 `json:"ratioGoal"`
+	Met                bool    `json:"met"`
+	RatioIncludingRamp float64 `json:"ratioIncludingRamp"`
+	// The API's own record, to the second: creationTimestamp and the
+	// Complete condition's lastTransitionTime.
+	CreationTimestamp          time.Time `json:"creationTimestamp"`
+	CompleteLastTransitionTime time.Time `json:"completeLastTransitionTime"`
+	WallByConditionSeconds     float64   `json:"wallByConditionSeconds"`
+	// FirstIOSeconds is from the create call to the earliest client
+	// launching fio for step 1 (whose ramp is I/O).
+	FirstIOSeconds      float64        `json:"firstIOSeconds"`
+	Milestones          []milestone    `json:"milestones"`
+	Steps               []overheadStep `json:"steps"`
+	PreconditionSeconds []float64      `json:"preconditionSecondsPerClient"`
+}
+
+type milestone struct {
+	Name               string    `json:"name"`
+	At                 time.Time `json:"at,omitzero"`
+	SinceCreateSeconds float64   `json:"sinceCreateSeconds"`
+	Source             string    `json:"source"`
+}
+
+type overheadStep struct {
+	Index        int   `json:"step"`
+	OfferedIOPS  int64 `json:"offeredIOPS"`
+	AchievedIOPS int64 `json:"achievedIOPS"`
+	Saturated    bool  `json:"saturated,omitempty"`
+	// Since the create call: the order's start instant, the earliest fio
+	// launch, the latest fio end; GapSeconds is from the previous step's end
+	// to this step's first fio launch.
+	StartInstantSeconds float64 `json:"startInstantSeconds"`
+	FioStartSeconds     float64 `json:"fioStartSeconds"`
+	EndSeconds          float64 `json:"endSeconds"`
+	GapSeconds          float64 `json:"gapSeconds,omitempty"`
+}
+
+// printSummary writes the human summary: one table per measurement and
+// the ratios against their goals.
+func printSummary(w io.Writer, r *result) {
+	if f := r.Fidelity; f != nil {
+		fmt.Fprintf(w, "FIDELITY: operator (runner pod, %s) vs plain %s on the host, same step, same files in %s\n\n",
+			f.RunnerFio, r.Environment.HostFio, f.HostPath)
+		t := report.Table{Header: []string{"STEP", "ROUND", "OPERATOR IOPS", "PLAIN IOPS", "IOPS RATIO", "OPERATOR P99", "PLAIN P99", "P99 RATIO"},
+			Numeric: []bool{false, true, true, true, true, true, true, true}}
+		for _, c := range f.Cases {
+			for _, rd := range c.Rounds {
+				t.Rows = append(t.Rows, []string{c.Case, strconv.Itoa(rd.Round), fmtCount(rd.Operator.IOPS), fmtCount(rd.Plain.IOPS),
+					fmtRatio(rd.IOPSRatio), fmtLatency(rd.Operator.P99Ns), fmtLatency(rd.Plain.P99Ns), fmtRatio(rd.P99Ratio)})
+			}
+			t.Rows = append(t.Rows, []string{c.Case, "mean", analysis.FormatCount(c.OperatorIOPS), analysis.FormatCount(c.PlainIOPS),
+				fmtRatio(c.IOPSRatio), fmtLatency(int64(c.OperatorP99Ns)), fmtLatency(int64(c.PlainP99Ns)), fmtRatio(c.P99Ratio)})
+		}
+		_ = t.Text(w)
+		fmt.Fprintf(w, "\nIOPS ratio operator/plain: worst %s (goal ≥ %.2f: %s)\n\n", fmtRatio(f.WorstIOPSRatio), f.Goal, verdict(f.Met))
+	}
+	if o := r.Overhead; o != nil {
+		fmt.Fprintf(w, "OVERHEAD: %d rate steps of %gs (+ %gs ramp), %d clients on one Shared %s volume\n\n",
+			len(o.Steps), o.StepDurationSeconds, o.RampSeconds, o.Clients, o.StorageClass)
+		t := report.Table{Header: []string{"SINCE CREATE", "+", "MILESTONE"}, Numeric: []bool{true, true, false}}
+		prev := 0.0
+		for _, m := range o.Milestones {
+			if m.At.IsZero() {
+				t.Rows = append(t.Rows, []string{"—", "", m.Name + " (not observed)"})
+				continue
+			}
+			t.Rows = append(t.Rows, []string{fmtSeconds(m.SinceCreateSeconds), fmtSeconds(m.SinceCreateSeconds - prev), m.Name})
+			prev = m.SinceCreateSeconds
+		}
+		_ = t.Text(w)
+		fmt.Fprintln(w)
+		st := report.Table{Header: []string{"STEP", "OFFERED", "ACHIEVED", "START INSTANT", "FIO START", "END", "GAP BEFORE"},
+			Numeric: []bool{true, true, true, true, true, true, true}}
+		for _, s := range o.Steps {
+			gap := ""
+			if s.Index > 1 {
+				gap = fmtSeconds(s.GapSeconds)
+			}
+			st.Rows = append(st.Rows, []string{strconv.Itoa(s.Index), fmtCount(s.OfferedIOPS), fmtCount(s.AchievedIOPS),
+				fmtSeconds(s.StartInstantSeconds), fmtSeconds(s.FioStartSeconds), fmtSeconds(s.EndSeconds), gap})
+		}
+		_ = st.Text(w)
+		fmt.Fprintf(w, "\nwall time create → Complete: %s for %s of steps: ratio %s (goal ≤ %.2f: %s); with the ramps (%s): %s\n",
+			fmtSeconds(o.WallSeconds), fmtSeconds(o.SumStepDurationsSeconds), fmtRatio(o.Ratio), o.Goal, verdict(o.Met),
+			fmtSeconds(o.SumStepIOSeconds), fmtRatio(o.RatioIncludingRamp))
+		fmt.Fprintf(w, "create → first I/O: %s; API record: creationTimestamp %s, Complete lastTransitionTime %s (%s, whole seconds)\n",
+			fmtSeconds(o.FirstIOSeconds), o.CreationTimestamp.UTC().Format(time.RFC3339), o.CompleteLastTransitionTime.UTC().Format(time.RFC3339),
+			fmtSeconds(o.WallByConditionSeconds))
+	}
+}
+
+func verdict(met bool) string {
+	if met {
+		return "met"
+	}
+	return "NOT met"
+}
+
+func fmtCount(v int64) string { return analysis.FormatCount(float64(v)) }
+
+func fmtLatency(ns int64) string { return analysis.FormatLatency(uint64(max(ns, 0))) }
+
+func fmtRatio(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
+
+func fmtSeconds(s float64) string { return strconv.FormatFloat(s, 'f', 1, 64) + " s" }
