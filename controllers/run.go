@@ -313,6 +313,9 @@ func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark
 		order = runner.StepOrder{Index: n, Done: true, Reason: stop.Message}
 	default:
 		lead := orDefault(r.StartLead, 3*time.Second)
+		if n > 0 {
+			lead = orDefault(r.NextStepLead, time.Second)
+		}
 		order = runner.StepOrder{Index: n, StartAt: now.Add(lead).Truncate(time.Millisecond), Step: *step,
 			Duration: d.Load.StepDuration, Ramp: d.Load.RampTime}
 	}

@@ -39,9 +39,13 @@ type Reconciler struct {
 	// prepared: scheduling, image pulls, layout and preconditioning
 	// (default 30 min).
 	ReadyTimeout time.Duration
-	// StartLead is how far ahead a step's start instant is set, so every
-	// client sees the order in time (default 3 s).
+	// StartLead is how far ahead the first step's start instant is set, so
+	// every client sees the order in time (default 3 s).
 	StartLead time.Duration
+	// NextStepLead is the same for the steps after the first, when every
+	// client is idle and already watching the plan (default 1 s): it is
+	// paid once per step, so it bounds the run's overhead.
+	NextStepLead time.Duration
 	// ResultGrace is how long after a step's end its results may take to
 	// arrive (default 2 min).
 	ResultGrace time.Duration

@@ -28,7 +28,8 @@ func main() {
 	flag.StringVar(&pullPolicy, "runner-image-pull-policy", string(corev1.PullIfNotPresent), "pull policy of the client image")
 	flag.DurationVar(&r.ClaimBindTimeout, "claim-bind-timeout", 5*time.Minute, "fail a benchmark whose claims are not bound this long after creation")
 	flag.DurationVar(&r.ReadyTimeout, "ready-timeout", 30*time.Minute, "fail a benchmark whose clients are not all ready this long after creation")
-	flag.DurationVar(&r.StartLead, "step-start-lead", 3*time.Second, "how far ahead each step's common start instant is set")
+	flag.DurationVar(&r.StartLead, "step-start-lead", 3*time.Second, "how far ahead the first step's common start instant is set")
+	flag.DurationVar(&r.NextStepLead, "next-step-start-lead", time.Second, "how far ahead the common start instant of each later step is set (clients are idle and watching)")
 	flag.StringVar(&r.TridentNamespace, "trident-namespace", controllers.DefaultTridentNamespace, "namespace of Trident's TridentVolume and TridentBackend resources (read only if Trident is installed)")
 	zo := zap.Options{}
 	zo.BindFlags(flag.CommandLine)
