@@ -149,7 +149,7 @@ demo: setup
 ## directory, OLTP (8 KiB, 80/20 random), 3 client processes x 2 jobs, curve
 ## mode (find the maximum, then 10..90 % of it), then the table and summary.
 demo-local: setup-runtime build
-	./bin/runner local --clients 3 --jobs 2 --profile oltp --curve 10,30,50,70,90 --step-duration 10s --ramp 2s --dir _work/demo
+	./bin/runner local --clients 3 --jobs 2 --profile oltp --curve 10,30,50,70,90 --step-duration 10s --ramp 2s --dir _work/demo-local
 
 ## k8s-binaries: build pinned etcd, kube-apiserver, kube-controller-manager and
 ## kubectl (or K8S_COMPONENTS="kube-scheduler kubelet ...") into a cache outside

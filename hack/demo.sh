@@ -5,7 +5,8 @@
 # config/samples/oltp-bench.yaml scaled to this machine (3 clients on one
 # shared volume of the local-shared class, 4 rate steps of 20 s), follows it
 # live with the kubectl plugin, then prints the per-step table and writes the
-# ops–latency image to _work/demo/oltp-bench.png.
+# ops–latency image to _work/demo/oltp-bench.png (the object, with its
+# status, to _work/demo/oltp-bench.yaml).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=_work/demo
@@ -29,5 +30,6 @@ sed -e 's/storageClassName: ontap-nas/storageClassName: local-shared/' \
 	config/samples/oltp-bench.yaml | "$kubectl" -n "$ns" apply -f - >&2
 bin/kubectl-storagebench -n "$ns" watch oltp-bench >&2 || true
 bin/kubectl-storagebench -n "$ns" status oltp-bench
+"$kubectl" -n "$ns" get storagebenchmark oltp-bench -o yaml >"$out/oltp-bench.yaml"
 bin/kubectl-storagebench -n "$ns" report oltp-bench -o png --file "$out/oltp-bench.png"
 echo "ops-latency image: $out/oltp-bench.png" >&2

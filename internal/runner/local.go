@@ -16,7 +16,7 @@ import (
 // Local runs a whole benchmark on this machine: N clients (goroutines or
 // processes, each driving its own fio) on one directory standing in for a
 // shared volume, conducted in lockstep through an Exchange directory. It is
-// the operator's execution model without Kubernetes, used by `make demo` and
+// the operator's execution model without Kubernetes, used by `make demo-local` and
 // by the tests.
 type Local struct {
 	Name         string
