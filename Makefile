@@ -16,7 +16,7 @@ IMG ?= localhost/storagebench-manager:0.1.0
 RUNNER_IMG ?= localhost/storagebench-runner:0.1.0
 KUBECTL ?=
 
-.PHONY: all setup setup-runtime build fmt vet lint test unit integration bench verify demo k8s-binaries clean manifests generate chart-crds chart-rbac helm-lint deploy undeploy helm-install helm-uninstall images plugin-image cluster-up cluster-install cluster-down demo-local e2e
+.PHONY: all setup setup-runtime build fmt vet lint test unit integration bench verify demo k8s-binaries clean manifests generate chart-crds chart-rbac helm-lint deploy undeploy helm-install helm-uninstall images plugin-image cluster-up cluster-install cluster-down demo-local e2e measure
 
 all: build
 
@@ -150,6 +150,13 @@ demo: setup
 ## mode (find the maximum, then 10..90 % of it), then the table and summary.
 demo-local: setup-runtime build
 	./bin/runner local --clients 3 --jobs 2 --profile oltp --curve 10,30,50,70,90 --step-duration 10s --ramp 2s --dir _work/demo-local
+
+## measure: fidelity (a step through the operator vs the same step by plain
+## fio on the host, same files) and overhead (wall time from create to
+## Complete over the sum of step durations) on the local cluster; prints
+## the ratios and writes _work/measure/result.json (hack/measure). Root.
+measure: setup
+	$(GO) run ./hack/measure
 
 ## k8s-binaries: build pinned etcd, kube-apiserver, kube-controller-manager and
 ## kubectl (or K8S_COMPONENTS="kube-scheduler kubelet ...") into a cache outside

@@ -13,6 +13,7 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -79,6 +82,9 @@ var _ = BeforeSuite(func() {
 	cs, err = kubernetes.NewForConfig(cfg)
 	Expect(err).NotTo(HaveOccurred())
 
+	By("deleting what an interrupted earlier run left (its e2e- namespaces)")
+	deleteLeftovers()
+
 	By("starting Prometheus, scraping the operator with a ServiceAccount token")
 	prom = startPrometheus()
 })
@@ -95,3 +101,28 @@ var _ = ReportAfterEach(func(r SpecReport) {
 		dump(r)
 	}
 })
+
+// deleteLeftovers deletes the spec namespaces an interrupted run left
+// behind (their claims would hold the block volumes) and waits until they
+// are gone.
+func deleteLeftovers() {
+	GinkgoHelper()
+	ctx := context.Background()
+	left := func() []string {
+		var list corev1.NamespaceList
+		Expect(k8s.List(ctx, &list)).To(Succeed())
+		var names []string
+		for _, ns := range list.Items {
+			if strings.HasPrefix(ns.Name, "e2e-") && ns.Name != monitoringNS {
+				names = append(names, ns.Name)
+			}
+		}
+		return names
+	}
+	for _, name := range left() {
+		GinkgoWriter.Printf("deleting namespace %s, left by an earlier run\n", name)
+		err := k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		Expect(client.IgnoreNotFound(err)).To(Succeed())
+	}
+	Eventually(left, 3*time.Minute, time.Second).Should(BeEmpty())
+}
