@@ -36,13 +36,6 @@ func small(ns, name string, stepDuration time.Duration, rates ...int64) *v1alpha
 	}
 }
 
-// stepRunning: the benchmark has ordered step k (1-based) and not finished it.
-func stepRunning(k int32) func(*v1alpha1.StorageBenchmark) bool {
-	return func(b *v1alpha1.StorageBenchmark) bool {
-		return b.Status.CurrentStep != nil && *b.Status.CurrentStep == k-1 && len(b.Status.Steps) == int(k-1)
-	}
-}
-
 var _ = Describe("Admission", func() {
 	DescribeTable("kubectl apply refuses an invalid benchmark with its validation message",
 		func(mutate func(*v1alpha1.StorageBenchmark), field, message string) {
@@ -80,7 +73,7 @@ var _ = Describe("Deleting a running benchmark", func() {
 			apply(b)
 		}
 		for _, b := range []*v1alpha1.StorageBenchmark{del, keep} {
-			k8stest.WaitFor(k8s, b, 3*time.Minute, "running step 1", stepRunning(1))
+			k8stest.WaitFor(k8s, b, 3*time.Minute, "running step 1", k8stest.StepRunning(0))
 			Expect(k8stest.Listed(k8s, ns, &corev1.PodList{}, k8stest.OfBenchmark(b)).Items).To(HaveLen(2))
 		}
 		var volumes []string
@@ -128,7 +121,7 @@ var _ = Describe("The manager pod deleted in the middle of a run", func() {
 		ns := newNamespace("restart")
 		b := small(ns, "survivor", 8*time.Second, 150, 300, 450, 600)
 		apply(b)
-		k8stest.WaitFor(k8s, b, 3*time.Minute, "running step 2", stepRunning(2))
+		k8stest.WaitFor(k8s, b, 3*time.Minute, "running step 2", k8stest.StepRunning(1))
 
 		old := managerPods()
 		Expect(old).To(HaveLen(1))

@@ -60,7 +60,7 @@ var _ = Describe("The OLTP sample", Ordered, func() {
 		apply(b)
 
 		By("three non-root client pods running on the one claim")
-		k8stest.WaitFor(k8s, b, 3*time.Minute, "running step 1", stepRunning(1))
+		k8stest.WaitFor(k8s, b, 3*time.Minute, "running step 1", k8stest.StepRunning(0))
 		// The kubelet reports a pod Running a little after its container
 		// started (and may have reported ready already).
 		var pods []corev1.Pod

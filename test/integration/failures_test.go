@@ -19,6 +19,7 @@ import (
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/controllers"
 	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/test/k8stest"
 )
 
 var _ = Describe("Failure handling", func() {
@@ -132,9 +133,7 @@ var _ = Describe("A manager restart mid-step", Serial, func() {
 			b.Spec.Load.Rate.Steps = []int64{100, 200, 300}
 		})
 		Expect(k8s.Create(ctx(), b)).To(Succeed())
-		waitFor(b, 2*time.Minute, "in step 1", func(c *v1alpha1.StorageBenchmark) bool {
-			return len(c.Status.Steps) == 1 && c.Status.CurrentStep != nil && *c.Status.CurrentStep == 1
-		})
+		waitFor(b, 2*time.Minute, "in step 1", k8stest.StepRunning(1))
 		mgr.stop()
 		// Step 1 ends while no manager runs; its results wait in the
 		// client ConfigMaps.

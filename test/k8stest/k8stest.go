@@ -38,6 +38,14 @@ func ConditionTrue(t string) func(*v1alpha1.StorageBenchmark) bool {
 	return func(b *v1alpha1.StorageBenchmark) bool { return meta.IsStatusConditionTrue(b.Status.Conditions, t) }
 }
 
+// StepRunning is a condition of WaitFor: the step of this index (from 0,
+// as in status.steps) is ordered and not yet recorded.
+func StepRunning(index int32) func(*v1alpha1.StorageBenchmark) bool {
+	return func(b *v1alpha1.StorageBenchmark) bool {
+		return b.Status.CurrentStep != nil && *b.Status.CurrentStep == index && len(b.Status.Steps) == int(index)
+	}
+}
+
 // WaitFor polls the benchmark until cond holds, and returns it.
 func WaitFor(c client.Client, b *v1alpha1.StorageBenchmark, timeout time.Duration, what string, cond func(*v1alpha1.StorageBenchmark) bool) *v1alpha1.StorageBenchmark {
 	GinkgoHelper()
