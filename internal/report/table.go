@@ -88,11 +88,7 @@ func (t *Table) Markdown(w io.Writer) error {
 	for _, r := range t.Rows {
 		b.WriteString("|")
 		for i := range t.Header {
-			c := ""
-			if i < len(r) {
-				c = r[i]
-			}
-			b.WriteString(" " + esc(c) + " |")
+			b.WriteString(" " + esc(cellOf(r, i)) + " |")
 		}
 		b.WriteString("\n")
 	}
@@ -118,11 +114,7 @@ func (t *Table) HTML(w io.Writer) error {
 	for _, r := range t.Rows {
 		b.WriteString("<tr>")
 		for i := range t.Header {
-			c := ""
-			if i < len(r) {
-				c = r[i]
-			}
-			cell("td", i, c)
+			cell("td", i, cellOf(r, i))
 		}
 		b.WriteString("</tr>\n")
 	}
@@ -145,4 +137,12 @@ func keyValues(w io.Writer, kv [][2]string) error {
 		fmt.Fprintf(tw, "%s:\t%s\n", p[0], p[1])
 	}
 	return tw.Flush()
+}
+
+// cellOf is the row's cell in column i, empty where the row is short.
+func cellOf(r []string, i int) string {
+	if i < len(r) {
+		return r[i]
+	}
+	return ""
 }
