@@ -45,15 +45,9 @@ BASE_RECIPE=1
 [ "$(id -u)" -eq 0 ] || die "hack/images.sh needs root (debootstrap, buildah's storage, chroot)"
 command -v go >/dev/null 2>&1 || die "hack/images.sh needs Go on the PATH (the builder image gets the host's toolchain)"
 
-need_apt=()
-for p in buildah skopeo umoci debootstrap; do
-	command -v "$p" >/dev/null 2>&1 || need_apt+=("$p")
-done
-if ((${#need_apt[@]})); then
-	log "installing Debian packages: ${need_apt[*]}"
-	apt-get update -qq >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
-fi
+# shellcheck source=hack/lib/debian.sh
+. hack/lib/debian.sh
+debian_install_missing images buildah:buildah skopeo:skopeo umoci:umoci debootstrap:debootstrap
 
 arch="$(dpkg --print-architecture)"
 goroot="$(go env GOROOT)"

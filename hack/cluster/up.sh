@@ -42,18 +42,11 @@ t_start=$(date +%s.%N)
 command -v go >/dev/null 2>&1 || die "needs Go on the PATH"
 
 # --- Debian packages -------------------------------------------------------
-need=()
-for pair in containerd:containerd runc:runc /usr/lib/cni/bridge:containernetworking-plugins \
+# shellcheck source=hack/lib/debian.sh
+. hack/lib/debian.sh
+debian_install_missing cluster containerd:containerd runc:runc /usr/lib/cni/bridge:containernetworking-plugins \
 	iptables:iptables conntrack:conntrack socat:socat umoci:umoci skopeo:skopeo \
-	losetup:mount openssl:openssl ip:iproute2; do
-	cmd="${pair%%:*}"
-	if [[ "$cmd" == /* ]]; then [ -e "$cmd" ] || need+=("${pair#*:}"); else command -v "$cmd" >/dev/null 2>&1 || need+=("${pair#*:}"); fi
-done
-if ((${#need[@]})); then
-	log "installing Debian packages: ${need[*]}"
-	apt-get update -qq >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
+	losetup:mount openssl:openssl ip:iproute2
 
 # --- binaries --------------------------------------------------------------
 BIN="$(hack/k8s-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy)"
