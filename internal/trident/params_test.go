@@ -7,6 +7,21 @@ import (
 )
 
 func TestAllowedParameters(t *testing.T) {
+	// Every parameter of a Trident class is kept as it is.
+	tridentClass := map[string]string{
+		"backendType":      "ontap-nas",
+		"selector":         "performance=gold; cost=4",
+		"media":            "ssd",
+		"provisioningType": "thin",
+		"snapshots":        "true",
+		"clones":           "true",
+		"encryption":       "false",
+		"storagePools":     "cvo-nas:aggr1",
+		"fsType":           "nfs",
+		"tieringPolicy":    "auto",
+		"coolingDays":      "31",
+		"IOPS":             "5000",
+	}
 	for _, tc := range []struct {
 		name   string
 		params map[string]string
@@ -14,33 +29,7 @@ func TestAllowedParameters(t *testing.T) {
 	}{
 		{"nil", nil, nil},
 		{"nothing allowed", map[string]string{"foo": "bar"}, nil},
-		{"trident class", map[string]string{
-			"backendType":      "ontap-nas",
-			"selector":         "performance=gold; cost=4",
-			"media":            "ssd",
-			"provisioningType": "thin",
-			"snapshots":        "true",
-			"clones":           "true",
-			"encryption":       "false",
-			"storagePools":     "cvo-nas:aggr1",
-			"fsType":           "nfs",
-			"tieringPolicy":    "auto",
-			"coolingDays":      "31",
-			"IOPS":             "5000",
-		}, map[string]string{
-			"backendType":      "ontap-nas",
-			"selector":         "performance=gold; cost=4",
-			"media":            "ssd",
-			"provisioningType": "thin",
-			"snapshots":        "true",
-			"clones":           "true",
-			"encryption":       "false",
-			"storagePools":     "cvo-nas:aggr1",
-			"fsType":           "nfs",
-			"tieringPolicy":    "auto",
-			"coolingDays":      "31",
-			"IOPS":             "5000",
-		}},
+		{"trident class", tridentClass, tridentClass},
 		{"secrets dropped", map[string]string{
 			"backendType":                                      "ontap-san",
 			"csi.storage.k8s.io/fstype":                        "xfs",
