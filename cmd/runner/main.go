@@ -8,6 +8,11 @@
 //	runner local [flags]
 //	    a whole benchmark on this machine: N client processes in lockstep on
 //	    one directory, then the aggregated curve and its analysis.
+//
+// Test hook: STORAGEBENCH_TEST_CLOCK_OFFSET=DURATION (e.g. 2s, -1.5s) shifts
+// a client's own clock, simulating a node whose clock is off; with --kube
+// the runner measures its offset to the API server and still starts every
+// step at the ordered instant.
 package main
 
 import (
@@ -62,9 +67,25 @@ func run() int {
 	return 0
 }
 
+const clientEnvHelp = "environment (test hook): " + exchange.EnvTestClockOffset + "=DURATION (e.g. 2s, -1.5s) shifts the client's own clock"
+
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: runner client (--kube | --plan FILE --exchange DIR) --workdir DIR\n       runner local [flags] (runner local -h)")
+	fmt.Fprintln(os.Stderr, "usage: runner client (--kube | --plan FILE --exchange DIR) --workdir DIR\n       runner local [flags] (runner local -h)\n"+clientEnvHelp)
 	os.Exit(2)
+}
+
+// clientClock is the client's clock: the system's, shifted by the test hook
+// $STORAGEBENCH_TEST_CLOCK_OFFSET when it is set.
+func clientClock() (func() time.Time, error) {
+	v := os.Getenv(exchange.EnvTestClockOffset)
+	if v == "" {
+		return time.Now, nil
+	}
+	shift, err := time.ParseDuration(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s=%q (a test hook) is not a duration: %w", exchange.EnvTestClockOffset, v, err)
+	}
+	return func() time.Time { return time.Now().Add(shift) }, nil
 }
 
 func client(ctx context.Context, args []string) error {
@@ -74,25 +95,32 @@ func client(ctx context.Context, args []string) error {
 	exchangeDir := fs.String("exchange", "", "exchange directory shared with the conductor")
 	workdir := fs.String("workdir", "", "directory for fio job files and reports")
 	termLog := fs.String("termination-log", "", "file that receives the error when the runner fails (in a pod: "+exchange.TerminationLog+")")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: runner client (--kube | --plan FILE --exchange DIR) --workdir DIR")
+		fs.PrintDefaults()
+		fmt.Fprintln(fs.Output(), clientEnvHelp)
+	}
 	_ = fs.Parse(args)
 	if *workdir == "" {
 		return errors.New("--workdir is required")
 	}
-	var err error
-	if *kube {
-		err = kubeClient(ctx, *workdir)
-	} else {
-		err = fileClient(ctx, *planPath, *exchangeDir, *workdir)
+	now, err := clientClock()
+	switch {
+	case err != nil:
+	case *kube:
+		err = kubeClient(ctx, *workdir, now)
+	default:
+		err = fileClient(ctx, *planPath, *exchangeDir, *workdir, now)
 	}
 	if err != nil && *termLog != "" {
 		// Best effort: the message surfaces in the pod's status, where the
 		// operator reads it; without the file Kubernetes falls back to logs.
-		_ = os.WriteFile(*termLog, []byte(err.Error()), 0o644)
+		_ = os.WriteFile(*termLog, []byte(runner.Truncate(err.Error(), runner.MaxErrorBytes)), 0o644)
 	}
 	return err
 }
 
-func fileClient(ctx context.Context, planPath, exchangeDir, workdir string) error {
+func fileClient(ctx context.Context, planPath, exchangeDir, workdir string, now func() time.Time) error {
 	if planPath == "" || exchangeDir == "" {
 		return errors.New("--plan and --exchange are required without --kube")
 	}
@@ -105,14 +133,16 @@ func fileClient(ctx context.Context, planPath, exchangeDir, workdir string) erro
 		return fmt.Errorf("%s: %w", planPath, err)
 	}
 	x := runner.Exchange{Dir: exchangeDir}
-	r := &runner.Runner{Plan: p, Coordinator: x, Publisher: x, WorkDir: workdir}
+	r := &runner.Runner{Plan: p, Coordinator: x, Publisher: x, WorkDir: workdir, Now: now}
 	return r.Run(ctx)
 }
 
 // kubeClient runs one client pod's part: the benchmark and the client index
 // come from the pod's environment, the API server from the in-cluster
-// configuration (or $KUBECONFIG outside a pod).
-func kubeClient(ctx context.Context, workdir string) error {
+// configuration (or $KUBECONFIG outside a pod). The runner measures its
+// clock's offset to the API server while preparing and starts every step at
+// the ordered instant of the API server's clock.
+func kubeClient(ctx context.Context, workdir string, now func() time.Time) error {
 	ns, bench, idx := os.Getenv(exchange.EnvNamespace), os.Getenv(exchange.EnvBenchmark), os.Getenv(exchange.EnvClient)
 	if ns == "" || bench == "" || idx == "" {
 		return fmt.Errorf("--kube needs %s, %s and %s in the environment", exchange.EnvNamespace, exchange.EnvBenchmark, exchange.EnvClient)
@@ -131,12 +161,12 @@ func kubeClient(ctx context.Context, workdir string) error {
 	if err != nil {
 		return err
 	}
-	x := &exchange.Client{Clientset: cs, Namespace: ns, Benchmark: bench, Index: index}
+	x := &exchange.Client{Clientset: cs, Namespace: ns, Benchmark: bench, Index: index, Now: now}
 	p, err := x.LoadPlan(ctx)
 	if err != nil {
 		return err
 	}
-	r := &runner.Runner{Plan: p, Coordinator: x, Publisher: x, WorkDir: workdir}
+	r := &runner.Runner{Plan: p, Coordinator: x, Publisher: x, Clock: x, WorkDir: workdir, Now: now}
 	return r.Run(ctx)
 }
 

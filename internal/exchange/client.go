@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
@@ -21,34 +23,61 @@ import (
 )
 
 // Client is the runner's side of the exchange: it implements
-// runner.Coordinator and runner.Publisher over the API server, touching only
-// the benchmark's plan ConfigMap (read) and its own client ConfigMap (patch).
+// runner.Coordinator, runner.Publisher and runner.Clock over the API server,
+// touching only the benchmark's plan ConfigMap (read) and its own client
+// ConfigMap (patch), and GET /version for the server's clock.
 type Client struct {
 	Clientset kubernetes.Interface
 	Namespace string
 	Benchmark string
 	Index     int
-	// Retry is the pause between attempts after a transient API error
-	// (default 1 s).
-	Retry time.Duration
+	// Backoff paces retries after transient API errors (zero: DefaultBackoff).
+	// Up to 1,000 runners retry at once, so it is jittered.
+	Backoff wait.Backoff
+	// PlanTimeout bounds how long LoadPlan waits for the plan (default 10 min).
+	PlanTimeout time.Duration
+	// Now is the runner's clock, measured by ClockOffset (default time.Now).
+	Now func() time.Time
+
+	planUID types.UID
 }
 
 var (
 	_ runner.Coordinator = (*Client)(nil)
 	_ runner.Publisher   = (*Client)(nil)
+	_ runner.Clock       = (*Client)(nil)
 )
 
-func (c *Client) retry() time.Duration {
-	if c.Retry > 0 {
-		return c.Retry
+// DefaultBackoff is the retry pace after a transient API error: 200 ms
+// doubling up to 3 s, each pause stretched by up to half at random.
+var DefaultBackoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: math.MaxInt32, Cap: 3 * time.Second}
+
+// Errors that end a runner: the objects it exchanges through are gone, so
+// nobody is conducting it any more.
+var (
+	ErrPlanGone   = errors.New("the benchmark is gone or was tampered with")
+	ErrClientGone = errors.New("the benchmark is gone or was tampered with")
+)
+
+func (c *Client) backoff() wait.Backoff {
+	if c.Backoff.Duration > 0 {
+		return c.Backoff
 	}
-	return time.Second
+	return DefaultBackoff
 }
 
-// LoadPlan waits for the plan ConfigMap and returns this client's plan.
+// LoadPlan waits for the plan ConfigMap (at most PlanTimeout) and returns
+// this client's plan.
 func (c *Client) LoadPlan(ctx context.Context) (runner.ClientPlan, error) {
+	timeout := c.PlanTimeout
+	if timeout == 0 {
+		timeout = 10 * time.Minute
+	}
+	deadline := time.Now().Add(timeout)
+	name := PlanName(c.Benchmark)
+	b := c.backoff()
 	for {
-		cm, err := c.Clientset.CoreV1().ConfigMaps(c.Namespace).Get(ctx, PlanName(c.Benchmark), metav1.GetOptions{})
+		cm, err := c.Clientset.CoreV1().ConfigMaps(c.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err == nil {
 			p, err := Plan(cm)
 			if err != nil {
@@ -56,12 +85,16 @@ func (c *Client) LoadPlan(ctx context.Context) (runner.ClientPlan, error) {
 			}
 			p.Client = c.Index
 			p.Seed = runner.ClientSeed(c.Benchmark, c.Index)
+			c.planUID = cm.UID
 			return p, nil
 		}
-		if !retriable(err) {
+		if !apierrors.IsNotFound(err) && !retriable(err) {
 			return runner.ClientPlan{}, fmt.Errorf("reading the plan: %w", err)
 		}
-		if err := runner.Pause(ctx, c.retry()); err != nil {
+		if time.Now().After(deadline) {
+			return runner.ClientPlan{}, fmt.Errorf("no plan ConfigMap %s after %s: %w", name, timeout, err)
+		}
+		if err := runner.Pause(ctx, b.Step()); err != nil {
 			return runner.ClientPlan{}, err
 		}
 	}
@@ -82,11 +115,16 @@ func (c *Client) Publish(ctx context.Context, r results.ClientStep) error {
 }
 
 // patch merges one data key and some annotations into the client's
-// ConfigMap, retrying transient errors until ctx ends.
+// ConfigMap, retrying transient errors until ctx ends. A deleted ConfigMap
+// is final (ErrClientGone).
 func (c *Client) patch(ctx context.Context, key string, v any, annotations map[string]string) error {
 	value, err := Encode(v)
 	if err != nil {
 		return err
+	}
+	name := ClientName(c.Benchmark, c.Index)
+	if len(value) > MaxClientValueBytes {
+		return fmt.Errorf("writing %s to ConfigMap %s: %d bytes exceed the %d-byte cap", key, name, len(value), MaxClientValueBytes)
 	}
 	body, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"annotations": annotations},
@@ -95,16 +133,18 @@ func (c *Client) patch(ctx context.Context, key string, v any, annotations map[s
 	if err != nil {
 		return err
 	}
-	name := ClientName(c.Benchmark, c.Index)
+	b := c.backoff()
 	for {
 		_, err := c.Clientset.CoreV1().ConfigMaps(c.Namespace).Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{})
-		if err == nil {
+		switch {
+		case err == nil:
 			return nil
-		}
-		if !retriable(err) {
+		case apierrors.IsNotFound(err):
+			return fmt.Errorf("client ConfigMap %s was deleted: %w", name, ErrClientGone)
+		case !retriable(err):
 			return fmt.Errorf("writing %s to ConfigMap %s: %w", key, name, err)
 		}
-		if err := runner.Pause(ctx, c.retry()); err != nil {
+		if err := runner.Pause(ctx, b.Step()); err != nil {
 			return fmt.Errorf("writing %s to ConfigMap %s: %w", key, name, err)
 		}
 	}
@@ -112,35 +152,44 @@ func (c *Client) patch(ctx context.Context, key string, v any, annotations map[s
 
 // WaitOrder blocks until the plan ConfigMap orders step index (or says the
 // run is done). It watches the one ConfigMap by name, so the runner's Role
-// can restrict get/list/watch to that name.
+// can restrict get/list/watch to that name. The plan ConfigMap deleted or
+// replaced by another object is final (ErrPlanGone).
 func (c *Client) WaitOrder(ctx context.Context, index int) (runner.StepOrder, error) {
 	name := PlanName(c.Benchmark)
 	cms := c.Clientset.CoreV1().ConfigMaps(c.Namespace)
+	b := c.backoff()
 	for {
 		cm, err := cms.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
+			if apierrors.IsNotFound(err) {
+				return runner.StepOrder{}, c.planGone("deleted")
+			}
 			if !retriable(err) {
 				return runner.StepOrder{}, fmt.Errorf("reading the order: %w", err)
 			}
-			if err := runner.Pause(ctx, c.retry()); err != nil {
+			if err := runner.Pause(ctx, b.Step()); err != nil {
 				return runner.StepOrder{}, err
 			}
 			continue
 		}
-		if o, ok, err := orderFor(cm, index); ok || err != nil {
+		if o, ok, err := c.orderFor(cm, index); ok || err != nil {
 			return o, err
 		}
+		started := time.Now()
 		w, err := cms.Watch(ctx, metav1.ListOptions{
 			FieldSelector:   fields.OneTermEqualSelector("metadata.name", name).String(),
 			ResourceVersion: cm.ResourceVersion,
 		})
 		if err != nil {
-			if err := runner.Pause(ctx, c.retry()); err != nil {
+			if !retriable(err) {
+				return runner.StepOrder{}, fmt.Errorf("watching the order: %w", err)
+			}
+			if err := runner.Pause(ctx, b.Step()); err != nil {
 				return runner.StepOrder{}, err
 			}
 			continue
 		}
-		o, ok, err := waitOrderEvent(ctx, w, index)
+		o, ok, err := c.waitOrderEvent(ctx, w, index)
 		w.Stop()
 		if ok || err != nil {
 			return o, err
@@ -148,24 +197,37 @@ func (c *Client) WaitOrder(ctx context.Context, index int) (runner.StepOrder, er
 		if ctx.Err() != nil {
 			return runner.StepOrder{}, ctx.Err()
 		}
-		// The watch ended (timeout, compaction): read again.
+		// The watch ended (timeout, compaction): read again, at once after
+		// a long watch, after a pause when watches keep failing.
+		if time.Since(started) > time.Second {
+			b = c.backoff()
+		} else if err := runner.Pause(ctx, b.Step()); err != nil {
+			return runner.StepOrder{}, err
+		}
 	}
 }
 
-func waitOrderEvent(ctx context.Context, w watch.Interface, index int) (runner.StepOrder, bool, error) {
+func (c *Client) planGone(how string) error {
+	return fmt.Errorf("plan ConfigMap %s was %s: %w", PlanName(c.Benchmark), how, ErrPlanGone)
+}
+
+func (c *Client) waitOrderEvent(ctx context.Context, w watch.Interface, index int) (runner.StepOrder, bool, error) {
 	for {
 		select {
 		case <-ctx.Done():
 			return runner.StepOrder{}, false, ctx.Err()
 		case ev, open := <-w.ResultChan():
-			if !open {
+			if !open || ev.Type == watch.Error {
 				return runner.StepOrder{}, false, nil
 			}
 			cm, isCM := ev.Object.(*corev1.ConfigMap)
-			if !isCM || ev.Type == watch.Deleted {
+			if !isCM || cm.Name != PlanName(c.Benchmark) {
 				continue
 			}
-			if o, ok, err := orderFor(cm, index); ok || err != nil {
+			if ev.Type == watch.Deleted {
+				return runner.StepOrder{}, false, c.planGone("deleted")
+			}
+			if o, ok, err := c.orderFor(cm, index); ok || err != nil {
 				return o, ok, err
 			}
 		}
@@ -174,8 +236,12 @@ func waitOrderEvent(ctx context.Context, w watch.Interface, index int) (runner.S
 
 // orderFor returns the order when it is for step index or says done. An
 // order beyond index means this client missed a step, which the lockstep
-// protocol never allows: it is an error.
-func orderFor(cm *corev1.ConfigMap, index int) (runner.StepOrder, bool, error) {
+// protocol never allows: it is an error. So is a plan ConfigMap that is not
+// the one the plan was loaded from.
+func (c *Client) orderFor(cm *corev1.ConfigMap, index int) (runner.StepOrder, bool, error) {
+	if c.planUID != "" && cm.UID != c.planUID {
+		return runner.StepOrder{}, false, c.planGone("replaced")
+	}
 	o, found, err := Order(cm)
 	if err != nil || !found {
 		return o, false, err
@@ -192,14 +258,14 @@ func orderFor(cm *corev1.ConfigMap, index int) (runner.StepOrder, bool, error) {
 }
 
 // retriable reports errors worth another attempt: no answer from the API
-// server (network), the server busy or timing out, a conflict, or an object
-// that does not exist yet. Refusals (forbidden, invalid) are final.
+// server (network), the server busy or timing out, or a conflict. Refusals
+// (forbidden, invalid) are final; a missing object is for the caller to judge.
 func retriable(err error) bool {
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
 		return true
 	}
-	return apierrors.IsNotFound(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
+	return apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
 		apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err) ||
 		apierrors.IsInternalError(err) || apierrors.IsConflict(err)
 }

@@ -2,6 +2,7 @@ package exchange
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -10,6 +11,49 @@ import (
 	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/internal/runner"
 )
+
+// MaxClientValueBytes caps each value a runner writes to its ConfigMap
+// (ready.json, result.json); a larger one is refused before it is decoded.
+// A real step result of two fio jobs (internal/results/testdata) encodes to
+// 7.5 KB; the largest valid one, with all 1,856 of fio's latency bins filled
+// in both directions with the largest counts results.ClientStep.Validate
+// allows and a runner.MaxErrorBytes error of JSON-escaped characters, to
+// 112 KB (TestLargestValidResultFitsTheCap), less than half the cap.
+const MaxClientValueBytes = 256 << 10
+
+// ErrInvalidClientData marks a runner's value the operator refuses: too
+// large, not JSON, or failing validation. It is permanent (the run fails);
+// other errors reading a runner's results are transient.
+var ErrInvalidClientData = errors.New("invalid client data")
+
+// decodeClient is decode for a value written by a runner, which may not be
+// trusted: its size is checked first, and every failure is
+// ErrInvalidClientData.
+func decodeClient(cm *corev1.ConfigMap, key string, v any) (found bool, err error) {
+	if n := len(cm.Data[key]); n > MaxClientValueBytes {
+		return true, fmt.Errorf("ConfigMap %s key %s: %d bytes exceed the %d-byte cap: %w", cm.Name, key, n, MaxClientValueBytes, ErrInvalidClientData)
+	}
+	found, err = decode(cm, key, v)
+	if err != nil {
+		err = fmt.Errorf("%w: %w", err, ErrInvalidClientData)
+	}
+	return found, err
+}
+
+// invalid wraps a validation failure of a runner's value.
+func invalid(cm *corev1.ConfigMap, key string, err error) error {
+	return fmt.Errorf("ConfigMap %s key %s: %w: %w", cm.Name, key, err, ErrInvalidClientData)
+}
+
+// checkIndex compares an index a runner reports with the one its
+// ConfigMap's label or annotation name holds (when present and numeric).
+func checkIndex(cm *corev1.ConfigMap, key, what, name, value string, got int) error {
+	want, err := strconv.Atoi(value)
+	if err != nil || want == got {
+		return nil
+	}
+	return invalid(cm, key, fmt.Errorf("reports %s %d but %s says %d", what, got, name, want))
+}
 
 // decode unmarshals cm.Data[key] into v; found is false when the key is
 // absent.
@@ -62,12 +106,32 @@ func ReadinessOf(cm *corev1.ConfigMap) ReadyState {
 	return NotReady
 }
 
-// ReadyReport reads a client's ready.json (its fio version, or why it could
-// not prepare).
+// ReadyReport reads a client's ready.json (its fio version, clock offset and
+// mount, or why it could not prepare). The value is refused, with
+// ErrInvalidClientData, when it is over MaxClientValueBytes, not JSON, fails
+// runner.Ready.Validate or names another client than the ConfigMap's label;
+// its free text is cut to runner.MaxErrorBytes.
 func ReadyReport(cm *corev1.ConfigMap) (runner.Ready, bool, error) {
 	var r runner.Ready
-	found, err := decode(cm, KeyReady, &r)
-	return r, found, err
+	found, err := decodeClient(cm, KeyReady, &r)
+	if err != nil || !found {
+		return runner.Ready{}, found, err
+	}
+	if err := r.Validate(); err != nil {
+		return runner.Ready{}, true, invalid(cm, KeyReady, err)
+	}
+	if err := checkIndex(cm, KeyReady, "client", LabelClient, cm.Labels[LabelClient], r.Client); err != nil {
+		return runner.Ready{}, true, err
+	}
+	for _, s := range []*string{&r.Error, &r.FioVersion, &r.ClockOffsetError} {
+		*s = runner.Truncate(*s, runner.MaxErrorBytes)
+	}
+	if m := r.Mount; m != nil {
+		for _, s := range []*string{&m.Source, &m.FSType, &m.Options} {
+			*s = runner.Truncate(*s, runner.MaxErrorBytes)
+		}
+	}
+	return r, true, nil
 }
 
 // ResultStep is the step index of the client's latest result, or -1.
@@ -79,11 +143,26 @@ func ResultStep(cm *corev1.ConfigMap) int {
 	return k
 }
 
-// Result reads the client's latest step result.
+// Result reads the client's latest step result. The value is refused, with
+// ErrInvalidClientData, when it is over MaxClientValueBytes, not JSON, fails
+// results.ClientStep.Validate, or names another client or step than the
+// ConfigMap's label and annotation; its error text is cut to
+// runner.MaxErrorBytes.
 func Result(cm *corev1.ConfigMap) (results.ClientStep, bool, error) {
 	var r results.ClientStep
-	found, err := decode(cm, KeyResult, &r)
-	return r, found, err
+	found, err := decodeClient(cm, KeyResult, &r)
+	if err != nil || !found {
+		return results.ClientStep{}, found, err
+	}
+	if err := r.Validate(); err != nil {
+		return results.ClientStep{}, true, invalid(cm, KeyResult, err)
+	}
+	if err := errors.Join(checkIndex(cm, KeyResult, "client", LabelClient, cm.Labels[LabelClient], r.Client),
+		checkIndex(cm, KeyResult, "step", AnnotationResultStep, cm.Annotations[AnnotationResultStep], r.Step)); err != nil {
+		return results.ClientStep{}, true, err
+	}
+	r.Error = runner.Truncate(r.Error, runner.MaxErrorBytes)
+	return r, true, nil
 }
 
 // Aggregate reads a step ConfigMap's merged result.

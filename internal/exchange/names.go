@@ -53,6 +53,9 @@ const (
 	EnvBenchmark = "STORAGEBENCH_BENCHMARK"
 	EnvClient    = "STORAGEBENCH_CLIENT"
 	EnvPodName   = "POD_NAME"
+	// EnvTestClockOffset is a test hook: a duration (e.g. "2s", "-1.5s")
+	// added to the runner's clock, simulating a node whose clock is off.
+	EnvTestClockOffset = "STORAGEBENCH_TEST_CLOCK_OFFSET"
 )
 
 // Paths inside the client container.

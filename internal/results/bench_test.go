@@ -17,7 +17,7 @@ const (
 // benchInput builds 1,000 clients × 20 steps of client results from a real
 // fio json+ report (testdata, 8 KiB 80/20 random, two jobs), each client's
 // histograms shifted and scaled so that no two clients are identical.
-func benchInput(b *testing.B) [][]ClientStep {
+func benchInput(b testing.TB) [][]ClientStep {
 	b.Helper()
 	data, err := os.ReadFile("testdata/fio-oltp-2jobs.json")
 	if err != nil {
@@ -37,6 +37,8 @@ func benchInput(b *testing.B) [][]ClientStep {
 		}
 		d.Latency.Hist = fio.Histogram{Bins: bins}
 		d.Latency.Count *= scale
+		// Min and max move with the bins, as they would in fio's output.
+		d.Latency.MinNs, d.Latency.MaxNs = fio.BinValue(bins[0].Index), fio.BinValue(bins[len(bins)-1].Index)
 		return d
 	}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

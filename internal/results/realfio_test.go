@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os/exec"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -53,7 +54,18 @@ func TestThreeConcurrentFioClients(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Real fio output passes the checks applied to untrusted runners, and
+	// the incremental merge equals the all-at-once one.
+	m := NewMerger(0)
+	for _, s := range steps {
+		if err := m.Add(s); err != nil {
+			t.Fatalf("real fio result refused: %v", err)
+		}
+	}
 	agg := Aggregate(0, steps)
+	if !reflect.DeepEqual(m.Result(), agg) {
+		t.Fatal("Merger and Aggregate differ")
+	}
 	offered := float64(clients * (readIOPS + writeIOPS))
 	if math.Abs(agg.Total.IOPS-offered)/offered > 0.05 {
 		t.Fatalf("achieved %.1f IOPS, offered %.0f: more than 5 %% apart", agg.Total.IOPS, offered)

@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/storagebench/storagebench/internal/fio"
@@ -17,7 +18,10 @@ type ClientStep struct {
 	Jobs int `json:"jobs"`
 	// PlannedStart is the instant the step was scheduled to start.
 	PlannedStart time.Time `json:"plannedStart"`
-	// ActualStart is when the client actually launched fio.
+	// ActualStart is when the client actually launched fio, and End when
+	// fio ended, both on the conductor's clock (in Kubernetes the API
+	// server's: the runner corrects its own clock by its measured offset),
+	// so the clients' start spread is comparable across nodes.
 	ActualStart time.Time `json:"actualStart"`
 	End         time.Time `json:"end"`
 	Read        Direction `json:"read"`
@@ -130,40 +134,85 @@ type StepAggregate struct {
 // Aggregate merges all clients' results for one step exactly: IOPS and bytes
 // per second are summed; latency percentiles are read from the sum of the
 // clients' histogram bins with fio's rule; the mean is count-weighted; min and
-// max are exact; the standard deviation is the pooled one.
+// max are exact; the standard deviation is the pooled one. It trusts its
+// input (the local conductor's own runners); results from untrusted runners
+// go through Merger.Add, which validates each one.
 func Aggregate(step int, clients []ClientStep) StepAggregate {
-	agg := StepAggregate{Step: step, Clients: len(clients)}
-	var r, w, t dirMerger
-	var first, last time.Time
+	m := NewMerger(step)
 	for i := range clients {
-		c := &clients[i]
-		agg.Jobs += c.Jobs
-		r.addDirection(&c.Read)
-		w.addDirection(&c.Write)
-		t.addDirection(&c.Read)
-		t.addDirection(&c.Write)
-		if c.Error != "" {
-			agg.Errors = append(agg.Errors, fmt.Sprintf("client %d: %s", c.Client, c.Error))
+		m.merge(&clients[i])
+	}
+	return m.Result()
+}
+
+// Merger aggregates one step's client results one at a time, so a caller can
+// decode a result, add it and drop it: memory does not grow with the number
+// of clients. Its result equals Aggregate's over the same clients.
+type Merger struct {
+	agg         StepAggregate
+	r, w, t     dirMerger
+	first, last time.Time
+	seen        map[int]bool
+}
+
+// NewMerger starts the aggregate of step.
+func NewMerger(step int) *Merger {
+	return &Merger{agg: StepAggregate{Step: step}, seen: map[int]bool{}}
+}
+
+// Add validates c (see ClientStep.Validate) and merges it. A result of
+// another step, or a second result of the same client, is refused. Nothing
+// is merged when Add returns an error.
+func (m *Merger) Add(c ClientStep) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if c.Step != m.agg.Step {
+		return fmt.Errorf("client %d: result of step %d merged into step %d", c.Client, c.Step, m.agg.Step)
+	}
+	if m.seen[c.Client] {
+		return fmt.Errorf("client %d: a second result for step %d", c.Client, c.Step)
+	}
+	m.seen[c.Client] = true
+	m.merge(&c)
+	return nil
+}
+
+func (m *Merger) merge(c *ClientStep) {
+	agg := &m.agg
+	agg.Clients++
+	agg.Jobs += c.Jobs
+	m.r.addDirection(&c.Read)
+	m.w.addDirection(&c.Write)
+	m.t.addDirection(&c.Read)
+	m.t.addDirection(&c.Write)
+	if c.Error != "" {
+		agg.Errors = append(agg.Errors, fmt.Sprintf("client %d: %s", c.Client, c.Error))
+	}
+	agg.Interrupted = agg.Interrupted || c.Interrupted
+	if !c.ActualStart.IsZero() {
+		if m.first.IsZero() || c.ActualStart.Before(m.first) {
+			m.first = c.ActualStart
 		}
-		agg.Interrupted = agg.Interrupted || c.Interrupted
-		if !c.ActualStart.IsZero() {
-			if first.IsZero() || c.ActualStart.Before(first) {
-				first = c.ActualStart
-			}
-			if c.ActualStart.After(last) {
-				last = c.ActualStart
-			}
-			if !c.PlannedStart.IsZero() {
-				if d := c.ActualStart.Sub(c.PlannedStart); d > agg.MaxStartDelay {
-					agg.MaxStartDelay = d
-				}
+		if c.ActualStart.After(m.last) {
+			m.last = c.ActualStart
+		}
+		if !c.PlannedStart.IsZero() {
+			if d := c.ActualStart.Sub(c.PlannedStart); d > agg.MaxStartDelay {
+				agg.MaxStartDelay = d
 			}
 		}
 	}
-	agg.StartSkew = last.Sub(first)
-	agg.Read = r.summary()
-	agg.Write = w.summary()
-	agg.Total = t.summary()
+}
+
+// Result returns the aggregate of the results added so far.
+func (m *Merger) Result() StepAggregate {
+	agg := m.agg
+	agg.Errors = slices.Clone(agg.Errors)
+	agg.StartSkew = m.last.Sub(m.first)
+	agg.Read = m.r.summary()
+	agg.Write = m.w.summary()
+	agg.Total = m.t.summary()
 	return agg
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -44,6 +45,16 @@ type Volume struct {
 	// Shared is set when several clients mount the same volume: each client
 	// then works in its own directory, client-NNN.
 	Shared bool `json:"shared,omitempty"`
+	// Subdir confines a Filesystem client to <Path>/<Subdir> (a relative
+	// path inside the volume; client-NNN goes below it when Shared), so the
+	// other files of an existing claim are never touched. It is created with
+	// mode 0700 when missing. Ignored for Block volumes.
+	Subdir string `json:"subdir,omitempty"`
+	// RemoveWhenDone makes the runner remove, when it ends, exactly the files
+	// it created (its jobs' files that did not exist before, its client-NNN
+	// directory when empty), then Subdir itself when empty. Ignored for Block
+	// volumes.
+	RemoveWhenDone bool `json:"removeWhenDone,omitempty"`
 }
 
 // StepOrder tells the clients to run one step, or that there is none left.
@@ -70,6 +81,42 @@ type Ready struct {
 	Mount        *Mount        `json:"mount,omitempty"`
 	Precondition time.Duration `json:"precondition"`
 	Error        string        `json:"error,omitempty"`
+	// ClockOffset is the runner's clock minus the conductor's (the API
+	// server's): positive when the runner is ahead. It is zero when they
+	// share a clock (local runs) or when it could not be measured.
+	ClockOffset time.Duration `json:"clockOffset"`
+	// ClockOffsetUncertainty bounds the error of ClockOffset: the true
+	// offset is within ClockOffset ± ClockOffsetUncertainty.
+	ClockOffsetUncertainty time.Duration `json:"clockOffsetUncertainty"`
+	// ClockOffsetError, when set, says why the offset could not be
+	// measured; the runner then starts steps by its own clock.
+	ClockOffsetError string `json:"clockOffsetError,omitempty"`
+}
+
+// MaxClockOffset bounds the clock offset a runner may have: a node whose
+// clock is further off cannot take part in a timed benchmark.
+const MaxClockOffset = 24 * time.Hour
+
+// Validate checks a ready report read from a runner that may not be trusted.
+func (r Ready) Validate() error {
+	switch {
+	case r.Client < 0 || r.Client >= results.MaxClients:
+		return fmt.Errorf("client index %d is outside [0, %d)", r.Client, results.MaxClients)
+	case r.Precondition < 0:
+		return fmt.Errorf("client %d: negative preconditioning time %s", r.Client, r.Precondition)
+	case r.ClockOffset < -MaxClockOffset || r.ClockOffset > MaxClockOffset:
+		return fmt.Errorf("client %d: clock offset %s is beyond ±%s", r.Client, r.ClockOffset, MaxClockOffset)
+	case r.ClockOffsetUncertainty < 0 || r.ClockOffsetUncertainty > MaxClockOffset:
+		return fmt.Errorf("client %d: clock offset uncertainty %s is outside [0, %s]", r.Client, r.ClockOffsetUncertainty, MaxClockOffset)
+	}
+	return nil
+}
+
+// Clock measures the runner's clock against the conductor's.
+type Clock interface {
+	// ClockOffset returns the runner's clock minus the conductor's and the
+	// uncertainty of that figure.
+	ClockOffset(ctx context.Context) (offset, uncertainty time.Duration, err error)
 }
 
 // Coordinator is the client's side of the lockstep protocol.
@@ -98,20 +145,38 @@ type Runner struct {
 	WorkDir string
 	// Now is the clock (tests may override).
 	Now func() time.Time
+	// Clock, when set, measures Now's offset to the conductor's clock while
+	// preparing: steps then start at the ordered instant of the conductor's
+	// clock, and results carry instants of that clock. Nil when both share
+	// a clock.
+	Clock Clock
+
+	offset  time.Duration // Now minus the conductor's clock
+	created workspace     // what the runner created on the volume
 }
 
 // Run prepares the client's files, then runs every ordered step in lockstep,
 // publishing each result as it ends. Cancelling ctx stops fio cleanly: the
 // partial step is published (marked interrupted) and ErrInterrupted returned.
-func (r *Runner) Run(ctx context.Context) error {
+//
+// With Volume.RemoveWhenDone the files the runner created are removed when it
+// ends: after the done order, and also on failure or when stopped.
+func (r *Runner) Run(ctx context.Context) (err error) {
 	if r.Now == nil {
 		r.Now = time.Now
+	}
+	if r.Plan.Volume.RemoveWhenDone && !r.Plan.Volume.Block {
+		defer func() {
+			if rmErr := r.created.remove(); rmErr != nil {
+				err = errors.Join(err, rmErr)
+			}
+		}()
 	}
 	exe := fio.Executor{Binary: r.Plan.Fio, WorkDir: r.WorkDir, GracePeriod: r.Plan.Options.GracePeriod}
 	ready := Ready{Client: r.Plan.Client}
 	layout, err := r.prepare(ctx, exe, &ready)
 	if err != nil {
-		ready.Error = err.Error()
+		ready.Error = Truncate(err.Error(), MaxErrorBytes)
 		// The conductor must learn why this client will never be ready.
 		_ = r.Coordinator.ReportReady(context.WithoutCancel(ctx), ready)
 		return err
@@ -141,7 +206,7 @@ func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *Ready) (f
 	if err != nil {
 		return fio.Layout{}, err
 	}
-	ready.FioVersion = v
+	ready.FioVersion = Truncate(v, MaxErrorBytes)
 	layout, err := r.layout()
 	if err != nil {
 		return fio.Layout{}, err
@@ -166,6 +231,17 @@ func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *Ready) (f
 			return layout, ErrInterrupted
 		}
 		ready.Precondition = r.Now().Sub(start)
+	}
+	if r.Clock != nil {
+		off, unc, err := r.Clock.ClockOffset(ctx)
+		switch {
+		case err != nil:
+			ready.ClockOffsetError = Truncate(err.Error(), MaxErrorBytes)
+		case off < -MaxClockOffset || off > MaxClockOffset:
+			return layout, fmt.Errorf("this node's clock is %s off the API server's (more than %s)", off, MaxClockOffset)
+		default:
+			r.offset, ready.ClockOffset, ready.ClockOffsetUncertainty = off, off, unc
+		}
 	}
 	return layout, nil
 }
@@ -203,11 +279,16 @@ func (r *Runner) layout() (fio.Layout, error) {
 	if !fi.IsDir() {
 		return fio.Layout{}, fmt.Errorf("volume %s is not a directory", p.Volume.Path)
 	}
-	dir := p.Volume.Path
-	if p.Volume.Shared {
-		dir = filepath.Join(dir, fmt.Sprintf("client-%03d", p.Client))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fio.Layout{}, fmt.Errorf("creating the client's directory on the shared volume: %w", err)
+	dir, err := r.directory()
+	if err != nil {
+		return fio.Layout{}, err
+	}
+	r.created.files = nil
+	for j := range jobs {
+		// fio.Render names job j's file so; fio creates the missing ones.
+		f := filepath.Join(dir, fmt.Sprintf("job%d.dat", j))
+		if _, err := os.Lstat(f); errors.Is(err, fs.ErrNotExist) {
+			r.created.files = append(r.created.files, f)
 		}
 	}
 	return fio.Layout{Directory: dir, BytesPerJob: perJob}, nil
@@ -242,14 +323,15 @@ func (r *Runner) step(ctx context.Context, exe fio.Executor, layout fio.Layout, 
 	if err != nil {
 		return fmt.Errorf("step %d: %w", order.Index, err)
 	}
-	if err := sleepUntil(ctx, r.Now, order.StartAt); err != nil {
+	// StartAt is an instant of the conductor's clock.
+	if err := sleepUntil(ctx, r.Now, order.StartAt.Add(r.offset)); err != nil {
 		return ErrInterrupted
 	}
-	cs := results.ClientStep{Client: p.Client, Step: order.Index, Jobs: len(mine), PlannedStart: order.StartAt, ActualStart: r.Now()}
+	cs := results.ClientStep{Client: p.Client, Step: order.Index, Jobs: len(mine), PlannedStart: order.StartAt, ActualStart: r.conductorNow()}
 	res, runErr := exe.Run(ctx, run.Name, job)
-	cs.End = r.Now()
+	cs.End = r.conductorNow()
 	if runErr != nil {
-		cs.Error = runErr.Error()
+		cs.Error = Truncate(runErr.Error(), MaxErrorBytes)
 	} else {
 		cs.Read, cs.Write = results.FromFio(res.Output)
 		cs.Interrupted = res.Interrupted
@@ -269,6 +351,9 @@ func (r *Runner) step(ctx context.Context, exe fio.Executor, layout fio.Layout, 
 	}
 	return nil
 }
+
+// conductorNow is the time on the conductor's clock.
+func (r *Runner) conductorNow() time.Time { return r.Now().Add(-r.offset) }
 
 func sleepUntil(ctx context.Context, now func() time.Time, t time.Time) error {
 	d := t.Sub(now())

@@ -1,0 +1,278 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/internal/workload"
+)
+
+func TestTruncate(t *testing.T) {
+	long := strings.Repeat("x", 5000)
+	cases := []struct {
+		name, in string
+		n        int
+		want     string
+	}{
+		{"short text is kept", "fio: ENOSPC", 4096, "fio: ENOSPC"},
+		{"exactly n bytes is kept", "abcd", 4, "abcd"},
+		{"long text is cut with a note", long, 40, strings.Repeat("x", 13) + "… (truncated, 5000 bytes)"},
+		{"a multi-byte character is not split", "ab" + strings.Repeat("é", 30), 30, "abé… (truncated, 62 bytes)"},
+		{"n below the note's length cuts bare", "héllo world", 2, "h"},
+		{"zero", "abc", 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := Truncate(c.in, c.n)
+			if got != c.want {
+				t.Fatalf("Truncate(%d bytes, %d) = %q, want %q", len(c.in), c.n, got, c.want)
+			}
+			if len(got) > c.n && len(c.in) > c.n {
+				t.Fatalf("%d bytes, limit %d", len(got), c.n)
+			}
+			if !utf8.ValidString(got) {
+				t.Fatalf("%q is not valid UTF-8", got)
+			}
+			if again := Truncate(got, c.n); again != got {
+				t.Fatalf("truncating again changed %q to %q", got, again)
+			}
+		})
+	}
+}
+
+func TestReadyValidate(t *testing.T) {
+	cases := []struct {
+		name string
+		r    Ready
+		want string
+	}{
+		{"measured offset", Ready{Client: 3, ClockOffset: -2 * time.Second, ClockOffsetUncertainty: time.Millisecond}, ""},
+		{"negative client", Ready{Client: -1}, "client index -1"},
+		{"client beyond the API limit", Ready{Client: results.MaxClients}, "client index 1000"},
+		{"negative preconditioning", Ready{Precondition: -time.Second}, "negative preconditioning"},
+		{"offset beyond a day", Ready{ClockOffset: MaxClockOffset + 1}, "clock offset"},
+		{"offset beyond a day behind", Ready{ClockOffset: -MaxClockOffset - 1}, "clock offset"},
+		{"negative uncertainty", Ready{ClockOffsetUncertainty: -1}, "uncertainty"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.r.Validate()
+			if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+				t.Fatalf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+// fixedClock reports a measured offset (or fails).
+type fixedClock struct {
+	offset time.Duration
+	err    error
+}
+
+func (c fixedClock) ClockOffset(context.Context) (time.Duration, time.Duration, error) {
+	return c.offset, time.Millisecond, c.err
+}
+
+// runOneStep runs one client through one short rate step and the done
+// order, over a file exchange, and returns its ready report and result.
+func runOneStep(t *testing.T, vol Volume, now func() time.Time, clock Clock) (Ready, results.ClientStep, error) {
+	t.Helper()
+	dir := t.TempDir()
+	x := Exchange{Dir: filepath.Join(dir, "exchange"), Poll: 5 * time.Millisecond}
+	r := &Runner{Plan: ClientPlan{Topology: plan.Topology{Clients: 1, JobsPerClient: 2},
+		Workload: spec(t, "rand-read", workload.Overrides{WorkingSetBytesPerClient: ptr(int64(2 << 20)),
+			IOEngine: ptr(workload.PSync), IODepth: ptr(int32(1))}),
+		Volume: vol}, Coordinator: x, Publisher: x, WorkDir: filepath.Join(dir, "work"), Now: now, Clock: clock}
+	errc := make(chan error, 1)
+	go func() { errc <- r.Run(context.Background()) }()
+	wait := func(read func() (bool, error)) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			ok, err := read()
+			if err != nil || time.Now().After(deadline) {
+				t.Fatalf("waiting for the runner: %v", err)
+			}
+			if ok {
+				return
+			}
+		}
+	}
+	var ready Ready
+	wait(func() (ok bool, err error) { ready, ok, err = x.ReadReady(0); return ok, err })
+	if ready.Error != "" {
+		return ready, results.ClientStep{}, <-errc
+	}
+	start := time.Now().Add(time.Second).Truncate(time.Millisecond)
+	if err := x.WriteOrder(StepOrder{StartAt: start, Step: plan.Step{OfferedIOPS: 50}, Duration: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	var res results.ClientStep
+	wait(func() (ok bool, err error) { res, ok, err = x.ReadResult(0, 0); return ok, err })
+	if err := x.WriteOrder(StepOrder{Index: 1, Done: true}); err != nil {
+		t.Fatal(err)
+	}
+	return ready, res, <-errc
+}
+
+// TestStepsStartOnTheConductorsClock runs a client whose clock is skewed:
+// with the offset measured it starts at the ordered instant of the
+// conductor's clock and reports its start on that clock.
+func TestStepsStartOnTheConductorsClock(t *testing.T) {
+	requireFio(t)
+	cases := []struct {
+		name       string
+		skew       time.Duration
+		clock      Clock
+		wantOffset time.Duration
+		wantError  string
+	}{
+		{"same clock", 0, nil, 0, ""},
+		{"runner 4 s ahead", 4 * time.Second, fixedClock{offset: 4 * time.Second}, 4 * time.Second, ""},
+		{"runner 3 s behind", -3 * time.Second, fixedClock{offset: -3 * time.Second}, -3 * time.Second, ""},
+		{"offset not measured", 0, fixedClock{err: errors.New("no Date header")}, 0, "no Date header"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			now := func() time.Time { return time.Now().Add(c.skew) }
+			ready, res, err := runOneStep(t, Volume{Path: t.TempDir()}, now, c.clock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ready.ClockOffset != c.wantOffset || ready.ClockOffsetError != c.wantError {
+				t.Fatalf("ready report %+v", ready)
+			}
+			if d := res.ActualStart.Sub(res.PlannedStart); d < 0 || d > 300*time.Millisecond {
+				t.Fatalf("started %s after the ordered instant (conductor's clock)", d)
+			}
+			if d := res.End.Sub(res.ActualStart); d < time.Second || d > 10*time.Second {
+				t.Fatalf("end %s after start", d)
+			}
+		})
+	}
+}
+
+// TestSubdirConfinesAndCleansUp runs a client confined to a subdirectory of
+// a volume holding other data: the other data survives, the client's files
+// are removed when it is done.
+func TestSubdirConfinesAndCleansUp(t *testing.T) {
+	requireFio(t)
+	cases := []struct {
+		name          string
+		shared        bool
+		preexisting   bool // the subdirectory exists, with a file of its own
+		remove        bool
+		wantSubdirEnd bool
+	}{
+		{"new subdirectory removed", false, false, true, false},
+		{"shared: client directory and subdirectory removed", true, false, true, false},
+		{"existing subdirectory keeps its files", false, true, true, true},
+		{"kept without RemoveWhenDone", false, false, false, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			mount := t.TempDir()
+			outside := filepath.Join(mount, "job0.dat") // same name as a job file, outside the subdirectory
+			mustWrite(t, outside, "tenant data")
+			sub := filepath.Join(mount, "bench", "run1")
+			notes, theirs := filepath.Join(sub, "notes.txt"), filepath.Join(sub, "job1.dat")
+			if c.preexisting {
+				if err := os.MkdirAll(sub, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				mustWrite(t, notes, "theirs")
+				mustWrite(t, theirs, "")
+			}
+			_, res, err := runOneStep(t, Volume{Path: mount, Shared: c.shared, Subdir: "bench/run1", RemoveWhenDone: c.remove}, time.Now, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Read.IOs == 0 {
+				t.Fatal("no I/O")
+			}
+			if b, err := os.ReadFile(outside); err != nil || string(b) != "tenant data" {
+				t.Fatalf("a file outside the subdirectory was touched: %q %v", b, err)
+			}
+			if c.preexisting {
+				if b, err := os.ReadFile(notes); err != nil || string(b) != "theirs" {
+					t.Fatalf("a file of the subdirectory was touched: %q %v", b, err)
+				}
+				// fio reuses a job file it did not create, but it is not removed.
+				if _, err := os.Stat(theirs); err != nil {
+					t.Fatalf("a job file the runner did not create was removed: %v", err)
+				}
+				if _, err := os.Stat(filepath.Join(sub, "job0.dat")); c.remove && err == nil {
+					t.Fatal("a job file the runner created was kept")
+				}
+			}
+			_, err = os.Stat(sub)
+			if exists := err == nil; exists != c.wantSubdirEnd {
+				t.Fatalf("subdirectory exists after the run: %v, want %v", exists, c.wantSubdirEnd)
+			}
+			if _, err := os.Stat(filepath.Join(mount, "bench")); err != nil {
+				t.Fatalf("the subdirectory's parent was removed: %v", err)
+			}
+			if !c.remove {
+				fi, err := os.Stat(sub)
+				if err != nil || fi.Mode().Perm() != 0o700 {
+					t.Fatalf("subdirectory mode %v, want 0700 (%v)", fi.Mode(), err)
+				}
+			}
+		})
+	}
+}
+
+func TestSubdirIsConfined(t *testing.T) {
+	mount := t.TempDir()
+	mustWrite(t, filepath.Join(mount, "afile"), "x")
+	if err := os.Symlink("..", filepath.Join(mount, "up")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".", filepath.Join(mount, "here")); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ subdir, want string }{
+		{"../elsewhere", "not a relative path inside the volume"},
+		{"/etc", "not a relative path inside the volume"},
+		{".", "not a relative path inside the volume"},
+		{"up/x", "cannot create directory " + filepath.Join(mount, "up/x")},
+		{"here", "is not a directory"},
+		{"afile/sub", "cannot create directory " + filepath.Join(mount, "afile/sub") + " as uid"},
+		{"ok/deeper", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.subdir, func(t *testing.T) {
+			r := &Runner{Plan: ClientPlan{Topology: plan.Topology{Clients: 1, JobsPerClient: 1},
+				Workload: spec(t, "rand-read", workload.Overrides{WorkingSetBytesPerClient: ptr(int64(1 << 20))}),
+				Volume:   Volume{Path: mount, Subdir: c.subdir}}}
+			l, err := r.layout()
+			if c.want == "" {
+				if err != nil || l.Directory != filepath.Join(mount, c.subdir) {
+					t.Fatalf("layout %+v, %v", l, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(mount), "x")); err == nil {
+		t.Fatal("a directory was created outside the volume")
+	}
+}
+
+func mustWrite(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
