@@ -126,12 +126,19 @@ func buildClientConfigMap(b *v1alpha1.StorageBenchmark, i int) *corev1.ConfigMap
 	return cm
 }
 
-// JobOptions are the manager-wide settings of client Jobs.
+// JobOptions are the settings of client Jobs: the manager-wide image and
+// pull policy, and per run the deadline and default memory limit.
 type JobOptions struct {
 	// Image is the default runner image.
 	Image string
 	// ImagePullPolicy of the runner container (default IfNotPresent).
 	ImagePullPolicy corev1.PullPolicy
+	// ActiveDeadlineSeconds bounds the client pods' life: the longest the
+	// whole run may take, so no pod outlives a run nobody conducts.
+	ActiveDeadlineSeconds *int64
+	// MemoryLimit is the runner container's memory limit when the
+	// benchmark sets none.
+	MemoryLimit *resource.Quantity
 }
 
 // defaultRunnerResources keep the runner schedulable everywhere; no limit,
@@ -160,7 +167,13 @@ func buildJob(b *v1alpha1.StorageBenchmark, i int, claim string, opts JobOptions
 	// into these maps, which must not be the package default's.
 	resources := *defaultRunnerResources.DeepCopy()
 	if c.Resources != nil {
-		resources = *c.Resources
+		resources = *c.Resources.DeepCopy()
+	}
+	if _, set := resources.Limits[corev1.ResourceMemory]; !set && opts.MemoryLimit != nil {
+		if resources.Limits == nil {
+			resources.Limits = corev1.ResourceList{}
+		}
+		resources.Limits[corev1.ResourceMemory] = *opts.MemoryLimit
 	}
 	container := corev1.Container{
 		Name:            "runner",
@@ -191,21 +204,28 @@ func buildJob(b *v1alpha1.StorageBenchmark, i int, claim string, opts JobOptions
 	} else {
 		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "data", MountPath: exchange.DataMountPath})
 	}
+	security := &corev1.PodSecurityContext{
+		RunAsNonRoot:        ptr.To(true),
+		RunAsUser:           ptr.To[int64](runnerUID),
+		RunAsGroup:          ptr.To[int64](runnerUID),
+		FSGroup:             ptr.To[int64](runnerUID),
+		FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
+		SeccompProfile:      &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	if b.Spec.Storage.ExistingClaim != nil {
+		// Never re-own somebody else's volume: with an fsGroup the kubelet
+		// would chown every file on it.
+		security.FSGroup, security.FSGroupChangePolicy = nil, nil
+	}
 	pod := corev1.PodSpec{
 		ServiceAccountName:            exchange.RunnerName(b.Name),
+		ActiveDeadlineSeconds:         opts.ActiveDeadlineSeconds,
 		RestartPolicy:                 corev1.RestartPolicyNever,
 		TerminationGracePeriodSeconds: ptr.To[int64](30),
 		NodeSelector:                  c.NodeSelector,
 		Tolerations:                   c.Tolerations,
-		SecurityContext: &corev1.PodSecurityContext{
-			RunAsNonRoot:        ptr.To(true),
-			RunAsUser:           ptr.To[int64](runnerUID),
-			RunAsGroup:          ptr.To[int64](runnerUID),
-			FSGroup:             ptr.To[int64](runnerUID),
-			FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
-			SeccompProfile:      &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-		},
-		Containers: []corev1.Container{container},
+		SecurityContext:               security,
+		Containers:                    []corev1.Container{container},
 		Volumes: []corev1.Volume{
 			{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}},
 			{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("256Mi"))}}},
@@ -222,10 +242,11 @@ func buildJob(b *v1alpha1.StorageBenchmark, i int, claim string, opts JobOptions
 	job := &batchv1.Job{
 		ObjectMeta: objectMeta(b, name, exchange.RoleClient),
 		Spec: batchv1.JobSpec{
-			BackoffLimit: ptr.To[int32](0),
-			Completions:  ptr.To[int32](1),
-			Parallelism:  ptr.To[int32](1),
-			Template:     corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels}, Spec: pod},
+			ActiveDeadlineSeconds: opts.ActiveDeadlineSeconds,
+			BackoffLimit:          ptr.To[int32](0),
+			Completions:           ptr.To[int32](1),
+			Parallelism:           ptr.To[int32](1),
+			Template:              corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels}, Spec: pod},
 		},
 	}
 	job.Labels[exchange.LabelClient] = strconv.Itoa(i)

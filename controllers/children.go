@@ -11,9 +11,9 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
@@ -26,120 +26,137 @@ type observed struct {
 	capacity *resource.Quantity
 	bound    int
 	// clients, jobs: index → object (nil when missing).
-	clients []*corev1.ConfigMap
+	// clients and plan are ConfigMaps' metadata: readiness, result step
+	// and the current order travel in annotations.
+	clients []*metav1.PartialObjectMetadata
 	jobs    []*batchv1.Job
 	pods    map[int][]corev1.Pod
-	plan    *corev1.ConfigMap
+	plan    *metav1.PartialObjectMetadata
 }
 
+// unusable says why the run cannot start on the storage asked for.
+type unusable struct{ reason, message string }
+
 // storageClass finds the class the claims use: the named one, the cluster
-// default when none is named, or the existing claim's. A missing class is
-// reported as (nil, message).
-func (r *Reconciler) storageClass(ctx context.Context, b *v1alpha1.StorageBenchmark) (*storagev1.StorageClass, string, error) {
+// default when none is named, or the existing claim's — once the claim's
+// owner consented (consent.go). What rules the run out is an *unusable.
+func (r *Reconciler) storageClass(ctx context.Context, b *v1alpha1.StorageBenchmark) (*storagev1.StorageClass, *unusable, error) {
 	name := b.Spec.Storage.StorageClassName
-	if b.Spec.Storage.ExistingClaim != nil {
+	if claim := b.Spec.Storage.ExistingClaim; claim != nil {
 		var pvc corev1.PersistentVolumeClaim
-		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: *b.Spec.Storage.ExistingClaim}, &pvc)
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: *claim}, &pvc)
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Sprintf("storage.existingClaim %q does not exist in namespace %s", *b.Spec.Storage.ExistingClaim, b.Namespace), nil
+			return nil, &unusable{ReasonClaimNotFound, fmt.Sprintf("storage.existingClaim %q does not exist in namespace %s", *claim, b.Namespace)}, nil
 		}
 		if err != nil {
-			return nil, "", err
+			return nil, nil, err
+		}
+		if msg := consentMissing(b, &pvc); msg != "" {
+			return nil, &unusable{ReasonClaimNotConsented, msg}, nil
 		}
 		if pvc.Spec.StorageClassName == nil || *pvc.Spec.StorageClassName == "" {
-			return nil, "", nil // a statically bound claim: no class to record
+			return nil, nil, nil // a statically bound claim: no class to record
 		}
 		name = pvc.Spec.StorageClassName
 	}
 	if name == nil {
 		var list storagev1.StorageClassList
 		if err := r.List(ctx, &list); err != nil {
-			return nil, "", err
+			return nil, nil, err
 		}
 		for i := range list.Items {
 			if list.Items[i].Annotations["storageclass.kubernetes.io/is-default-class"] == "true" {
-				return &list.Items[i], "", nil
+				return &list.Items[i], nil, nil
 			}
 		}
-		return nil, "storage.storageClassName is not set and the cluster has no default StorageClass", nil
+		return nil, &unusable{ReasonStorageClassNotFound, "storage.storageClassName is not set and the cluster has no default StorageClass"}, nil
 	}
 	var sc storagev1.StorageClass
 	err := r.Get(ctx, client.ObjectKey{Name: *name}, &sc)
 	if apierrors.IsNotFound(err) {
-		return nil, fmt.Sprintf("StorageClass %q not found: create it or set storage.storageClassName to an existing class", *name), nil
+		return nil, &unusable{ReasonStorageClassNotFound, fmt.Sprintf("StorageClass %q not found: create it or set storage.storageClassName to an existing class", *name)}, nil
 	}
-	return &sc, "", err
-}
-
-// create makes obj unless it exists; owned objects get the benchmark as
-// controlling owner, so deleting the benchmark deletes them.
-func (r *Reconciler) create(ctx context.Context, b *v1alpha1.StorageBenchmark, obj client.Object, owned bool) error {
-	err := r.Get(ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object))
-	if err == nil || !apierrors.IsNotFound(err) {
-		return err
-	}
-	if owned {
-		if err := controllerutil.SetControllerReference(b, obj, r.Scheme()); err != nil {
-			return err
-		}
-	}
-	if err := r.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
-	}
-	log.FromContext(ctx).Info("Created", "kind", fmt.Sprintf("%T", obj), "name", obj.GetName())
-	return nil
+	return &sc, nil, err
 }
 
 // ensureChildren creates whatever is missing, idempotently: runner RBAC,
-// claims, the plan and client ConfigMaps, and the client Jobs.
+// claims, the plan and client ConfigMaps, and the client Jobs. Before the
+// first child exists it also checks that no object holds a step
+// ConfigMap's name, so a conflict fails the run before any I/O.
 func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired) error {
 	sa, role, binding := buildRunnerRBAC(b)
 	for _, o := range []client.Object{sa, role, binding} {
-		if err := r.create(ctx, b, o, true); err != nil {
+		if err := r.ensure(ctx, b, o, true); err != nil {
 			return err
 		}
 	}
 	owned := b.Spec.Cleanup.Volumes != v1alpha1.VolumesRetain
 	for _, pvc := range buildClaims(b) {
-		if err := r.create(ctx, b, pvc, owned); err != nil {
+		if err := r.ensure(ctx, b, pvc, owned); err != nil {
 			return err
 		}
 	}
 	planCM := &corev1.ConfigMap{ObjectMeta: objectMeta(b, exchange.PlanName(b.Name), exchange.RolePlan)}
+	if _, err := r.lookup(ctx, planCM); apierrors.IsNotFound(err) {
+		if err := r.checkStepNames(ctx, b, d.StepsPlanned); err != nil {
+			return err
+		}
+	}
 	value, err := exchange.Encode(clientPlan(b, d))
 	if err != nil {
 		return err
 	}
 	planCM.Data = map[string]string{exchange.KeyPlan: value}
-	if err := r.create(ctx, b, planCM, true); err != nil {
+	if err := r.ensure(ctx, b, planCM, true); err != nil {
 		return err
 	}
 	claims := claimNames(b)
 	for i := range claims {
-		if err := r.create(ctx, b, buildClientConfigMap(b, i), true); err != nil {
+		if err := r.ensure(ctx, b, buildClientConfigMap(b, i), true); err != nil {
 			return err
 		}
 	}
 	for i, claim := range claims {
-		if err := r.create(ctx, b, buildJob(b, i, claim, r.Jobs), true); err != nil {
+		if err := r.ensure(ctx, b, buildJob(b, i, claim, r.jobOptions(b, d)), true); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// observe reads the benchmark's children from the cache.
+// checkStepNames fails with a *ConflictError when an object that is not b's
+// holds the name of one of its step ConfigMaps.
+func (r *Reconciler) checkStepNames(ctx context.Context, b *v1alpha1.StorageBenchmark, steps int) error {
+	for k := range steps {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: exchange.StepName(b.Name, k)}}
+		cur, err := r.lookup(ctx, cm)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if !ownedBy(cur, b) {
+			return conflict(cur, "ConfigMap")
+		}
+	}
+	return nil
+}
+
+// observe reads the benchmark's children from the cache, keeping only
+// those b controls: a labelled object of somebody else's is not a child.
 func (r *Reconciler) observe(ctx context.Context, b *v1alpha1.StorageBenchmark) (*observed, error) {
 	n := int(b.Spec.Clients.Count)
-	o := &observed{claims: map[string]*corev1.PersistentVolumeClaim{}, clients: make([]*corev1.ConfigMap, n),
+	o := &observed{claims: map[string]*corev1.PersistentVolumeClaim{}, clients: make([]*metav1.PartialObjectMetadata, n),
 		jobs: make([]*batchv1.Job, n), pods: map[int][]corev1.Pod{}}
 	for _, name := range claimNames(b) {
 		if _, seen := o.claims[name]; seen {
 			continue
 		}
 		var pvc corev1.PersistentVolumeClaim
+		existing := b.Spec.Storage.ExistingClaim != nil
 		reader := client.Reader(r.Client)
-		if b.Spec.Storage.ExistingClaim != nil {
+		if existing {
 			reader = r.APIReader
 		}
 		if err := reader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, &pvc); err != nil {
@@ -148,6 +165,10 @@ func (r *Reconciler) observe(ctx context.Context, b *v1alpha1.StorageBenchmark) 
 				continue
 			}
 			return nil, err
+		}
+		if !existing && !ownedBy(&pvc, b) {
+			o.claims[name] = nil
+			continue
 		}
 		o.claims[name] = &pvc
 		if pvc.Status.Phase == corev1.ClaimBound {
@@ -158,22 +179,27 @@ func (r *Reconciler) observe(ctx context.Context, b *v1alpha1.StorageBenchmark) 
 		}
 	}
 	sel := client.MatchingLabels{exchange.LabelBenchmark: b.Name, exchange.LabelRole: exchange.RoleClient}
-	var cms corev1.ConfigMapList
-	if err := r.List(ctx, &cms, client.InNamespace(b.Namespace), sel); err != nil {
+	cms := &metav1.PartialObjectMetadataList{}
+	cms.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
+	if err := r.List(ctx, cms, client.InNamespace(b.Namespace), sel); err != nil {
 		return nil, err
 	}
 	for i := range cms.Items {
-		if k := clientIndex(&cms.Items[i], n); k >= 0 {
-			o.clients[k] = &cms.Items[i]
+		cm := &cms.Items[i]
+		if k := clientIndex(cm, n); k >= 0 && ownedBy(cm, b) && cm.Name == exchange.ClientName(b.Name, k) {
+			o.clients[k] = cm
 		}
 	}
 	var jobs batchv1.JobList
 	if err := r.List(ctx, &jobs, client.InNamespace(b.Namespace), sel); err != nil {
 		return nil, err
 	}
+	jobUIDs := map[types.UID]int{}
 	for i := range jobs.Items {
-		if k := clientIndex(&jobs.Items[i], n); k >= 0 {
-			o.jobs[k] = &jobs.Items[i]
+		j := &jobs.Items[i]
+		if k := clientIndex(j, n); k >= 0 && ownedBy(j, b) && j.Name == exchange.ClientName(b.Name, k) {
+			o.jobs[k] = j
+			jobUIDs[j.UID] = k
 		}
 	}
 	var pods corev1.PodList
@@ -184,16 +210,20 @@ func (r *Reconciler) observe(ctx context.Context, b *v1alpha1.StorageBenchmark) 
 		return pods.Items[i].CreationTimestamp.Before(&pods.Items[j].CreationTimestamp)
 	})
 	for _, p := range pods.Items {
-		if k := clientIndex(&p, n); k >= 0 {
+		ref := metav1.GetControllerOfNoCopy(&p)
+		if ref == nil {
+			continue
+		}
+		if k, ours := jobUIDs[ref.UID]; ours {
 			o.pods[k] = append(o.pods[k], p)
 		}
 	}
-	var planCM corev1.ConfigMap
-	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.PlanName(b.Name)}, &planCM)
+	plan := metadataOf(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.PlanName(b.Name)}, plan)
 	switch {
-	case err == nil:
-		o.plan = &planCM
-	case !apierrors.IsNotFound(err):
+	case err == nil && ownedBy(plan, b):
+		o.plan = plan
+	case err != nil && !apierrors.IsNotFound(err):
 		return nil, err
 	}
 	return o, nil

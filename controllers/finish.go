@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -24,24 +25,30 @@ import (
 // follow cleanup.volumes (after a complete run the client Jobs are deleted
 // to release them), and the benchmark is deleted after its TTL.
 func (r *Reconciler) finish(ctx context.Context, b *v1alpha1.StorageBenchmark, now time.Time) (ctrl.Result, error) {
-	var planCM corev1.ConfigMap
-	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.PlanName(b.Name)}, &planCM)
+	plan := metadataOf(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.PlanName(b.Name)}, plan)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, err
 	}
-	if err == nil {
-		if o, found, _ := exchange.Order(&planCM); !found || !o.Done {
+	if err == nil && ownedBy(plan, b) {
+		if o, found, _ := orderOf(&observed{plan: plan}); !found || !o.Done {
 			reason := b.Status.StopReason
-			if c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionFailed); c != nil && c.Status == "True" {
+			if c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionFailed); c != nil && c.Status == metav1.ConditionTrue {
 				reason = c.Message
 			}
-			if err := r.writeOrder(ctx, &planCM, runner.StepOrder{Index: len(b.Status.Steps), Done: true, Reason: reason}); err != nil {
+			err := r.writeOrder(ctx, plan, runner.StepOrder{Index: len(b.Status.Steps), Done: true, Reason: reason})
+			if client.IgnoreNotFound(err) != nil {
 				return ctrl.Result{}, err
 			}
 		}
 	}
-	if meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionFailed) {
-		if err := r.suspendJobs(ctx, b); err != nil {
+	jobs, err := r.ownedJobs(ctx, b)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	failed := meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionFailed)
+	if failed {
+		if err := r.suspendJobs(ctx, jobs); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -49,14 +56,26 @@ func (r *Reconciler) finish(ctx context.Context, b *v1alpha1.StorageBenchmark, n
 		// An ended pod still holds its claims (pvc-protection), so after a
 		// complete run the client Jobs go first; after a failed one they
 		// stay for their logs and the claims go with them.
-		if meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionComplete) {
-			if err := r.DeleteAllOf(ctx, &batchv1.Job{}, client.InNamespace(b.Namespace), client.PropagationPolicy(metav1.DeletePropagationBackground),
-				client.MatchingLabels{exchange.LabelBenchmark: b.Name, exchange.LabelRole: exchange.RoleClient}); err != nil {
-				return ctrl.Result{}, err
+		// On an existing claim nothing is released, and the runners remove
+		// their files before they exit: their Jobs stay until then.
+		if !failed && b.Spec.Storage.ExistingClaim == nil {
+			for _, j := range jobs {
+				if err := r.deleteOwned(ctx, b, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+					return ctrl.Result{}, err
+				}
 			}
 		}
 		for _, pvc := range buildClaims(b) {
-			if err := r.Delete(ctx, pvc); client.IgnoreNotFound(err) != nil {
+			// Only a claim this benchmark created: the cache holds
+			// labelled claims, and ownedBy checks the UID.
+			var cur corev1.PersistentVolumeClaim
+			if err := r.Get(ctx, client.ObjectKeyFromObject(pvc), &cur); err != nil {
+				if apierrors.IsNotFound(err) {
+					continue
+				}
+				return ctrl.Result{}, err
+			}
+			if err := r.deleteOwned(ctx, b, &cur); err != nil {
 				return ctrl.Result{}, err
 			}
 		}
@@ -67,26 +86,36 @@ func (r *Reconciler) finish(ctx context.Context, b *v1alpha1.StorageBenchmark, n
 			return ctrl.Result{RequeueAfter: expiry.Sub(now)}, nil
 		}
 		log.FromContext(ctx).Info("Deleting finished benchmark after its TTL", "ttlSeconds", *ttl)
-		return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, b, client.PropagationPolicy("Background")))
+		uid := b.UID
+		return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, b, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid}))
 	}
 	return ctrl.Result{}, nil
 }
 
-// suspendJobs stops the client pods of unfinished Jobs.
-func (r *Reconciler) suspendJobs(ctx context.Context, b *v1alpha1.StorageBenchmark) error {
-	var jobs batchv1.JobList
-	if err := r.List(ctx, &jobs, client.InNamespace(b.Namespace),
+// ownedJobs lists b's client Jobs: labelled, and controlled by b.
+func (r *Reconciler) ownedJobs(ctx context.Context, b *v1alpha1.StorageBenchmark) ([]*batchv1.Job, error) {
+	var list batchv1.JobList
+	if err := r.List(ctx, &list, client.InNamespace(b.Namespace),
 		client.MatchingLabels{exchange.LabelBenchmark: b.Name, exchange.LabelRole: exchange.RoleClient}); err != nil {
-		return err
+		return nil, err
 	}
-	for i := range jobs.Items {
-		j := &jobs.Items[i]
-		if jobCondition(j, batchv1.JobComplete) || jobCondition(j, batchv1.JobFailed) || (j.Spec.Suspend != nil && *j.Spec.Suspend) {
+	var out []*batchv1.Job
+	for i := range list.Items {
+		if ownedBy(&list.Items[i], b) {
+			out = append(out, &list.Items[i])
+		}
+	}
+	return out, nil
+}
+
+// suspendJobs stops the client pods of unfinished Jobs.
+func (r *Reconciler) suspendJobs(ctx context.Context, jobs []*batchv1.Job) error {
+	for _, j := range jobs {
+		if jobCondition(j, batchv1.JobComplete) || jobCondition(j, batchv1.JobFailed) || ptr.Deref(j.Spec.Suspend, false) {
 			continue
 		}
-		patch := client.MergeFrom(j.DeepCopy())
-		suspend := true
-		j.Spec.Suspend = &suspend
+		patch := client.MergeFromWithOptions(j.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		j.Spec.Suspend = ptr.To(true)
 		if err := r.Patch(ctx, j, patch); client.IgnoreNotFound(err) != nil {
 			return err
 		}

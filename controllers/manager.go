@@ -3,16 +3,12 @@ package controllers
 import (
 	"crypto/tls"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -21,7 +17,6 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
-	"github.com/storagebench/storagebench/internal/exchange"
 	sbmetrics "github.com/storagebench/storagebench/internal/metrics"
 )
 
@@ -61,8 +56,8 @@ func Scheme() *runtime.Scheme {
 }
 
 // NewManager builds the operator's manager with the reconciler registered.
-// Only the operator's own children are cached — not every ConfigMap, Job,
-// Pod and claim of the cluster.
+// Only objects labelled as the operator's are cached, and of those only what
+// the reconciler needs (cache.go).
 func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 	metrics := metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: o.SecureMetrics}
 	if o.SecureMetrics {
@@ -71,22 +66,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 	if !o.HTTP2 {
 		metrics.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
 	}
-	ours := k8slabels.SelectorFromSet(k8slabels.Set{exchange.LabelManagedBy: exchange.ManagedBy})
-	cacheOpts := cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.ConfigMap{}:             {Label: ours},
-		&batchv1.Job{}:                  {Label: ours},
-		&corev1.Pod{}:                   {Label: ours},
-		&corev1.PersistentVolumeClaim{}: {Label: ours},
-		&corev1.ServiceAccount{}:        {Label: ours},
-		&rbacv1.Role{}:                  {Label: ours},
-		&rbacv1.RoleBinding{}:           {Label: ours},
-	}}
-	if len(o.Namespaces) > 0 {
-		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range o.Namespaces {
-			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
+	cacheOpts := cacheOptions(o.Namespaces)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 Scheme(),
 		Metrics:                metrics,
@@ -94,7 +74,11 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 		LeaderElection:         o.LeaderElection,
 		LeaderElectionID:       "storagebench.io",
 		Cache:                  cacheOpts,
-		Controller:             config.Controller{SkipNameValidation: &o.Restartable},
+		// ConfigMaps are never read whole through the cache: the informer
+		// holds their metadata only (cache.go), and data is read on
+		// demand, so a tenant's large ConfigMaps never reach memory.
+		Client:     client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.ConfigMap{}}}},
+		Controller: config.Controller{SkipNameValidation: &o.Restartable},
 	})
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -43,48 +45,54 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 
 	sc, missing, err := r.storageClass(ctx, b)
 	if err != nil {
-		return ctrl.Result{}, err
+		return r.endOn(ctx, b, now, err)
 	}
-	if missing != "" {
-		reason := ReasonStorageClassNotFound
-		if b.Spec.Storage.ExistingClaim != nil {
-			reason = ReasonClaimNotFound
-		}
-		setFailed(b, now, reason, missing)
-		return r.finish(ctx, b, now)
+	if missing != nil {
+		return r.fail(ctx, b, now, missing.reason, missing.message)
+	}
+	if err := r.Policy.Check(&b.Spec, r.Jobs.Image); err != nil {
+		return r.fail(ctx, b, now, ReasonForbiddenByPolicy, err.Error())
 	}
 	refusal, warnings := preflight(b, sc)
 	if refusal != nil {
-		setFailed(b, now, ReasonUnsupportedStorage, refusal.Message)
-		return r.finish(ctx, b, now)
+		return r.fail(ctx, b, now, ReasonUnsupportedStorage, refusal.Message)
 	}
 	setStorageWarning(b, warnings)
-	if err := r.ensureChildren(ctx, b, &d); err != nil {
-		return ctrl.Result{}, err
-	}
 	obs, err := r.observe(ctx, b)
 	if err != nil {
+		return ctrl.Result{}, err
+	}
+	// A protocol ConfigMap missing while the client Jobs exist was deleted
+	// under the run: re-creating it would hand the runners a new plan.
+	if msg, err := r.exchangeLost(ctx, b, obs); err != nil {
+		return r.endOn(ctx, b, now, err)
+	} else if msg != "" {
+		return r.fail(ctx, b, now, ReasonExchangeLost, msg)
+	}
+	if err := r.ensureChildren(ctx, b, &d); err != nil {
+		return r.endOn(ctx, b, now, err)
+	}
+	if obs, err = r.observe(ctx, b); err != nil {
 		return ctrl.Result{}, err
 	}
 	storage := storageStatus(b, sc, obs)
 	if err := r.describeStorage(ctx, b, sc, obs, storage); err != nil {
 		return ctrl.Result{}, err
 	}
-	// Clients only ever become ready, and a ready client's mount does not
-	// change: with as many ready as last time, the mounts are known, and
-	// the reconciles that follow every step result need not decode every
-	// client's ready report again.
+	// Clients only ever become ready, and a ready client's report does not
+	// change: with as many ready as last time, mounts and clock offsets are
+	// known, and the reconciles that follow every step result need not read
+	// every client's ready report again.
 	if old := b.Status.Storage; old != nil && readyCount(obs) == b.Status.ClientsReady {
 		storage.Mounts = old.DeepCopy().Mounts
-	} else if storage.Mounts, err = observedMounts(obs); err != nil {
-		return ctrl.Result{}, err
+	} else if err := r.readReadyReports(ctx, b, obs, storage); err != nil {
+		return r.endOn(ctx, b, now, err)
 	}
 	b.Status.Storage = storage
-	if reason, msg, retry := r.failure(b, obs, now); reason != "" {
-		setFailed(b, now, reason, msg)
-		return r.finish(ctx, b, now)
+	if reason, msg, retry := r.failure(ctx, b, obs, now); reason != "" {
+		return r.fail(ctx, b, now, reason, msg)
 	} else if err := r.conduct(ctx, b, &d, obs, now); err != nil {
-		return ctrl.Result{}, err
+		return r.endOn(ctx, b, now, err)
 	} else if finished(b) {
 		return r.finish(ctx, b, now)
 	} else if err := analyze(b, &d, false); err != nil {
@@ -92,6 +100,66 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 	} else {
 		return ctrl.Result{RequeueAfter: retry}, nil
 	}
+}
+
+// fail ends the run with reason and tidies up.
+func (r *Reconciler) fail(ctx context.Context, b *v1alpha1.StorageBenchmark, now time.Time, reason, msg string) (ctrl.Result, error) {
+	setFailed(b, now, reason, msg)
+	return r.finish(ctx, b, now)
+}
+
+// endOn ends the run on an error that retrying cannot mend (a name held by
+// somebody else's object, a refused create, invalid client data); other
+// errors are returned for a retry with backoff.
+func (r *Reconciler) endOn(ctx context.Context, b *v1alpha1.StorageBenchmark, now time.Time, err error) (ctrl.Result, error) {
+	var conflict *ConflictError
+	var refused *RefusedError
+	switch {
+	case errors.As(err, &conflict):
+		return r.fail(ctx, b, now, ReasonNameConflict, err.Error())
+	case errors.As(err, &refused):
+		return r.fail(ctx, b, now, ReasonCreateRefused, err.Error())
+	case errors.Is(err, exchange.ErrInvalidClientData):
+		return r.fail(ctx, b, now, ReasonInvalidResult, err.Error())
+	}
+	return ctrl.Result{}, err
+}
+
+// exchangeLost explains a plan or client ConfigMap that is gone while the
+// client Jobs, created after them, exist. The cache may lag behind the
+// Jobs' informer, so the API server confirms before the run fails.
+func (r *Reconciler) exchangeLost(ctx context.Context, b *v1alpha1.StorageBenchmark, obs *observed) (string, error) {
+	jobs := 0
+	for _, j := range obs.jobs {
+		if j != nil {
+			jobs++
+		}
+	}
+	if jobs == 0 {
+		return "", nil
+	}
+	names := []string{}
+	if obs.plan == nil {
+		names = append(names, exchange.PlanName(b.Name))
+	}
+	for i, cm := range obs.clients {
+		if cm == nil && obs.jobs[i] != nil {
+			names = append(names, exchange.ClientName(b.Name, i))
+		}
+	}
+	for _, name := range names {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: name}}
+		cur, err := r.lookup(ctx, cm)
+		switch {
+		case apierrors.IsNotFound(err):
+			return fmt.Sprintf("ConfigMap %s, through which the operator and the clients run the steps, was deleted during the run; the run cannot go on without losing a step", name), nil
+		case err != nil:
+			return "", err
+		case !ownedBy(cur, b):
+			return "", conflict(cur, "ConfigMap")
+		}
+	}
+	return "", nil
 }
 
 func storageStatus(b *v1alpha1.StorageBenchmark, sc *storagev1.StorageClass, obs *observed) *v1alpha1.StorageStatus {
@@ -105,24 +173,26 @@ func storageStatus(b *v1alpha1.StorageBenchmark, sc *storagev1.StorageClass, obs
 
 // failure checks the children for a reason to end the run, and otherwise
 // says when the next deadline falls (for a timed re-check).
-func (r *Reconciler) failure(b *v1alpha1.StorageBenchmark, obs *observed, now time.Time) (reason, msg string, retry time.Duration) {
+func (r *Reconciler) failure(ctx context.Context, b *v1alpha1.StorageBenchmark, obs *observed, now time.Time) (reason, msg string, retry time.Duration) {
 	created := b.CreationTimestamp.Time
-	bindDeadline := created.Add(orDefault(r.ClaimBindTimeout, 5*time.Minute))
+	bindDeadline := created.Add(r.claimBindTimeout())
 	for name, pvc := range obs.claims {
 		if pvc != nil && pvc.Status.Phase == corev1.ClaimBound {
 			continue
 		}
 		if now.After(bindDeadline) {
 			return ReasonClaimNotBound, fmt.Sprintf("claim %s is not bound %s after the benchmark was created (StorageClass %s): check the provisioner and the claim's events",
-				name, orDefault(r.ClaimBindTimeout, 5*time.Minute), ptrOr(b.Spec.Storage.StorageClassName, "default")), 0
+				name, r.claimBindTimeout(), ptrOr(b.Spec.Storage.StorageClassName, "default")), 0
 		}
 		retry = bindDeadline.Sub(now)
 	}
 	for i, cm := range obs.clients {
-		if cm != nil && exchange.ReadinessOf(cm) == exchange.ReadyError {
-			rep, _, _ := exchange.ReadyReport(cm)
-			return ReasonClientFailed, fmt.Sprintf("client %d could not prepare: %s", i, rep.Error), 0
+		if cm != nil && exchange.ReadinessOf(asConfigMap(cm)) == exchange.ReadyError {
+			return ReasonClientFailed, fmt.Sprintf("client %d could not prepare: %s", i, r.readyError(ctx, b, i)), 0
 		}
+	}
+	if reason, msg := clockFailure(b, r.startLead()); reason != "" {
+		return reason, msg, 0
 	}
 	order, ordered, _ := orderOf(obs)
 	for i, job := range obs.jobs {
@@ -137,15 +207,15 @@ func (r *Reconciler) failure(b *v1alpha1.StorageBenchmark, obs *observed, now ti
 		}
 	}
 	if int(readyCount(obs)) < len(obs.clients) {
-		deadline := created.Add(orDefault(r.ReadyTimeout, 30*time.Minute))
+		deadline := created.Add(r.readyTimeout())
 		if now.After(deadline) {
 			return ReasonClientsNotReady, fmt.Sprintf("%d of %d clients were not ready %s after the benchmark was created (scheduling, image pull, layout and preconditioning): check the client pods",
-				len(obs.clients)-int(readyCount(obs)), len(obs.clients), orDefault(r.ReadyTimeout, 30*time.Minute)), 0
+				len(obs.clients)-int(readyCount(obs)), len(obs.clients), r.readyTimeout()), 0
 		}
 		retry = minPositive(retry, deadline.Sub(now))
 	}
 	if ordered && !order.Done && order.Index == len(b.Status.Steps) {
-		deadline := stepEnd(order).Add(orDefault(r.ResultGrace, 2*time.Minute))
+		deadline := stepEnd(order).Add(r.resultGrace())
 		if now.After(deadline) {
 			return ReasonStepTimedOut, fmt.Sprintf("step %d: %d of %d clients did not report a result by %s", order.Index+1,
 				len(obs.clients)-resultsFor(obs, order.Index), len(obs.clients), deadline.UTC().Format(time.RFC3339)), 0
@@ -187,7 +257,7 @@ func jobCondition(j *batchv1.Job, t batchv1.JobConditionType) bool {
 func readyCount(obs *observed) int32 {
 	var n int32
 	for _, cm := range obs.clients {
-		if cm != nil && exchange.ReadinessOf(cm) == exchange.Ready {
+		if cm != nil && exchange.ReadinessOf(asConfigMap(cm)) == exchange.Ready {
 			n++
 		}
 	}
@@ -197,18 +267,11 @@ func readyCount(obs *observed) int32 {
 func resultsFor(obs *observed, step int) int {
 	n := 0
 	for _, cm := range obs.clients {
-		if cm != nil && exchange.ResultStep(cm) == step {
+		if cm != nil && exchange.ResultStep(asConfigMap(cm)) == step {
 			n++
 		}
 	}
 	return n
-}
-
-func orderOf(obs *observed) (runner.StepOrder, bool, error) {
-	if obs.plan == nil {
-		return runner.StepOrder{}, false, nil
-	}
-	return exchange.Order(obs.plan)
 }
 
 // conduct is the lockstep protocol, one transition per reconcile:
@@ -250,15 +313,22 @@ func (r *Reconciler) collect(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 	if got < len(obs.clients) {
 		return nil
 	}
-	steps := make([]results.ClientStep, len(obs.clients))
-	for i, cm := range obs.clients {
+	// One client's result at a time: decoded, validated, merged, dropped.
+	merged := results.NewMerger(k)
+	err := r.eachClientData(ctx, b, func(int) bool { return true }, func(_ int, cm *corev1.ConfigMap) error {
 		res, _, err := exchange.Result(cm)
 		if err != nil {
 			return err
 		}
-		steps[i] = res
+		if err := merged.Add(res); err != nil {
+			return fmt.Errorf("%w: ConfigMap %s: %w", exchange.ErrInvalidClientData, cm.Name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	agg := results.Aggregate(k, steps)
+	agg := merged.Result()
 	name := exchange.StepName(b.Name, k)
 	if err := r.writeStep(ctx, b, name, agg); err != nil {
 		return err
@@ -281,10 +351,10 @@ func (r *Reconciler) writeStep(ctx context.Context, b *v1alpha1.StorageBenchmark
 		return err
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: objectMeta(b, name, exchange.RoleStep), Data: map[string]string{exchange.KeyAggregate: value}}
-	if err := r.create(ctx, b, cm, true); err != nil {
+	if err := r.ensure(ctx, b, cm, true); err != nil {
 		return err
 	}
-	var cur corev1.ConfigMap
+	var cur corev1.ConfigMap // a live read: the cache holds no data
 	if err := r.Get(ctx, client.ObjectKeyFromObject(cm), &cur); err != nil {
 		return client.IgnoreNotFound(err)
 	}
@@ -312,9 +382,9 @@ func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark
 	case step == nil:
 		order = runner.StepOrder{Index: n, Done: true, Reason: stop.Message}
 	default:
-		lead := orDefault(r.StartLead, 3*time.Second)
+		lead := r.startLead()
 		if n > 0 {
-			lead = orDefault(r.NextStepLead, time.Second)
+			lead = r.nextStepLead()
 		}
 		order = runner.StepOrder{Index: n, StartAt: now.Add(lead).Truncate(time.Millisecond), Step: *step,
 			Duration: d.Load.StepDuration, Ramp: d.Load.RampTime}
@@ -332,16 +402,6 @@ func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark
 	b.Status.CurrentStep = ptrTo(int32(n))
 	setProgressing(b, ReasonRunning, fmt.Sprintf("step %d/%d starts at %s", n+1, d.StepsPlanned, order.StartAt.UTC().Format(time.RFC3339)))
 	return nil
-}
-
-func (r *Reconciler) writeOrder(ctx context.Context, planCM *corev1.ConfigMap, o runner.StepOrder) error {
-	value, err := exchange.Encode(o)
-	if err != nil {
-		return err
-	}
-	cm := planCM.DeepCopy()
-	cm.Data[exchange.KeyOrder] = value
-	return r.Update(ctx, cm)
 }
 
 func ptrOr(p *string, def string) string {

@@ -33,12 +33,33 @@ const (
 	ReasonNotMet               = "NotMet"
 	ReasonNotMeasurable        = "NotMeasurable"
 	ReasonFailed               = "Failed"
+	// The reasons below end a run that would otherwise touch what the
+	// benchmark does not own, or never end.
+	ReasonNameConflict        = "NameConflict"
+	ReasonCreateRefused       = "CreateRefused"
+	ReasonClaimNotConsented   = "ClaimNotConsented"
+	ReasonForbiddenByPolicy   = "ForbiddenByPolicy"
+	ReasonInvalidResult       = "InvalidResult"
+	ReasonExchangeLost        = "ExchangeObjectLost"
+	ReasonClockOffsetTooLarge = "ClockOffsetTooLarge"
+	ReasonClockSkew           = "ClockSkew"
+	ReasonClocksAgree         = "ClocksAgree"
 )
 
 // maxStepErrors bounds the errors kept per step, so status stays small.
 const maxStepErrors = 5
 
+// maxMessage bounds a condition message: the API allows 32 KiB, and text
+// that reaches it comes from places a user controls (names, fio's and the
+// API server's errors).
+const maxMessage = 2048
+
+// clip bounds text on its way to status: runner.Truncate, the one rule the
+// runners apply too.
+func clip(s string, n int) string { return runner.Truncate(s, n) }
+
 func setCondition(b *v1alpha1.StorageBenchmark, typ string, status bool, reason, msg string) {
+	msg = clip(msg, maxMessage)
 	s := metav1.ConditionFalse
 	if status {
 		s = metav1.ConditionTrue
@@ -123,8 +144,11 @@ func stepStatus(o runner.StepOrder, agg results.StepAggregate, histograms string
 		l := latencyStatus(agg.Total.Latency)
 		s.Latency = &l
 	}
-	s.Errors = agg.Errors
-	if len(s.Errors) > maxStepErrors {
+	s.Errors = nil
+	for _, e := range agg.Errors[:min(len(agg.Errors), maxStepErrors)] {
+		s.Errors = append(s.Errors, clip(e, maxMessage/4))
+	}
+	if len(agg.Errors) > maxStepErrors {
 		s.Errors = append(s.Errors[:maxStepErrors-1:maxStepErrors-1], fmt.Sprintf("… and %d more errors", len(agg.Errors)-maxStepErrors+1))
 	}
 	return s

@@ -16,6 +16,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/internal/runner"
 	"github.com/storagebench/storagebench/internal/trident"
 )
 
@@ -190,32 +191,61 @@ func (r *Reconciler) tridentNamespace() string {
 	return DefaultTridentNamespace
 }
 
-// observedMounts groups the clients' mounts (from their ready reports).
-func observedMounts(obs *observed) ([]v1alpha1.ObservedMount, error) {
-	var out []v1alpha1.ObservedMount
-	for _, cm := range obs.clients {
-		if cm == nil || exchange.ReadinessOf(cm) != exchange.Ready {
-			continue
-		}
+// readReadyReports reads the ready clients' reports: the volume's mounts
+// as the clients see them, and their clock offsets.
+func (r *Reconciler) readReadyReports(ctx context.Context, b *v1alpha1.StorageBenchmark, obs *observed, s *v1alpha1.StorageStatus) error {
+	ready := func(k int) bool {
+		return obs.clients[k] != nil && exchange.ReadinessOf(asConfigMap(obs.clients[k])) == exchange.Ready
+	}
+	var reports []runner.Ready
+	err := r.eachClientData(ctx, b, ready, func(_ int, cm *corev1.ConfigMap) error {
 		rep, _, err := exchange.ReadyReport(cm)
-		if err != nil {
-			return nil, err
-		}
+		reports = append(reports, rep)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.Mounts = groupMounts(reports)
+	b.Status.Clock = clockStatus(reports)
+	setClockCondition(b)
+	return nil
+}
+
+// groupMounts groups the clients' mounts by file system and options, at
+// most four groups.
+func groupMounts(reports []runner.Ready) []v1alpha1.ObservedMount {
+	var out []v1alpha1.ObservedMount
+	for _, rep := range reports {
 		if rep.Mount == nil {
 			continue
 		}
+		m := v1alpha1.ObservedMount{FSType: clip(rep.Mount.FSType, 64), Options: clip(rep.Mount.Options, 512), Clients: 1}
 		i := 0
-		for i < len(out) && (out[i].FSType != rep.Mount.FSType || out[i].Options != rep.Mount.Options) {
+		for i < len(out) && (out[i].FSType != m.FSType || out[i].Options != m.Options) {
 			i++
 		}
 		switch {
 		case i < len(out):
 			out[i].Clients++
 		case len(out) < 4:
-			out = append(out, v1alpha1.ObservedMount{FSType: rep.Mount.FSType, Options: rep.Mount.Options, Clients: 1})
+			out = append(out, m)
 		}
 	}
-	return out, nil
+	return out
+}
+
+// readyError reads why client i could not prepare.
+func (r *Reconciler) readyError(ctx context.Context, b *v1alpha1.StorageBenchmark, i int) string {
+	var cm corev1.ConfigMap
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.ClientName(b.Name, i)}, &cm); err != nil || !ownedBy(&cm, b) {
+		return "its report could not be read"
+	}
+	rep, _, err := exchange.ReadyReport(&cm)
+	if err != nil {
+		return clip(err.Error(), maxMessage/2)
+	}
+	return clip(rep.Error, maxMessage/2)
 }
 
 // entitlementPercents fills each step's share of the entitlement and the

@@ -4,56 +4,37 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
-	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/runner"
 	"github.com/storagebench/storagebench/internal/trident"
 )
 
-func readyCM(t *testing.T, m *runner.Mount, state string) *corev1.ConfigMap {
-	t.Helper()
-	v, err := exchange.Encode(runner.Ready{Mount: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{exchange.AnnotationReady: state}},
-		Data: map[string]string{exchange.KeyReady: v}}
-}
-
-func TestObservedMountsGroupsClients(t *testing.T) {
+func TestGroupMountsGroupsClients(t *testing.T) {
 	nfs := &runner.Mount{FSType: "nfs4", Options: "rw,vers=4.1,nconnect=4"}
 	other := &runner.Mount{FSType: "nfs", Options: "rw,vers=3"}
-	obs := &observed{clients: []*corev1.ConfigMap{
-		readyCM(t, nfs, "true"), readyCM(t, nfs, "true"), readyCM(t, other, "true"),
-		readyCM(t, nil, "true"),  // a raw block client reports no mount
-		readyCM(t, nfs, "error"), // not ready: not counted
-		nil,                      // no ConfigMap yet
-	}}
-	got, err := observedMounts(obs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := groupMounts([]runner.Ready{{Mount: nfs}, {Mount: nfs}, {Mount: other},
+		{}, // a raw block client reports no mount
+	})
 	want := []v1alpha1.ObservedMount{{FSType: "nfs4", Options: "rw,vers=4.1,nconnect=4", Clients: 2}, {FSType: "nfs", Options: "rw,vers=3", Clients: 1}}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
-		t.Fatalf("observedMounts = %+v, want %+v", got, want)
+		t.Fatalf("groupMounts = %+v, want %+v", got, want)
 	}
 }
 
-func TestObservedMountsKeepsAtMostFour(t *testing.T) {
-	var cms []*corev1.ConfigMap
-	for _, o := range []string{"a", "b", "c", "d", "e", "a"} {
-		cms = append(cms, readyCM(t, &runner.Mount{FSType: "ext4", Options: o}, "true"))
+func TestGroupMountsKeepsAtMostFourAndBoundsText(t *testing.T) {
+	var reports []runner.Ready
+	for _, o := range []string{"a", "b", strings.Repeat("c", 4096), "d", "e", "a"} {
+		reports = append(reports, runner.Ready{Mount: &runner.Mount{FSType: "ext4", Options: o}})
 	}
-	got, err := observedMounts(&observed{clients: cms})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := groupMounts(reports)
 	if len(got) != 4 || got[0].Clients != 2 {
-		t.Fatalf("observedMounts = %+v, want 4 mounts, the first seen twice", got)
+		t.Fatalf("groupMounts = %+v, want 4 mounts, the first seen twice", got)
+	}
+	if len(got[2].Options) > 512 {
+		t.Fatalf("a client's mount options reached status whole: %d bytes", len(got[2].Options))
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -23,6 +24,7 @@ import (
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
 	sbmetrics "github.com/storagebench/storagebench/internal/metrics"
+	"github.com/storagebench/storagebench/internal/policy"
 )
 
 // Reconciler runs StorageBenchmarks.
@@ -54,22 +56,29 @@ type Reconciler struct {
 	// TridentNamespace is where Trident's custom resources live (default
 	// "trident").
 	TridentNamespace string
+	// Policy bounds what a benchmark's pod-shaped fields may ask for
+	// (image, tolerations, node selector): creating a benchmark creates
+	// pods, so the cluster admin decides what they may be.
+	Policy policy.Policy
 	// Now is the clock (tests may override).
 	Now func() time.Time
 }
 
-// +kubebuilder:rbac:groups=storagebench.io,resources=storagebenchmarks,verbs=get;list;watch;update;patch;delete
-// +kubebuilder:rbac:groups=storagebench.io,resources=storagebenchmarks/status,verbs=get;update;patch
+// The manager's permissions are exactly what this package calls, and
+// docs/security.md says why each is needed. Children are deleted by the
+// garbage collector or one by one with a UID precondition: no
+// deletecollection, and nothing the operator does not create.
+// +kubebuilder:rbac:groups=storagebench.io,resources=storagebenchmarks,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=storagebench.io,resources=storagebenchmarks/status,verbs=get;update
 // +kubebuilder:rbac:groups=storagebench.io,resources=storagebenchmarks/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete;deletecollection
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch
 
 // Reconcile observes one benchmark's children, advances its run and writes
@@ -114,6 +123,15 @@ func orDefault(d, def time.Duration) time.Duration {
 	return def
 }
 
+// The run settings with their defaults, in one place.
+func (r *Reconciler) claimBindTimeout() time.Duration {
+	return orDefault(r.ClaimBindTimeout, 5*time.Minute)
+}
+func (r *Reconciler) readyTimeout() time.Duration { return orDefault(r.ReadyTimeout, 30*time.Minute) }
+func (r *Reconciler) startLead() time.Duration    { return orDefault(r.StartLead, 3*time.Second) }
+func (r *Reconciler) nextStepLead() time.Duration { return orDefault(r.NextStepLead, time.Second) }
+func (r *Reconciler) resultGrace() time.Duration  { return orDefault(r.ResultGrace, 2*time.Minute) }
+
 // SetupWithManager registers the reconciler: it owns its children, and
 // watches claims by label (retained claims have no owner).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -127,7 +145,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.StorageBenchmark{}).
 		Owns(&batchv1.Job{}).
-		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.ConfigMap{}, builder.OnlyMetadata).
 		Owns(&corev1.ServiceAccount{}).
 		Owns(&rbacv1.Role{}).
 		Owns(&rbacv1.RoleBinding{}).

@@ -78,6 +78,11 @@ func desiredOf(b *v1alpha1.StorageBenchmark) (desired, error) {
 		}
 	}
 	d.Volume = runner.Volume{Path: exchange.DataMountPath, Shared: s.Storage.Sharing == v1alpha1.SharingShared}
+	if s.Storage.ExistingClaim != nil && s.Storage.VolumeMode != corev1.PersistentVolumeBlock {
+		// Somebody else's volume: only a directory of the benchmark's own,
+		// emptied of what it wrote when the run ends (consent.go).
+		d.Volume.Subdir, d.Volume.RemoveWhenDone = BenchmarkDirectory(b), true
+	}
 	if s.Storage.VolumeMode == corev1.PersistentVolumeBlock {
 		d.Volume.Path, d.Volume.Block = exchange.DevicePath, true
 	}

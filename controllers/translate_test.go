@@ -325,8 +325,10 @@ func TestDesiredOfVolumeAndPrecondition(t *testing.T) {
 			runner.Volume{Path: exchange.DevicePath, Block: true}, true},
 		{"block shared", newBench(clients(2), sharing(v1alpha1.SharingShared), volumeMode(corev1.PersistentVolumeBlock)),
 			runner.Volume{Path: exchange.DevicePath, Block: true, Shared: true}, true},
-		{"existing claim shared", newBench(clients(2), sharing(v1alpha1.SharingShared), existingClaim("mine")),
-			runner.Volume{Path: exchange.DataMountPath, Shared: true}, true},
+		{"existing claim shared: only its own directory, emptied afterwards", newBench(clients(2), sharing(v1alpha1.SharingShared), existingClaim("mine")),
+			runner.Volume{Path: exchange.DataMountPath, Shared: true, Subdir: "storagebench-bench-", RemoveWhenDone: true}, true},
+		{"existing block claim: the whole device", newBench(clients(1), volumeMode(corev1.PersistentVolumeBlock), existingClaim("lun")),
+			runner.Volume{Path: exchange.DevicePath, Block: true}, true},
 		{"precondition explicit true", newBench(fill(ptr.To(true))), runner.Volume{Path: exchange.DataMountPath}, true},
 		{"precondition explicit false", newBench(fill(ptr.To(false))), runner.Volume{Path: exchange.DataMountPath}, false},
 	}

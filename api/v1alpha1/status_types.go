@@ -27,6 +27,11 @@ const (
 	// compare (a FlexVol shared with neighbours, no ReadWriteMany for a
 	// shared volume); absent otherwise.
 	ConditionStorageWarning = "StorageWarning"
+	// ConditionClockSkew is True when the clients' clocks are further from
+	// the API server's than a step's start lead tolerates unnoticed; the
+	// runners correct for the offsets they measured, so it warns rather than
+	// fails, unless an offset exceeds the start lead.
+	ConditionClockSkew = "ClockSkew"
 )
 
 // StorageBenchmarkStatus is what the operator observed and measured.
@@ -50,6 +55,11 @@ type StorageBenchmarkStatus struct {
 	// clientsTotal is the number of client pods.
 	// +optional
 	ClientsTotal int32 `json:"clientsTotal,omitempty"`
+
+	// clock is how far the ready clients' clocks are from the API server's,
+	// as each runner measured it.
+	// +optional
+	Clock *ClockStatus `json:"clock,omitempty"`
 
 	// stepsPlanned is the number of steps the load plans (stop rules may end
 	// it earlier).
@@ -387,4 +397,27 @@ type SLOStatus struct {
 	// message explains the verdict with the measured figures.
 	// +optional
 	Message string `json:"message,omitempty"`
+}
+
+// ClockStatus summarises the clients' clock offsets, measured by each runner
+// against the API server's clock (positive: the client is ahead). Step
+// start instants are in the API server's clock; runners correct for their
+// offset, so what remains is the uncertainty of the measurement.
+type ClockStatus struct {
+	// maxOffset is the largest absolute offset of a client's clock.
+	// +optional
+	MaxOffset metav1.Duration `json:"maxOffset,omitempty"`
+
+	// spread is the largest offset minus the smallest: how far apart the
+	// clients would start without correction.
+	// +optional
+	Spread metav1.Duration `json:"spread,omitempty"`
+
+	// uncertainty is the largest uncertainty of a measured offset.
+	// +optional
+	Uncertainty metav1.Duration `json:"uncertainty,omitempty"`
+
+	// unmeasured counts clients that could not measure their offset.
+	// +optional
+	Unmeasured int32 `json:"unmeasured,omitempty"`
 }

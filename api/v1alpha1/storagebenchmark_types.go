@@ -146,6 +146,12 @@ type StorageSpec struct {
 
 	// existingClaim benchmarks an existing PersistentVolumeClaim in the
 	// benchmark's namespace instead of provisioning one; it is never deleted.
+	// The claim's owner must consent with the annotation
+	// storagebench.io/allow-benchmark: "files" for a Filesystem benchmark
+	// (files only in a directory of the benchmark's own, removed when the
+	// run ends; nothing on the volume is re-owned) or "block-overwrite" for
+	// a Block benchmark (the device is overwritten). Without it the run
+	// fails with ClaimNotConsented before any pod exists.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253

@@ -3,6 +3,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -12,11 +13,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/storagebench/storagebench/controllers"
+	"github.com/storagebench/storagebench/internal/policy"
 )
 
 func main() {
 	var o controllers.ManagerOptions
 	var runnerImage, pullPolicy, namespaces string
+	var allowedImages, allowedTolerationKeys, allowedNodeSelectorKeys string
 	r := &o.Reconciler
 	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", "address of the metrics endpoint; 0 disables it")
 	flag.BoolVar(&o.SecureMetrics, "metrics-secure", true, "serve metrics over HTTPS, authenticating and authorizing every request")
@@ -30,6 +33,9 @@ func main() {
 	flag.DurationVar(&r.ReadyTimeout, "ready-timeout", 30*time.Minute, "fail a benchmark whose clients are not all ready this long after creation")
 	flag.DurationVar(&r.StartLead, "step-start-lead", 3*time.Second, "how far ahead the first step's common start instant is set")
 	flag.DurationVar(&r.NextStepLead, "next-step-start-lead", time.Second, "how far ahead the common start instant of each later step is set (clients are idle and watching)")
+	flag.StringVar(&allowedImages, "allowed-runner-images", "", "comma-separated image references a benchmark's spec.clients.image may name besides --runner-image; empty: only --runner-image")
+	flag.StringVar(&allowedTolerationKeys, "allowed-toleration-keys", "", "comma-separated taint keys a benchmark's client pods may tolerate; * allows any, a toleration without key included; empty: none")
+	flag.StringVar(&allowedNodeSelectorKeys, "allowed-node-selector-keys", "", "comma-separated node label keys a benchmark's client pods may select nodes by; * allows any; empty: none")
 	flag.StringVar(&r.TridentNamespace, "trident-namespace", controllers.DefaultTridentNamespace, "namespace of Trident's TridentVolume and TridentBackend resources (read only if Trident is installed)")
 	zo := zap.Options{}
 	zo.BindFlags(flag.CommandLine)
@@ -38,15 +44,39 @@ func main() {
 	log := ctrl.Log.WithName("setup")
 
 	r.Jobs = controllers.JobOptions{Image: runnerImage, ImagePullPolicy: corev1.PullPolicy(pullPolicy)}
-	o.Namespaces = strings.FieldsFunc(namespaces, func(c rune) bool { return c == ',' || c == ' ' })
+	o.Namespaces = list(namespaces)
+	pol, err := policyOf(allowedImages, allowedTolerationKeys, allowedNodeSelectorKeys)
+	if err != nil {
+		log.Error(err, "invalid policy flags")
+		os.Exit(1)
+	}
+	r.Policy = pol
 	mgr, err := controllers.NewManager(ctrl.GetConfigOrDie(), o)
 	if err != nil {
 		log.Error(err, "creating the manager")
 		os.Exit(1)
 	}
-	log.Info("starting the manager", "runnerImage", runnerImage)
+	log.Info("starting the manager", "runnerImage", runnerImage, "allowedImages", pol.AllowedImages,
+		"allowedTolerationKeys", pol.AllowedTolerationKeys, "allowedNodeSelectorKeys", pol.AllowedNodeSelectorKeys)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "running the manager")
 		os.Exit(1)
 	}
+}
+
+// list splits a comma-separated flag value; spaces also separate.
+func list(s string) []string {
+	return strings.FieldsFunc(s, func(c rune) bool { return c == ',' || c == ' ' })
+}
+
+// policyOf maps the --allowed-* flags to the policy. Images are exact
+// references: a "*" among them is refused rather than read as "any".
+func policyOf(images, tolerationKeys, nodeSelectorKeys string) (policy.Policy, error) {
+	p := policy.Policy{AllowedImages: list(images), AllowedTolerationKeys: list(tolerationKeys), AllowedNodeSelectorKeys: list(nodeSelectorKeys)}
+	for _, img := range p.AllowedImages {
+		if strings.Contains(img, policy.Any) {
+			return policy.Policy{}, fmt.Errorf("%s: %q: list exact image references; wildcards are not supported", policy.FlagImages, img)
+		}
+	}
+	return p, nil
 }

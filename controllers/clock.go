@@ -1,0 +1,80 @@
+package controllers
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/runner"
+)
+
+// clockWarning is the offset above which ClockSkew turns True: well-kept
+// clocks (NTP, chrony) stay within milliseconds, so 100 ms says a node's
+// clock is not kept, and its fio timestamps do not line up with the others'.
+const clockWarning = 100 * time.Millisecond
+
+// clockStatus summarises the ready reports' clock offsets.
+func clockStatus(reports []runner.Ready) *v1alpha1.ClockStatus {
+	if len(reports) == 0 {
+		return nil
+	}
+	s := &v1alpha1.ClockStatus{}
+	var lo, hi time.Duration
+	first := true
+	for _, r := range reports {
+		if r.ClockOffsetError != "" {
+			s.Unmeasured++
+			continue
+		}
+		off := r.ClockOffset
+		if first || off < lo {
+			lo = off
+		}
+		if first || off > hi {
+			hi = off
+		}
+		first = false
+		s.MaxOffset.Duration = max(s.MaxOffset.Duration, abs(off))
+		s.Uncertainty.Duration = max(s.Uncertainty.Duration, r.ClockOffsetUncertainty)
+	}
+	s.Spread.Duration = hi - lo
+	return s
+}
+
+func abs(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// setClockCondition reports the clock offsets as ClockSkew.
+func setClockCondition(b *v1alpha1.StorageBenchmark) {
+	c := b.Status.Clock
+	if c == nil {
+		return
+	}
+	if c.MaxOffset.Duration > clockWarning {
+		setCondition(b, v1alpha1.ConditionClockSkew, true, ReasonClockSkew, fmt.Sprintf(
+			"a client's clock is %s from the API server's (spread %s, above %s): runners correct for it, but check the nodes' time synchronisation",
+			c.MaxOffset.Duration, c.Spread.Duration, clockWarning))
+		return
+	}
+	msg := fmt.Sprintf("clients' clocks are within %s of the API server's", c.MaxOffset.Duration)
+	if c.Unmeasured > 0 {
+		msg += fmt.Sprintf(" (%d could not measure)", c.Unmeasured)
+	}
+	setCondition(b, v1alpha1.ConditionClockSkew, false, ReasonClocksAgree, msg)
+}
+
+// clockFailure ends the run when a client's clock is further off than the
+// first step's start lead: such a node's timestamps cannot be lined up
+// with the others', whatever the correction.
+func clockFailure(b *v1alpha1.StorageBenchmark, lead time.Duration) (string, string) {
+	c := b.Status.Clock
+	if c == nil || c.MaxOffset.Duration <= lead {
+		return "", ""
+	}
+	return ReasonClockOffsetTooLarge, fmt.Sprintf("a client's clock is %s from the API server's, more than the step start lead (%s): synchronise the nodes' clocks",
+		c.MaxOffset.Duration, lead)
+}

@@ -1,0 +1,35 @@
+package controllers
+
+import (
+	"time"
+
+	"k8s.io/utils/ptr"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/policy"
+)
+
+// jobOptions are the client Jobs' settings for b's run: the manager's
+// image and pull policy (a tenant's own image is always pulled, so the
+// kubelet checks the tenant's credentials), the run's deadline and the
+// default memory limit for its workload.
+func (r *Reconciler) jobOptions(b *v1alpha1.StorageBenchmark, d *desired) JobOptions {
+	o := r.Jobs
+	image := o.Image
+	if b.Spec.Clients.Image != "" {
+		image = b.Spec.Clients.Image
+	}
+	o.ImagePullPolicy = policy.ImagePullPolicy(image, r.Jobs.Image, r.Jobs.ImagePullPolicy)
+	o.ActiveDeadlineSeconds = ptr.To(int64(r.runDeadline(d) / time.Second))
+	o.MemoryLimit = ptr.To(policy.RunnerMemoryLimit(d.Workload, b.Spec.Clients.JobsPerClient, d.Load, d.Precond))
+	return o
+}
+
+// runDeadline is the longest a run may take when every phase uses its
+// whole allowance: clients ready, then each planned step with its lead,
+// ramp, duration and result grace. A pod still running then is stopped
+// by the Job controller whatever became of the operator.
+func (r *Reconciler) runDeadline(d *desired) time.Duration {
+	perStep := r.nextStepLead() + d.Load.RampTime + d.Load.StepDuration + r.resultGrace()
+	return r.readyTimeout() + r.startLead() + time.Duration(d.StepsPlanned+1)*perStep
+}

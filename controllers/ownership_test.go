@@ -1,0 +1,232 @@
+package controllers
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/runner"
+)
+
+func controllerRef(kind, apiVersion, uid string) []metav1.OwnerReference {
+	return []metav1.OwnerReference{{Kind: kind, APIVersion: apiVersion, Name: "x", UID: k8stypes.UID("u-" + uid), Controller: ptr.To(true)}}
+}
+
+func TestOwnedBy(t *testing.T) {
+	b := &v1alpha1.StorageBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "bench", UID: "u-1"}}
+	sb := v1alpha1.GroupVersion.String()
+	claimMeta := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{Kind: "PersistentVolumeClaim"},
+		ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationCreatedBy: "u-1"}}}
+	tests := []struct {
+		name string
+		obj  metav1.Object
+		want bool
+	}{
+		{"controlled by this benchmark", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{OwnerReferences: controllerRef("StorageBenchmark", sb, "1")}}, true},
+		{"controlled by another benchmark of the same name", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{OwnerReferences: controllerRef("StorageBenchmark", sb, "2")}}, false},
+		{"no controller, only our labels", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app.kubernetes.io/managed-by": "storagebench"}}}, false},
+		{"a retained claim this benchmark created", &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationCreatedBy: "u-1"}}}, true},
+		{"a retained claim, read as metadata", claimMeta, true},
+		{"a claim created by another benchmark", &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationCreatedBy: "u-2"}}}, false},
+		{"a claim annotated as ours but controlled by something else", &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{
+			Annotations: map[string]string{AnnotationCreatedBy: "u-1"}, OwnerReferences: controllerRef("StatefulSet", "apps/v1", "9")}}, false},
+		{"the annotation does not make a ServiceAccount ours", &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationCreatedBy: "u-1"}}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ownedBy(tt.obj, b); got != tt.want {
+				t.Fatalf("ownedBy = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRefusedTellsPermanentFromTransient(t *testing.T) {
+	gr := schema.GroupResource{Resource: "persistentvolumeclaims"}
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"quota (forbidden)", apierrors.NewForbidden(gr, "x", errors.New("exceeded quota: tight")), true},
+		{"invalid", apierrors.NewInvalid(schema.GroupKind{Kind: "PersistentVolumeClaim"}, "x", nil), true},
+		{"bad request", apierrors.NewBadRequest("no"), true},
+		{"conflict", apierrors.NewConflict(gr, "x", errors.New("again")), false},
+		{"server timeout", apierrors.NewServerTimeout(gr, "create", 1), false},
+		{"too many requests", apierrors.NewTooManyRequests("slow down", 1), false},
+		{"internal", apierrors.NewInternalError(errors.New("etcd")), false},
+		{"no API status (network)", errors.New("connection refused"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := refused(tt.err); got != tt.want {
+				t.Fatalf("refused = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestConflictNamesTheObjectAndItsController(t *testing.T) {
+	obj := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "postgres-data", OwnerReferences: controllerRef("StatefulSet", "apps/v1", "7")}}
+	msg := conflict(obj, "PersistentVolumeClaim").Error()
+	for _, part := range []string{`PersistentVolumeClaim "postgres-data" already exists`, "controlled by StatefulSet x", "was not changed"} {
+		if !strings.Contains(msg, part) {
+			t.Errorf("message %q lacks %q", msg, part)
+		}
+	}
+	if msg := conflict(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "gitlab-runner"}}, "ServiceAccount").Error(); !strings.Contains(msg, "it has no controller") {
+		t.Errorf("message %q", msg)
+	}
+}
+
+func TestConsentMissing(t *testing.T) {
+	fs := &v1alpha1.StorageBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "b"}, Spec: v1alpha1.StorageBenchmarkSpec{Storage: v1alpha1.StorageSpec{VolumeMode: corev1.PersistentVolumeFilesystem}}}
+	block := fs.DeepCopy()
+	block.Spec.Storage.VolumeMode = corev1.PersistentVolumeBlock
+	claim := func(v *string) *corev1.PersistentVolumeClaim {
+		c := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data"}}
+		if v != nil {
+			c.Annotations = map[string]string{AnnotationAllowBenchmark: *v}
+		}
+		return c
+	}
+	tests := []struct {
+		name    string
+		b       *v1alpha1.StorageBenchmark
+		consent *string
+		want    string // "" = allowed
+	}{
+		{"filesystem, no annotation", fs, nil, "has no storagebench.io/allow-benchmark annotation"},
+		{"filesystem, files", fs, ptr.To(ConsentFiles), ""},
+		{"filesystem, block-overwrite is not files", fs, ptr.To(ConsentBlockOverwrite), "needs storagebench.io/allow-benchmark=files"},
+		{"block, no annotation", block, nil, "=block-overwrite"},
+		{"block, files is not an overwrite", block, ptr.To(ConsentFiles), "needs storagebench.io/allow-benchmark=block-overwrite"},
+		{"block, block-overwrite", block, ptr.To(ConsentBlockOverwrite), ""},
+		{"a long hostile value is bounded", fs, ptr.To(strings.Repeat("y", 10000)), "… (truncated, 10000 bytes)"},
+		{"case matters", fs, ptr.To("Files"), "needs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := consentMissing(tt.b, claim(tt.consent))
+			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+				t.Fatalf("consentMissing = %q, want %q", got, tt.want)
+			}
+			if len(got) > 512 {
+				t.Fatalf("message of %d bytes", len(got))
+			}
+		})
+	}
+}
+
+func TestClip(t *testing.T) {
+	if got := clip("short", 10); got != "short" {
+		t.Fatalf("clip changed a short string: %q", got)
+	}
+	long := strings.Repeat("é", 1000) // 2 bytes each
+	got := clip(long, 101)
+	if len(got) > 101 || !strings.HasSuffix(got, "… (truncated, 2000 bytes)") || !strings.HasPrefix(got, "éé") {
+		t.Fatalf("clip = %q (%d bytes)", got, len(got))
+	}
+	for _, r := range strings.TrimSuffix(got, "… (truncated, 2000 bytes)") {
+		if r == '\uFFFD' {
+			t.Fatal("clip cut a rune in half")
+		}
+	}
+}
+
+func TestClockStatusAndVerdicts(t *testing.T) {
+	ready := func(off, unc time.Duration, failed string) runner.Ready {
+		return runner.Ready{ClockOffset: off, ClockOffsetUncertainty: unc, ClockOffsetError: failed}
+	}
+	tests := []struct {
+		name        string
+		reports     []runner.Ready
+		max, spread time.Duration
+		unmeasured  int32
+		skew        bool
+		fail        bool
+	}{
+		{"in sync", []runner.Ready{ready(2*time.Millisecond, time.Millisecond, ""), ready(-3*time.Millisecond, 2*time.Millisecond, "")}, 3 * time.Millisecond, 5 * time.Millisecond, 0, false, false},
+		{"one node drifting", []runner.Ready{ready(0, time.Millisecond, ""), ready(400*time.Millisecond, time.Millisecond, "")}, 400 * time.Millisecond, 400 * time.Millisecond, 0, true, false},
+		{"one node far behind", []runner.Ready{ready(time.Millisecond, 0, ""), ready(-5*time.Second, 0, "")}, 5 * time.Second, 5*time.Second + time.Millisecond, 0, true, true},
+		{"unmeasured is counted, not trusted", []runner.Ready{ready(0, 0, "no Date header"), ready(time.Millisecond, 0, "")}, time.Millisecond, 0, 1, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &v1alpha1.StorageBenchmark{}
+			b.Status.Clock = clockStatus(tt.reports)
+			c := b.Status.Clock
+			if c.MaxOffset.Duration != tt.max || c.Spread.Duration != tt.spread || c.Unmeasured != tt.unmeasured {
+				t.Fatalf("clock = %+v", c)
+			}
+			setClockCondition(b)
+			if got := b.Status.Conditions[0].Status == metav1.ConditionTrue; got != tt.skew {
+				t.Fatalf("ClockSkew = %v, want %v", got, tt.skew)
+			}
+			if reason, _ := clockFailure(b, 3*time.Second); (reason != "") != tt.fail {
+				t.Fatalf("clockFailure = %q, want failure %v", reason, tt.fail)
+			}
+		})
+	}
+	if clockStatus(nil) != nil {
+		t.Fatal("a status without reports")
+	}
+}
+
+func TestStripForCacheKeepsOnlyWhatTellsAForeignObjectApart(t *testing.T) {
+	sb := v1alpha1.GroupVersion.String()
+	big := map[string]string{"blob": strings.Repeat("x", 1<<20)}
+	mf := []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "f", Labels: map[string]string{"a": "b"}, Annotations: big, ManagedFields: mf}, Data: big}
+	out, err := stripForCache(foreign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := out.(*corev1.ConfigMap)
+	if cm.Data != nil || cm.Annotations != nil || cm.ManagedFields != nil || cm.Name != "f" || cm.Labels["a"] != "b" {
+		t.Fatalf("foreign ConfigMap kept %+v", cm.ObjectMeta)
+	}
+	ours := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "o", OwnerReferences: controllerRef("StorageBenchmark", sb, "1"),
+		Annotations: map[string]string{"storagebench.io/ready": "true"}, ManagedFields: mf}}
+	out, _ = stripForCache(ours)
+	if cm := out.(*corev1.ConfigMap); cm.Annotations["storagebench.io/ready"] != "true" || cm.ManagedFields != nil {
+		t.Fatalf("a child lost what the reconciler reads: %+v", cm.ObjectMeta)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", OwnerReferences: controllerRef("Job", batchv1.SchemeGroupVersion.String(), "3")},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	out, _ = stripForCache(pod)
+	if out.(*corev1.Pod).Status.Phase != corev1.PodRunning {
+		t.Fatal("a Job's pod lost its status")
+	}
+	stray := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "s"}, Spec: corev1.PodSpec{Containers: make([]corev1.Container, 50)}}
+	out, _ = stripForCache(stray)
+	if len(out.(*corev1.Pod).Spec.Containers) != 0 {
+		t.Fatal("a labelled stray pod was cached whole")
+	}
+	pom := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "m", Annotations: big}}
+	out, _ = stripForCache(pom)
+	if out.(*metav1.PartialObjectMetadata).Annotations != nil {
+		t.Fatal("a foreign ConfigMap's annotations were cached")
+	}
+}
+
+func TestRunDeadlineCoversEveryAllowance(t *testing.T) {
+	r := &Reconciler{ReadyTimeout: 10 * time.Minute, StartLead: 3 * time.Second, NextStepLead: time.Second, ResultGrace: time.Minute}
+	d := &desired{StepsPlanned: 4}
+	d.Load.StepDuration, d.Load.RampTime = 20*time.Second, 2*time.Second
+	got := r.runDeadline(d)
+	want := 10*time.Minute + 3*time.Second + 5*(time.Second+2*time.Second+20*time.Second+time.Minute)
+	if got != want {
+		t.Fatalf("runDeadline = %s, want %s", got, want)
+	}
+}
