@@ -55,7 +55,8 @@ chart-rbac:
 ## objects on.
 helm-lint: setup
 	$(HELM) lint --strict $(CHART)
-	$(HELM) lint --strict $(CHART) --set metrics.serviceMonitor.enabled=true --set watchNamespaces='{a,b}'
+	$(HELM) lint --strict $(CHART) --set metrics.serviceMonitor.enabled=true --set watchNamespaces='{a,b}' \
+		--set 'policy.allowedRunnerImages={registry.example/runner:2}' --set 'policy.allowedTolerationKeys={*}'
 
 ## images: build the manager and runner images offline with buildah (as root,
 ## no registry) into docker-archive tarballs in a cache outside the clone and
@@ -174,7 +175,8 @@ deploy: setup
 	rm -rf _work/deploy; mkdir -p _work/deploy; \
 	printf 'resources:\n- ../../config/default\n' >_work/deploy/kustomization.yaml; \
 	(cd _work/deploy && ../../$(KUSTOMIZE) edit set image localhost/storagebench-manager=$(IMG)); \
-	$(KUSTOMIZE) build _work/deploy | sed 's|--runner-image=.*|--runner-image=$(RUNNER_IMG)|' | "$$kubectl" apply --server-side -f -
+	$(KUSTOMIZE) build _work/deploy | sed -e 's|--runner-image=.*|--runner-image=$(RUNNER_IMG)|' \
+		-e 's|\["localhost/storagebench-runner:0.1.0"\]|["$(RUNNER_IMG)"]|' | "$$kubectl" apply --server-side -f -
 
 ## undeploy: delete what deploy created, the CRD included, and with it
 ## every StorageBenchmark of the cluster.

@@ -29,6 +29,7 @@ func TestHelmLint(t *testing.T) {
 		{"--set", "metrics.serviceMonitor.enabled=true", "--set", "watchNamespaces={a,b}"},
 		{"--set", "metrics.enabled=false", "--set", "leaderElection.enabled=false"},
 		{"--set", "prometheusRule.enabled=true", "--set", "grafanaDashboard.enabled=true"},
+		{"--set", "policy.allowedRunnerImages={registry.example/runner:2}", "--set", "policy.allowedTolerationKeys={*}", "--set", "admissionPolicy.enabled=false"},
 	} {
 		args := append([]string{"lint", "--strict", "charts/storagebench"}, set...)
 		if out, err := run(t, helm, args...); err != nil {
@@ -68,6 +69,7 @@ func TestChartDefaults(t *testing.T) {
 	}
 	checkRestricted(t, d)
 	checkProbes(t, d)
+	checkMemoryLimitEnv(t, d)
 	if field(c, "resources", "requests", "cpu") == nil || field(c, "resources", "requests", "memory") == nil {
 		t.Errorf("no resource requests: %v", c["resources"])
 	}
@@ -85,6 +87,7 @@ func TestChartDefaults(t *testing.T) {
 	checkLeaderElection(t, objs, "storagebench-leader-election")
 	svc := must(t, objs, "Service", "storagebench-metrics")
 	checkServicePort(t, svc, "https", 8443)
+	checkAdmissionPolicy(t, objs, "storagebench-policy", []string{"localhost/storagebench-runner:" + v}, nil, nil)
 	if sm := ofKind(objs, "ServiceMonitor"); len(sm) != 0 {
 		t.Errorf("ServiceMonitor rendered though metrics.serviceMonitor.enabled is false: %v", ids(sm))
 	}
@@ -430,9 +433,11 @@ func TestKustomize(t *testing.T) {
 	}
 	checkRestricted(t, d)
 	checkProbes(t, d)
+	checkMemoryLimitEnv(t, d)
 	checkServicePort(t, must(t, objs, "Service", "storagebench-metrics"), "https", 8443)
 	must(t, objs, "NetworkPolicy", "storagebench-allow-metrics-traffic")
 	must(t, objs, "ServiceAccount", "storagebench-manager")
+	checkAdmissionPolicy(t, objs, "storagebench-policy", []string{"localhost/storagebench-runner:0.1.0"}, nil, nil)
 	for _, name := range []string{"storagebench-manager", "storagebench-metrics-auth"} {
 		must(t, objs, "ClusterRole", name)
 		must(t, objs, "ClusterRoleBinding", name)
@@ -441,7 +446,8 @@ func TestKustomize(t *testing.T) {
 	checkLeaderElection(t, objs, "storagebench-leader-election")
 	for _, o := range objs {
 		switch o.GetKind() {
-		case "Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding":
+		case "Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding",
+			"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
 			if o.GetNamespace() != "" {
 				t.Errorf("%s is cluster-scoped but has a namespace", id(o))
 			}
@@ -484,7 +490,7 @@ func TestHelmMatchesKustomize(t *testing.T) {
 	same("args", args(t, hd), args(t, kd))
 	same("replicas", field(hd.Object, "spec", "replicas"), field(kd.Object, "spec", "replicas"))
 	same("image", container(t, hd)["image"], container(t, kd)["image"])
-	for _, f := range []string{"securityContext", "resources", "ports", "livenessProbe", "readinessProbe", "imagePullPolicy"} {
+	for _, f := range []string{"securityContext", "resources", "ports", "livenessProbe", "readinessProbe", "imagePullPolicy", "env"} {
 		same("container "+f, container(t, hd)[f], container(t, kd)[f])
 	}
 	for _, f := range []string{"securityContext", "serviceAccountName", "terminationGracePeriodSeconds"} {
@@ -503,7 +509,7 @@ func TestHelmMatchesKustomize(t *testing.T) {
 		case "NetworkPolicy":
 			same(id(o)+" ingress", field(o.Object, "spec", "ingress"), field(ko.Object, "spec", "ingress"))
 			same(id(o)+" policyTypes", field(o.Object, "spec", "policyTypes"), field(ko.Object, "spec", "policyTypes"))
-		case "CustomResourceDefinition":
+		case "CustomResourceDefinition", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
 			same(id(o)+" spec", o.Object["spec"], ko.Object["spec"])
 		}
 	}

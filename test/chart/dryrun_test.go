@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -66,6 +67,8 @@ func TestServerDryRun(t *testing.T) {
 			"--set", "readyTimeout=1h", "--set", "metrics.secure=false", "--set", "networkPolicy.enabled=false",
 			"--set", "replicas=2", "--set", "podSecurityContext.runAsUser=65532", "--set", "nodeSelector.kubernetes\\.io/os=linux",
 			"--set", "extraArgs={--zap-log-level=debug}",
+			"--set", "policy.allowedRunnerImages={registry.example/runner:2}", "--set", "policy.allowedTolerationKeys={*}",
+			"--set", "policy.allowedNodeSelectorKeys={pool,kubernetes.io/hostname}",
 		},
 		{"--set", "metrics.enabled=false", "--set", "leaderElection.enabled=false"},
 	} {
@@ -118,6 +121,17 @@ func TestServerDryRun(t *testing.T) {
 			if w := warn.take(); len(w) != 0 {
 				t.Errorf("namespace %s: warnings %q", r.namespace, w)
 			}
+			// Other namespaces the render places objects in (the manager's
+			// Roles in watched namespaces) exist before an install too.
+			for _, o := range r.objs {
+				ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.GetNamespace()}}
+				if ns.Name == "" || ns.Name == r.namespace {
+					continue
+				}
+				if err := k8s.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+					t.Fatalf("creating namespace %s: %v", ns.Name, err)
+				}
+			}
 			// CRDs first, as kubectl and Helm apply them.
 			var ordered []*unstructured.Unstructured
 			for _, o := range r.objs {
@@ -144,7 +158,8 @@ func TestServerDryRun(t *testing.T) {
 				}
 				kinds[o.GetKind()] = true
 			}
-			for _, kind := range []string{"CustomResourceDefinition", "Deployment", "ServiceAccount", "ClusterRole", "ClusterRoleBinding"} {
+			for _, kind := range []string{"CustomResourceDefinition", "Deployment", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
+				"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"} {
 				if !kinds[kind] {
 					t.Errorf("no %s in the render", kind)
 				}

@@ -45,3 +45,59 @@ app.kubernetes.io/component: manager
 {{- define "storagebench.image" -}}
 {{- printf "%s:%s" .image.repository (.image.tag | default .chart.AppVersion | toString) -}}
 {{- end -}}
+
+{{/*
+Fails on policy values the manager would read differently from the
+admission policy: its flags are comma-separated lists (spaces separate
+too), and images are exact references ("*" allows any key only).
+*/}}
+{{- define "storagebench.checkPolicy" -}}
+{{- range $value, $items := dict "policy.allowedRunnerImages" .Values.policy.allowedRunnerImages "policy.allowedTolerationKeys" .Values.policy.allowedTolerationKeys "policy.allowedNodeSelectorKeys" .Values.policy.allowedNodeSelectorKeys }}
+{{- range $items }}
+{{- if not (kindIs "string" .) }}
+{{- fail (printf "%s: %v is not a string" $value .) }}
+{{- end }}
+{{- if or (eq . "") (regexMatch "[,\\s]" .) }}
+{{- fail (printf "%s: %q: an item may not be empty or contain a comma or a space" $value .) }}
+{{- end }}
+{{- if and (eq $value "policy.allowedRunnerImages") (contains "*" .) }}
+{{- fail (printf "%s: %q: list exact image references; wildcards are not supported" $value .) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The cluster-scoped resources (any API group) the manager's rules may name;
+every other resource is namespaced. Kubernetes' own, as
+`kubectl api-resources --namespaced=false` lists them.
+*/}}
+{{- define "storagebench.clusterScopedResources" -}}
+- apiservices
+- certificatesigningrequests
+- clusterrolebindings
+- clusterroles
+- componentstatuses
+- csidrivers
+- csinodes
+- customresourcedefinitions
+- flowschemas
+- ingressclasses
+- mutatingwebhookconfigurations
+- namespaces
+- nodes
+- persistentvolumes
+- priorityclasses
+- prioritylevelconfigurations
+- runtimeclasses
+- selfsubjectaccessreviews
+- selfsubjectreviews
+- selfsubjectrulesreviews
+- storageclasses
+- subjectaccessreviews
+- tokenreviews
+- validatingadmissionpolicies
+- validatingadmissionpolicybindings
+- validatingwebhookconfigurations
+- volumeattachments
+{{- end -}}
