@@ -107,12 +107,12 @@ func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenc
 		return err
 	}
 	planCM.Data = map[string]string{exchange.KeyPlan: value}
-	if err := r.ensure(ctx, b, planCM, true); err != nil {
+	if err := r.ensureExchange(ctx, b, planCM, exchange.ClientName(b.Name, 0)); err != nil {
 		return err
 	}
 	claims := claimNames(b)
 	for i := range claims {
-		if err := r.ensure(ctx, b, buildClientConfigMap(b, i), true); err != nil {
+		if err := r.ensureExchange(ctx, b, buildClientConfigMap(b, i), exchange.ClientName(b.Name, i)); err != nil {
 			return err
 		}
 	}
@@ -122,6 +122,27 @@ func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenc
 		}
 	}
 	return nil
+}
+
+// LostError says an exchange ConfigMap was deleted during the run.
+type LostError struct{ Name string }
+
+func (e *LostError) Error() string {
+	return fmt.Sprintf("ConfigMap %s, through which the operator and the clients run the steps, was deleted during the run; the run cannot go on without losing a step", e.Name)
+}
+
+// ensureExchange creates an exchange ConfigMap unless b has it. One that is
+// missing while the client Job job (created after it) exists was deleted
+// under the run: re-creating it would hand the runners a new plan, so that
+// is a *LostError.
+func (r *Reconciler) ensureExchange(ctx context.Context, b *v1alpha1.StorageBenchmark, cm *corev1.ConfigMap, job string) error {
+	if _, err := r.lookup(ctx, cm); apierrors.IsNotFound(err) {
+		j, err := r.lookup(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: job}})
+		if err == nil && ownedBy(j, b) {
+			return &LostError{Name: cm.Name}
+		}
+	}
+	return r.ensure(ctx, b, cm, true)
 }
 
 // checkStepNames fails with a *ConflictError when an object that is not b's

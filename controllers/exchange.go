@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,15 +22,15 @@ import (
 // runners set, and the current order is mirrored in an annotation of the
 // plan ConfigMap, so deciding the next protocol step never reads data.
 // Data — ready reports, step results — is read from the API server when
-// it is needed, a page of client ConfigMaps at a time, and only from
+// it is needed, by name, a few client ConfigMaps at a time, and only from
 // ConfigMaps the benchmark controls.
 
 // annotationOrder mirrors the plan ConfigMap's order.json for the operator.
 const annotationOrder = "storagebench.io/order"
 
-// clientPage bounds the client ConfigMaps read at once: each may hold up
+// clientWindow bounds the client ConfigMaps read at once: each may hold up
 // to a ConfigMap's 1 MiB, and there may be a thousand clients.
-const clientPage = 25
+const clientWindow = 16
 
 // asConfigMap views cached metadata as a ConfigMap without data, for the
 // exchange package's annotation readers.
@@ -72,30 +74,44 @@ func (r *Reconciler) writeOrder(ctx context.Context, plan *metav1.PartialObjectM
 }
 
 // eachClientData reads the data of b's client ConfigMaps whose index
-// wanted accepts, page by page from the API server, and hands each to fn
-// with its index; ConfigMaps b does not control are skipped.
+// wanted accepts, straight from the API server by name, clientWindow at a
+// time in parallel, and hands each to fn in index order (so merging is
+// deterministic); ConfigMaps b does not control are skipped. By name, not
+// by label: a tenant's labelled ConfigMaps are never transferred.
 func (r *Reconciler) eachClientData(ctx context.Context, b *v1alpha1.StorageBenchmark, wanted func(int) bool, fn func(int, *corev1.ConfigMap) error) error {
 	n := int(b.Spec.Clients.Count)
-	opts := []client.ListOption{client.InNamespace(b.Namespace), client.Limit(clientPage),
-		client.MatchingLabels{exchange.LabelBenchmark: b.Name, exchange.LabelRole: exchange.RoleClient}}
-	for cont := ""; ; {
-		var page corev1.ConfigMapList
-		if err := r.APIReader.List(ctx, &page, append(opts, client.Continue(cont))...); err != nil {
-			return err
-		}
-		for i := range page.Items {
-			cm := &page.Items[i]
-			k := clientIndex(cm, n)
-			if k < 0 || !ownedBy(cm, b) || cm.Name != exchange.ClientName(b.Name, k) || !wanted(k) {
+	window := make([]*corev1.ConfigMap, clientWindow)
+	for first := 0; first < n; first += clientWindow {
+		g, gctx := errgroup.WithContext(ctx)
+		for k := first; k < min(first+clientWindow, n); k++ {
+			window[k-first] = nil
+			if !wanted(k) {
 				continue
 			}
-			if err := fn(k, cm); err != nil {
+			g.Go(func() error {
+				var cm corev1.ConfigMap
+				err := r.APIReader.Get(gctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.ClientName(b.Name, k)}, &cm)
+				if apierrors.IsNotFound(err) {
+					return nil
+				}
+				if err == nil && ownedBy(&cm, b) {
+					window[k-first] = &cm
+				}
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
+		for i, cm := range window {
+			if cm == nil {
+				continue
+			}
+			if err := fn(first+i, cm); err != nil {
 				return err
 			}
-			page.Items[i] = corev1.ConfigMap{} // done with its data
-		}
-		if cont = page.Continue; cont == "" {
-			return nil
+			window[i] = nil // done with its data
 		}
 	}
+	return nil
 }

@@ -156,7 +156,7 @@ func (r *Reconciler) lookup(ctx context.Context, typed client.Object) (client.Ob
 	if err != nil {
 		return nil, err
 	}
-	var cached client.Object = typed.DeepCopyObject().(client.Object)
+	cached := typed.DeepCopyObject().(client.Object)
 	if _, isCM := typed.(*corev1.ConfigMap); isCM {
 		cached = metadataOf(gvk)
 	}

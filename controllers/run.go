@@ -10,7 +10,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -23,7 +22,10 @@ import (
 )
 
 // reconcile advances the run by at most one protocol step and records what
-// it observed in b.Status.
+// it observed in b.Status. A run that ends here is only marked so: what
+// follows from its end (the done order, suspending clients, cleanup) runs
+// in finish once the API server holds the ended status, so a lost status
+// write can never leave a done order behind a run that status says goes on.
 func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark) (ctrl.Result, error) {
 	now := r.now()
 	b.Status.ObservedGeneration = b.Generation
@@ -32,8 +34,7 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 	}
 	d, err := desiredOf(b)
 	if err != nil {
-		setFailed(b, now, ReasonInvalidSpec, err.Error())
-		return r.finish(ctx, b, now)
+		return r.fail(ctx, b, now, ReasonInvalidSpec, err.Error())
 	}
 	b.Status.ClientsTotal = b.Spec.Clients.Count
 	b.Status.StepsPlanned = int32(d.StepsPlanned)
@@ -58,21 +59,11 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 		return r.fail(ctx, b, now, ReasonUnsupportedStorage, refusal.Message)
 	}
 	setStorageWarning(b, warnings)
-	obs, err := r.observe(ctx, b)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	// A protocol ConfigMap missing while the client Jobs exist was deleted
-	// under the run: re-creating it would hand the runners a new plan.
-	if msg, err := r.exchangeLost(ctx, b, obs); err != nil {
-		return r.endOn(ctx, b, now, err)
-	} else if msg != "" {
-		return r.fail(ctx, b, now, ReasonExchangeLost, msg)
-	}
 	if err := r.ensureChildren(ctx, b, &d); err != nil {
 		return r.endOn(ctx, b, now, err)
 	}
-	if obs, err = r.observe(ctx, b); err != nil {
+	obs, err := r.observe(ctx, b)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	storage := storageStatus(b, sc, obs)
@@ -94,7 +85,7 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 	} else if err := r.conduct(ctx, b, &d, obs, now); err != nil {
 		return r.endOn(ctx, b, now, err)
 	} else if finished(b) {
-		return r.finish(ctx, b, now)
+		return ctrl.Result{}, nil // finish follows the status write
 	} else if err := analyze(b, &d, false); err != nil {
 		return ctrl.Result{}, err
 	} else {
@@ -102,10 +93,10 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 	}
 }
 
-// fail ends the run with reason and tidies up.
-func (r *Reconciler) fail(ctx context.Context, b *v1alpha1.StorageBenchmark, now time.Time, reason, msg string) (ctrl.Result, error) {
+// fail marks the run failed with reason; finish follows the status write.
+func (r *Reconciler) fail(_ context.Context, b *v1alpha1.StorageBenchmark, now time.Time, reason, msg string) (ctrl.Result, error) {
 	setFailed(b, now, reason, msg)
-	return r.finish(ctx, b, now)
+	return ctrl.Result{}, nil
 }
 
 // endOn ends the run on an error that retrying cannot mend (a name held by
@@ -114,52 +105,18 @@ func (r *Reconciler) fail(ctx context.Context, b *v1alpha1.StorageBenchmark, now
 func (r *Reconciler) endOn(ctx context.Context, b *v1alpha1.StorageBenchmark, now time.Time, err error) (ctrl.Result, error) {
 	var conflict *ConflictError
 	var refused *RefusedError
+	var lost *LostError
 	switch {
 	case errors.As(err, &conflict):
 		return r.fail(ctx, b, now, ReasonNameConflict, err.Error())
+	case errors.As(err, &lost):
+		return r.fail(ctx, b, now, ReasonExchangeLost, err.Error())
 	case errors.As(err, &refused):
 		return r.fail(ctx, b, now, ReasonCreateRefused, err.Error())
 	case errors.Is(err, exchange.ErrInvalidClientData):
 		return r.fail(ctx, b, now, ReasonInvalidResult, err.Error())
 	}
 	return ctrl.Result{}, err
-}
-
-// exchangeLost explains a plan or client ConfigMap that is gone while the
-// client Jobs, created after them, exist. The cache may lag behind the
-// Jobs' informer, so the API server confirms before the run fails.
-func (r *Reconciler) exchangeLost(ctx context.Context, b *v1alpha1.StorageBenchmark, obs *observed) (string, error) {
-	jobs := 0
-	for _, j := range obs.jobs {
-		if j != nil {
-			jobs++
-		}
-	}
-	if jobs == 0 {
-		return "", nil
-	}
-	names := []string{}
-	if obs.plan == nil {
-		names = append(names, exchange.PlanName(b.Name))
-	}
-	for i, cm := range obs.clients {
-		if cm == nil && obs.jobs[i] != nil {
-			names = append(names, exchange.ClientName(b.Name, i))
-		}
-	}
-	for _, name := range names {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: name}}
-		cur, err := r.lookup(ctx, cm)
-		switch {
-		case apierrors.IsNotFound(err):
-			return fmt.Sprintf("ConfigMap %s, through which the operator and the clients run the steps, was deleted during the run; the run cannot go on without losing a step", name), nil
-		case err != nil:
-			return "", err
-		case !ownedBy(cur, b):
-			return "", conflict(cur, "ConfigMap")
-		}
-	}
-	return "", nil
 }
 
 func storageStatus(b *v1alpha1.StorageBenchmark, sc *storagev1.StorageClass, obs *observed) *v1alpha1.StorageStatus {
@@ -315,7 +272,7 @@ func (r *Reconciler) collect(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 	}
 	// One client's result at a time: decoded, validated, merged, dropped.
 	merged := results.NewMerger(k)
-	err := r.eachClientData(ctx, b, func(int) bool { return true }, func(_ int, cm *corev1.ConfigMap) error {
+	err := r.eachClientData(ctx, b, func(i int) bool { return obs.clients[i] != nil }, func(_ int, cm *corev1.ConfigMap) error {
 		res, _, err := exchange.Result(cm)
 		if err != nil {
 			return err
