@@ -26,8 +26,9 @@ import (
 // DefaultControllers are the kube-controller-manager controllers a Cluster
 // runs: Jobs and their pods, garbage collection, volume binding and
 // protection, namespace deletion, the default ServiceAccount and
-// kube-root-ca.crt ConfigMap every namespace gets, and the pod garbage
-// collector (which fails and deletes terminating pods never scheduled).
+// kube-root-ca.crt ConfigMap every namespace gets, the pod garbage
+// collector (which fails and deletes terminating pods never scheduled), and
+// ResourceQuota usage, without which quota admission refuses everything.
 var DefaultControllers = []string{
 	"job-controller",
 	"ttl-after-finished-controller",
@@ -39,6 +40,7 @@ var DefaultControllers = []string{
 	"persistentvolume-protection-controller",
 	"persistentvolumeclaim-protection-controller",
 	"pod-garbage-collector-controller",
+	"resourcequota-controller",
 }
 
 // Options configure Start. The zero value is usable.

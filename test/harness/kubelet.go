@@ -106,6 +106,28 @@ type Kubelet struct {
 	mu   sync.Mutex
 	pods map[types.NamespacedName]*podRun // current pod of each name
 	logs map[types.NamespacedName]string  // log of the latest pod of each name
+	// nodeEnv adds variables to a pod's processes, as a node whose
+	// environment differs would (SetNodeEnv).
+	nodeEnv func(*corev1.Pod) []string
+}
+
+// SetNodeEnv makes fn's variables part of the environment of every
+// container started from now on (nil stops it): a test's stand-in for a
+// node that differs from the others, such as one whose clock is off.
+func (k *Kubelet) SetNodeEnv(fn func(*corev1.Pod) []string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.nodeEnv = fn
+}
+
+func (k *Kubelet) extraEnv(pod *corev1.Pod) []string {
+	k.mu.Lock()
+	fn := k.nodeEnv
+	k.mu.Unlock()
+	if fn == nil {
+		return nil
+	}
+	return fn(pod)
 }
 
 // StartKubelet registers the Node and starts running pods, talking to the

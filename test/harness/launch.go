@@ -74,6 +74,7 @@ func (k *Kubelet) prepare(ctx context.Context, pod *corev1.Pod, r *podRun) (*exe
 		return nil, nil, err
 	}
 	cmd := exec.Command(k.unshare, args...)
+	env = append(env, k.extraEnv(pod)...)
 	cmd.Env, cmd.Dir = env, "/"
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
