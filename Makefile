@@ -16,7 +16,7 @@ IMG ?= localhost/storagebench-manager:0.1.0
 RUNNER_IMG ?= localhost/storagebench-runner:0.1.0
 KUBECTL ?=
 
-.PHONY: all setup setup-runtime build fmt vet lint test unit integration bench verify demo k8s-binaries clean manifests generate chart-crds chart-rbac helm-lint deploy undeploy helm-install helm-uninstall images plugin-image cluster-up cluster-install cluster-down demo-local e2e measure
+.PHONY: all setup setup-runtime build fmt vet lint test unit integration bench bench-heap verify demo k8s-binaries clean manifests generate chart-crds chart-rbac helm-lint deploy undeploy helm-install helm-uninstall images plugin-image cluster-up cluster-install cluster-down demo-local e2e measure
 
 all: build
 
@@ -126,6 +126,13 @@ test: setup verify vet lint unit integration e2e
 ## bench: the aggregation benchmarks (goal: 1,000 clients x 20 steps < 1 s, < 500 MB).
 bench: setup-runtime
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x -cpu 1 ./internal/results/
+
+## bench-heap: the manager's peak heap, as a separate process against a real
+## kube-apiserver and etcd, with 1,000 clients x 20 steps and with 1,000
+## foreign labelled 1 MiB ConfigMaps present; fails above 512 MiB
+## (test/heap, docs/security.md). About 8 minutes.
+bench-heap: k8s-binaries
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./test/heap/
 
 ## verify: fail when formatting, go.mod/go.sum or generated files (deepcopy,
 ## CRDs, RBAC and their copies in the chart) drift from what the tools generate.

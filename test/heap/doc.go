@@ -1,0 +1,32 @@
+// Package heap measures the storagebench manager's peak heap on a real
+// kube-apiserver and etcd (envtest, from `make k8s-binaries`), in two
+// cases that must each stay under 512 MiB:
+//
+//   - 1000clients: one StorageBenchmark of 1,000 PerClient clients × 20 rate
+//     steps of the minimum step duration, run to completion;
+//   - 1000foreignConfigMaps: 1,000 ConfigMaps of 1 MB that are not the
+//     operator's but carry its labels (managed-by, benchmark, role=client)
+//     exist in the namespace before the manager starts; then a benchmark of
+//     3 clients × 3 steps runs to completion there.
+//
+// Nothing is mocked on the API side. Only the kubelet and the storage are
+// absent: the benchmark binds each claim itself (a PersistentVolume
+// pre-bound to it, and the claim's status set Bound), no pod ever runs, and
+// fake runners in the benchmark process play each client's side of the
+// protocol (internal/exchange.Client, as the real runner uses it: plan,
+// ready.json, wait for each order, result.json) with a real fio json+
+// result (internal/results/testdata) instead of running fio.
+//
+// The manager (controllers.NewManager, as cmd/manager builds it) runs in a
+// subprocess, the test binary re-executed, so that its heap is measured
+// alone: it samples runtime/metrics every 50 ms and reports its peak heap
+// (/memory/classes/heap/objects:bytes, live and not yet swept objects) and
+// its peak live heap after GC (/gc/heap/live:bytes). No GOMEMLIMIT is set
+// (unless the environment sets one), so the figures are those of an
+// unconstrained manager at GOGC=100. The benchmark fails when a peak heap
+// exceeds 512 MiB or a run does not complete within its bound.
+//
+// Run it (a few minutes; it needs more than go test's default timeout):
+//
+//	go test -run '^$' -bench . -benchtime 1x -timeout 30m ./test/heap/
+package heap

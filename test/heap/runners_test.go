@@ -1,0 +1,235 @@
+package heap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/internal/fio"
+	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/internal/runner"
+)
+
+// realResult is a client's step result from a real fio json+ report of two
+// jobs (the oltp profile: 8 KiB random, 80 % reads), with its full latency
+// histograms, as the runner derives it.
+func realResult() (results.ClientStep, error) {
+	data, err := os.ReadFile("../../internal/results/testdata/fio-oltp-2jobs.json")
+	if err != nil {
+		return results.ClientStep{}, err
+	}
+	out, _, err := fio.Parse(data)
+	if err != nil {
+		return results.ClientStep{}, err
+	}
+	r, w := results.FromFio(out)
+	return results.ClientStep{Jobs: len(out.Jobs), Read: r, Write: w}, nil
+}
+
+// runners plays the runners of benchmark bench: each client starts once its
+// Job exists (a real one starts once its pod runs, after the Job), and
+// follows the protocol through internal/exchange.Client, as cmd/runner
+// does, publishing result after each step's ramp and duration instead of
+// running fio. It returns when every client saw the done order, or on the
+// first error.
+func runners(ctx context.Context, k8s client.Client, cs kubernetes.Interface, ns, bench string, clients int, result results.ClientStep) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, clients)
+	started := make([]bool, clients)
+	for n := 0; n < clients; {
+		var jobs batchv1.JobList
+		if err := k8s.List(ctx, &jobs, client.InNamespace(ns),
+			client.MatchingLabels{exchange.LabelBenchmark: bench, exchange.LabelRole: exchange.RoleClient}); err != nil {
+			return err
+		}
+		for _, j := range jobs.Items {
+			i, err := strconv.Atoi(j.Labels[exchange.LabelClient])
+			if err != nil || i < 0 || i >= clients || started[i] {
+				continue
+			}
+			started[i] = true
+			n++
+			x := &exchange.Client{Clientset: cs, Namespace: ns, Benchmark: bench, Index: i}
+			go func() { errs <- fakeRunner(ctx, x, result) }()
+		}
+		if n < clients {
+			if err := sleep(ctx, time.Second); err != nil {
+				return err
+			}
+		}
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fakeRunner is cmd/runner's client loop (internal/runner.Runner.Run) with
+// fio replaced by a wait and a real fio result.
+func fakeRunner(ctx context.Context, x *exchange.Client, result results.ClientStep) error {
+	if _, err := x.LoadPlan(ctx); err != nil {
+		return fmt.Errorf("client %d: %w", x.Index, err)
+	}
+	ready := runner.Ready{
+		Client:     x.Index,
+		FioVersion: "fio-3.33",
+		Mount: &runner.Mount{Source: fmt.Sprintf("10.0.0.4:/trident_pvc_%03d", x.Index), FSType: "nfs4",
+			Options: "rw,relatime,vers=4.1,rsize=1048576,wsize=1048576,namlen=255,hard,proto=tcp,timeo=600,retrans=2,sec=sys"},
+		ClockOffsetUncertainty: 2 * time.Millisecond,
+	}
+	if err := x.ReportReady(ctx, ready); err != nil {
+		return fmt.Errorf("client %d: %w", x.Index, err)
+	}
+	for k := 0; ; k++ {
+		order, err := x.WaitOrder(ctx, k)
+		if err != nil {
+			return fmt.Errorf("client %d waiting for step %d: %w", x.Index, k, err)
+		}
+		if order.Done {
+			return nil
+		}
+		if err := sleep(ctx, time.Until(order.StartAt)); err != nil {
+			return err
+		}
+		r := result
+		r.Client, r.Step, r.PlannedStart, r.ActualStart = x.Index, order.Index, order.StartAt, time.Now()
+		if err := sleep(ctx, order.Ramp+order.Duration); err != nil {
+			return err
+		}
+		r.End = time.Now()
+		if err := x.Publish(ctx, r); err != nil {
+			return fmt.Errorf("client %d: %w", x.Index, err)
+		}
+	}
+}
+
+// bindClaims stands in for the provisioner and the persistent volume
+// binder until ctx ends: every unbound claim in ns gets a CSI
+// PersistentVolume of the requested size, pre-bound to it, and both are
+// marked Bound.
+func bindClaims(ctx context.Context, k8s client.Client, ns string) error {
+	for {
+		var claims corev1.PersistentVolumeClaimList
+		if err := k8s.List(ctx, &claims, client.InNamespace(ns)); err != nil {
+			return ignoreCanceled(ctx, err)
+		}
+		for i := range claims.Items {
+			pvc := &claims.Items[i]
+			if pvc.Status.Phase == corev1.ClaimBound || pvc.DeletionTimestamp != nil {
+				continue
+			}
+			if err := bind(ctx, k8s, pvc); err != nil && !apierrors.IsConflict(err) {
+				return ignoreCanceled(ctx, err)
+			}
+		}
+		if err := sleep(ctx, time.Second); err != nil {
+			return nil
+		}
+	}
+}
+
+func bind(ctx context.Context, k8s client.Client, pvc *corev1.PersistentVolumeClaim) error {
+	size := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "pvc-" + string(pvc.UID)},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: size},
+			AccessModes:                   pvc.Spec.AccessModes,
+			VolumeMode:                    pvc.Spec.VolumeMode,
+			StorageClassName:              ptr.Deref(pvc.Spec.StorageClassName, ""),
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimDelete,
+			ClaimRef: &corev1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1",
+				Namespace: pvc.Namespace, Name: pvc.Name, UID: pvc.UID},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
+				Driver: provisioner, VolumeHandle: string(pvc.UID)}},
+		},
+	}
+	if err := k8s.Create(ctx, pv); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	pv.Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumeBound}
+	if err := k8s.Status().Update(ctx, pv); err != nil && !apierrors.IsConflict(err) {
+		return err
+	}
+	if pvc.Spec.VolumeName == "" {
+		pvc.Spec.VolumeName = pv.Name
+		if err := k8s.Update(ctx, pvc); err != nil {
+			return err
+		}
+	}
+	pvc.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, AccessModes: pvc.Spec.AccessModes,
+		Capacity: corev1.ResourceList{corev1.ResourceStorage: size.DeepCopy()}}
+	return k8s.Status().Update(ctx, pvc)
+}
+
+// foreignConfigMaps creates n ConfigMaps of size bytes that carry the
+// operator's labels for benchmark bench but are nobody's, with workers
+// creating them concurrently.
+func foreignConfigMaps(ctx context.Context, k8s client.Client, ns, bench string, n, size, workers int) error {
+	value := strings.Repeat("x", size)
+	names := make(chan int)
+	errs := make(chan error, workers)
+	for range workers {
+		go func() {
+			var err error
+			for i := range names {
+				if err != nil {
+					continue
+				}
+				cm := &corev1.ConfigMap{
+					ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("foreign-%04d", i), Labels: map[string]string{
+						exchange.LabelManagedBy: exchange.ManagedBy,
+						exchange.LabelBenchmark: bench,
+						exchange.LabelRole:      exchange.RoleClient,
+					}},
+					Data: map[string]string{"data": value},
+				}
+				err = k8s.Create(ctx, cm)
+			}
+			errs <- err
+		}()
+	}
+	for i := range n {
+		names <- i
+	}
+	close(names)
+	var err error
+	for range workers {
+		err = errors.Join(err, <-errs)
+	}
+	return err
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func ignoreCanceled(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
