@@ -32,7 +32,7 @@ func TestClientClockTestHook(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := now().Sub(time.Now()) - c.shift; d.Abs() > 100*time.Millisecond {
+			if d := time.Until(now()) - c.shift; d.Abs() > 100*time.Millisecond {
 				t.Fatalf("clock off by %s from the wanted shift %s", d, c.shift)
 			}
 		})

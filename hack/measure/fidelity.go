@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/controllers"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/results"
@@ -57,7 +58,10 @@ func (m *measurer) measureFidelity(ctx context.Context) (*fidelityResult, error)
 	size := resource.MustParse(m.cfg.workingSet)
 	size.Add(resource.MustParse("64Mi")) // room for the file system's own blocks
 	pvc := &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: fidelityClaim, Namespace: m.cfg.namespace, Labels: map[string]string{labelCreatedBy: createdBy}},
+		ObjectMeta: metav1.ObjectMeta{Name: fidelityClaim, Namespace: m.cfg.namespace, Labels: map[string]string{labelCreatedBy: createdBy},
+			// The claim is this program's: it consents to benchmarks
+			// writing their files on it.
+			Annotations: map[string]string{controllers.AnnotationAllowBenchmark: controllers.ConsentFiles}},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			StorageClassName: ptr.To(m.cfg.fidelityClass),
 			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
@@ -143,10 +147,10 @@ func (m *measurer) fidelityRound(ctx context.Context, res *fidelityResult, c fid
 // pod (the plan ConfigMap) and the same step orders, fio being -fio. Only
 // the volume's path differs: the pod's mount point becomes the
 // PersistentVolume's directory on the host, and the runner's own layout
-// code places the files in it exactly as in the pod (the volume's root, or
-// client-NNN/ on a shared volume), so plain fio reuses the very files the
-// pod laid out. Like the runner in the pod, it preconditions them (in
-// place) before the step.
+// code places the files in it exactly as in the pod (the benchmark's own
+// directory on this existing claim), so plain fio works on the same paths
+// and the same blocks of the volume the pod used. Like the runner in the
+// pod, it lays out and preconditions them before the step.
 func (m *measurer) plainRun(ctx context.Context, obs *observation, hostPath string) (figures, string, error) {
 	b := obs.final
 	var cm corev1.ConfigMap
