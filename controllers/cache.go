@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"strings"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -14,16 +16,18 @@ import (
 )
 
 // The cache is the manager's memory, and anyone who may create objects in
-// any watched namespace can put the operator's label on them. So:
+// any watched namespace can put the operator's label on them, and an owner
+// reference naming their own benchmark. So:
 //   - only labelled objects are listed and watched;
 //   - ConfigMaps are watched as metadata only (the API server never sends
 //     their data), because a tenant can label hundreds of 1 MiB ConfigMaps;
-//     the reconciler reads the data of its own ConfigMaps on demand, a page
-//     at a time (exchange.go);
-//   - every cached object loses its managedFields, and an object that is not
-//     controlled by a StorageBenchmark (or, for pods, by a Job) keeps only
-//     the metadata that tells it apart: a labelled foreign object costs a
-//     few hundred bytes, whatever its size.
+//     the reconciler reads the data of its own ConfigMaps on demand, by
+//     name (exchange.go);
+//   - every cached object, ours or not, is cut down to the fields the
+//     reconciler reads, each bounded: the operator's labels and
+//     annotations, the controller reference, and per kind the few status
+//     fields it decides on. A labelled object costs the same few hundred
+//     bytes whatever its size.
 
 // cacheOptions restricts the cache to labelled objects in the watched
 // namespaces (all when none are given).
@@ -50,54 +54,79 @@ func cacheOptions(namespaces []string) cache.Options {
 	return o
 }
 
-// stripForCache is the cache's transform: no managedFields anywhere, and
-// only identifying metadata for labelled objects nobody of ours controls.
+// maxCachedValue bounds an annotation value or a message kept in the
+// cache: the operator's own annotations are far shorter (the order, under
+// 1 KiB), and messages are clipped again before they reach status.
+const maxCachedValue = 4 << 10
+
+// stripForCache is the cache's transform: what the reconciler reads, and
+// nothing else, for every object.
 func stripForCache(in any) (any, error) {
 	obj, ok := in.(client.Object)
 	if !ok {
 		return in, nil
 	}
-	obj.SetManagedFields(nil)
-	if _, isBenchmark := obj.(*v1alpha1.StorageBenchmark); isBenchmark || controlledByKind(obj) {
+	if _, isBenchmark := obj.(*v1alpha1.StorageBenchmark); isBenchmark {
+		obj.SetManagedFields(nil)
 		return obj, nil
 	}
 	m := metav1.ObjectMeta{Name: obj.GetName(), Namespace: obj.GetNamespace(), UID: obj.GetUID(),
-		ResourceVersion: obj.GetResourceVersion(), Labels: obj.GetLabels(), OwnerReferences: obj.GetOwnerReferences()}
+		ResourceVersion: obj.GetResourceVersion(), CreationTimestamp: obj.GetCreationTimestamp(),
+		DeletionTimestamp: obj.GetDeletionTimestamp(), Labels: ours(obj.GetLabels(), 63), Annotations: ours(obj.GetAnnotations(), maxCachedValue)}
+	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
+		m.OwnerReferences = []metav1.OwnerReference{*ref}
+	}
 	switch o := obj.(type) {
+	case *metav1.PartialObjectMetadata:
+		return &metav1.PartialObjectMetadata{TypeMeta: o.TypeMeta, ObjectMeta: m}, nil
 	case *corev1.ConfigMap:
 		return &corev1.ConfigMap{TypeMeta: o.TypeMeta, ObjectMeta: m}, nil
-	case *corev1.Pod:
-		return &corev1.Pod{TypeMeta: o.TypeMeta, ObjectMeta: m}, nil
-	case *batchv1.Job:
-		return &batchv1.Job{TypeMeta: o.TypeMeta, ObjectMeta: m}, nil
 	case *corev1.PersistentVolumeClaim:
-		// A retained claim has no controller: it keeps its annotations,
-		// which say which benchmark created it (ownership.go).
-		m.Annotations = o.Annotations
-		return &corev1.PersistentVolumeClaim{TypeMeta: o.TypeMeta, ObjectMeta: m, Spec: o.Spec, Status: o.Status}, nil
+		// Spec and status are bounded by the API: class, access modes,
+		// volume mode, size, volume name, phase, capacity.
+		c := &corev1.PersistentVolumeClaim{TypeMeta: o.TypeMeta, ObjectMeta: m, Spec: o.Spec,
+			Status: corev1.PersistentVolumeClaimStatus{Phase: o.Status.Phase, Capacity: o.Status.Capacity, AccessModes: o.Status.AccessModes}}
+		c.Spec.Selector, c.Spec.DataSource, c.Spec.DataSourceRef = nil, nil, nil
+		return c, nil
+	case *batchv1.Job:
+		j := &batchv1.Job{TypeMeta: o.TypeMeta, ObjectMeta: m, Spec: batchv1.JobSpec{Suspend: o.Spec.Suspend}}
+		for _, c := range o.Status.Conditions {
+			j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{Type: c.Type, Status: c.Status, Reason: clip(c.Reason, 256)})
+		}
+		return j, nil
+	case *corev1.Pod:
+		p := &corev1.Pod{TypeMeta: o.TypeMeta, ObjectMeta: m, Status: corev1.PodStatus{Phase: o.Status.Phase}}
+		for _, cs := range o.Status.ContainerStatuses {
+			kept := corev1.ContainerStatus{Name: clip(cs.Name, 63)}
+			if t := cs.State.Terminated; t != nil {
+				kept.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: t.ExitCode, Reason: clip(t.Reason, 256), Message: clip(t.Message, maxCachedValue)}
+			}
+			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, kept)
+		}
+		return p, nil
 	case *corev1.ServiceAccount:
 		return &corev1.ServiceAccount{TypeMeta: o.TypeMeta, ObjectMeta: m}, nil
 	case *rbacv1.Role:
 		return &rbacv1.Role{TypeMeta: o.TypeMeta, ObjectMeta: m}, nil
 	case *rbacv1.RoleBinding:
-		return &rbacv1.RoleBinding{TypeMeta: o.TypeMeta, ObjectMeta: m}, nil
-	case *metav1.PartialObjectMetadata:
-		o.Annotations = nil
-		return o, nil
+		return &rbacv1.RoleBinding{TypeMeta: o.TypeMeta, ObjectMeta: m, RoleRef: o.RoleRef}, nil
 	}
+	obj.SetManagedFields(nil)
 	return obj, nil
 }
 
-// controlledByKind: a benchmark's child (controlled by a StorageBenchmark),
-// or a pod of a Job (the Job's own controller is checked when it is read).
-func controlledByKind(obj client.Object) bool {
-	ref := metav1.GetControllerOfNoCopy(obj)
-	if ref == nil {
-		return false
+// ours keeps the operator's own keys (storagebench.io/…, and the
+// managed-by label), values cut to n bytes.
+func ours(in map[string]string, n int) map[string]string {
+	var out map[string]string
+	for k, v := range in {
+		if k != exchange.LabelManagedBy && !strings.HasPrefix(k, "storagebench.io/") {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = clip(v, n)
 	}
-	if ref.Kind == "StorageBenchmark" && ref.APIVersion == v1alpha1.GroupVersion.String() {
-		return true
-	}
-	_, isPod := obj.(*corev1.Pod)
-	return isPod && ref.Kind == "Job" && ref.APIVersion == batchv1.SchemeGroupVersion.String()
+	return out
 }

@@ -158,7 +158,14 @@ func (r *Reconciler) checkStepNames(ctx context.Context, b *v1alpha1.StorageBenc
 			return err
 		}
 		if !ownedBy(cur, b) {
-			return conflict(cur, "ConfigMap")
+			if cur, err = r.live(ctx, cm); apierrors.IsNotFound(err) {
+				continue
+			} else if err != nil {
+				return err
+			}
+			if err := r.judge(cur, b, "ConfigMap"); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -202,7 +209,7 @@ func (r *Reconciler) observe(ctx context.Context, b *v1alpha1.StorageBenchmark) 
 	sel := client.MatchingLabels{exchange.LabelBenchmark: b.Name, exchange.LabelRole: exchange.RoleClient}
 	cms := &metav1.PartialObjectMetadataList{}
 	cms.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
-	if err := r.List(ctx, cms, client.InNamespace(b.Namespace), sel); err != nil {
+	if err := r.metadata().List(ctx, cms, client.InNamespace(b.Namespace), sel); err != nil {
 		return nil, err
 	}
 	for i := range cms.Items {
@@ -240,7 +247,7 @@ func (r *Reconciler) observe(ctx context.Context, b *v1alpha1.StorageBenchmark) 
 		}
 	}
 	plan := metadataOf(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.PlanName(b.Name)}, plan)
+	err := r.metadata().Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.PlanName(b.Name)}, plan)
 	switch {
 	case err == nil && ownedBy(plan, b):
 		o.plan = plan

@@ -76,8 +76,9 @@ func (r *Reconciler) writeOrder(ctx context.Context, plan *metav1.PartialObjectM
 // eachClientData reads the data of b's client ConfigMaps whose index
 // wanted accepts, straight from the API server by name, clientWindow at a
 // time in parallel, and hands each to fn in index order (so merging is
-// deterministic); ConfigMaps b does not control are skipped. By name, not
-// by label: a tenant's labelled ConfigMaps are never transferred.
+// deterministic). One that is gone is a *LostError, one b does not control
+// a *ConflictError. By name, not by label: a tenant's labelled ConfigMaps
+// are never transferred.
 func (r *Reconciler) eachClientData(ctx context.Context, b *v1alpha1.StorageBenchmark, wanted func(int) bool, fn func(int, *corev1.ConfigMap) error) error {
 	n := int(b.Spec.Clients.Count)
 	window := make([]*corev1.ConfigMap, clientWindow)
@@ -91,13 +92,16 @@ func (r *Reconciler) eachClientData(ctx context.Context, b *v1alpha1.StorageBenc
 			g.Go(func() error {
 				var cm corev1.ConfigMap
 				err := r.APIReader.Get(gctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.ClientName(b.Name, k)}, &cm)
-				if apierrors.IsNotFound(err) {
-					return nil
+				switch {
+				case apierrors.IsNotFound(err):
+					return &LostError{Name: exchange.ClientName(b.Name, k)}
+				case err != nil:
+					return err
+				case !ownedBy(&cm, b):
+					return conflict(&cm, "ConfigMap")
 				}
-				if err == nil && ownedBy(&cm, b) {
-					window[k-first] = &cm
-				}
-				return err
+				window[k-first] = &cm
+				return nil
 			})
 		}
 		if err := g.Wait(); err != nil {

@@ -26,7 +26,7 @@ import (
 // to release them), and the benchmark is deleted after its TTL.
 func (r *Reconciler) finish(ctx context.Context, b *v1alpha1.StorageBenchmark, now time.Time) (ctrl.Result, error) {
 	plan := metadataOf(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.PlanName(b.Name)}, plan)
+	err := r.metadata().Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.PlanName(b.Name)}, plan)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, err
 	}
@@ -36,7 +36,7 @@ func (r *Reconciler) finish(ctx context.Context, b *v1alpha1.StorageBenchmark, n
 			if c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionFailed); c != nil && c.Status == metav1.ConditionTrue {
 				reason = c.Message
 			}
-			err := r.writeOrder(ctx, plan, runner.StepOrder{Index: len(b.Status.Steps), Done: true, Reason: reason})
+			err := r.writeOrder(ctx, plan, runner.StepOrder{Index: len(b.Status.Steps), Done: true, Reason: clip(reason, 1024)})
 			if client.IgnoreNotFound(err) != nil {
 				return ctrl.Result{}, err
 			}

@@ -84,7 +84,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 		return nil, err
 	}
 	r := o.Reconciler
-	r.Client, r.APIReader = mgr.GetClient(), mgr.GetAPIReader()
+	r.Client, r.APIReader, r.Cache = mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache()
 	if r.Dynamic == nil {
 		if r.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
 			return nil, err

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,7 +39,10 @@ func ownedBy(obj metav1.Object, b *v1alpha1.StorageBenchmark) bool {
 	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
 		return ref.UID == b.UID
 	}
-	return isClaim(obj) && b.UID != "" && obj.GetAnnotations()[AnnotationCreatedBy] == string(b.UID)
+	// Only a benchmark that retains its claims creates them without a
+	// controller reference.
+	return b.Spec.Cleanup.Volumes == v1alpha1.VolumesRetain && isClaim(obj) && b.UID != "" &&
+		obj.GetAnnotations()[AnnotationCreatedBy] == string(b.UID)
 }
 
 func isClaim(obj metav1.Object) bool {
@@ -84,8 +89,13 @@ func (e *RefusedError) Error() string {
 
 func (e *RefusedError) Unwrap() error { return e.Err }
 
-// refused tells permanent API errors from those worth a retry.
+// refused tells permanent API errors from those worth a retry. Quota
+// admission's "status unknown" (the quota controller has not counted yet)
+// passes.
 func refused(err error) bool {
+	if strings.Contains(err.Error(), "status unknown for quota") {
+		return false
+	}
 	switch apierrors.ReasonForError(err) {
 	case metav1.StatusReasonForbidden, metav1.StatusReasonInvalid, metav1.StatusReasonBadRequest,
 		metav1.StatusReasonRequestEntityTooLarge, metav1.StatusReasonMethodNotAllowed, metav1.StatusReasonUnauthorized:
@@ -111,13 +121,17 @@ func (r *Reconciler) kindOf(obj client.Object) string {
 func (r *Reconciler) ensure(ctx context.Context, b *v1alpha1.StorageBenchmark, obj client.Object, owned bool) error {
 	kind := r.kindOf(obj)
 	cur, err := r.lookup(ctx, obj)
+	if err == nil && !ownedBy(cur, b) {
+		// The cache may lag: only the API server's answer counts.
+		cur, err = r.live(ctx, obj)
+	}
 	if err == nil {
-		if ownedBy(cur, b) {
-			return nil
-		}
-		return conflict(cur, kind)
+		return r.judge(cur, b, kind)
 	}
 	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	if err := r.stillCurrent(ctx, b); err != nil {
 		return err
 	}
 	if owned {
@@ -133,13 +147,10 @@ func (r *Reconciler) ensure(ctx context.Context, b *v1alpha1.StorageBenchmark, o
 		log.FromContext(ctx).Info("Created", "kind", kind, "name", obj.GetName())
 		return nil
 	case apierrors.IsAlreadyExists(err):
-		if cur, err = r.lookup(ctx, obj); err != nil {
+		if cur, err = r.live(ctx, obj); err != nil {
 			return err
 		}
-		if ownedBy(cur, b) {
-			return nil
-		}
-		return conflict(cur, kind)
+		return r.judge(cur, b, kind)
 	case refused(err):
 		return &RefusedError{Kind: kind, Name: obj.GetName(), Err: err}
 	}
@@ -156,16 +167,69 @@ func (r *Reconciler) lookup(ctx context.Context, typed client.Object) (client.Ob
 	if err != nil {
 		return nil, err
 	}
-	cached := typed.DeepCopyObject().(client.Object)
+	cached, reader := typed.DeepCopyObject().(client.Object), client.Reader(r.Client)
 	if _, isCM := typed.(*corev1.ConfigMap); isCM {
-		cached = metadataOf(gvk)
+		cached, reader = metadataOf(gvk), r.metadata()
 	}
-	err = r.Get(ctx, key, cached)
+	err = reader.Get(ctx, key, cached)
 	if !apierrors.IsNotFound(err) {
 		return cached, err
 	}
-	live := metadataOf(gvk)
-	return live, r.APIReader.Get(ctx, key, live)
+	return r.live(ctx, typed)
+}
+
+// live reads the metadata of what exists under typed's name from the API
+// server.
+func (r *Reconciler) live(ctx context.Context, typed client.Object) (client.Object, error) {
+	gvk, err := apiutil.GVKForObject(typed, r.Scheme())
+	if err != nil {
+		return nil, err
+	}
+	m := metadataOf(gvk)
+	return m, r.APIReader.Get(ctx, client.ObjectKeyFromObject(typed), m)
+}
+
+// previousGrace is how long a benchmark waits for the children of a
+// deleted benchmark of the same name to be garbage collected before it
+// calls them a conflict.
+const previousGrace = 2 * time.Minute
+
+// WaitError says a child's name is still held by an object on its way
+// out: a deleted benchmark's child that the garbage collector has not
+// removed yet, or an object being deleted. The run waits for it.
+type WaitError struct{ Kind, Name string }
+
+func (e *WaitError) Error() string {
+	return fmt.Sprintf("waiting for %s %s, left by a deleted benchmark of the same name or being deleted, to go", e.Kind, e.Name)
+}
+
+// judge decides about an object found under a child's name: b's, on its
+// way out (wait, for a while), or somebody else's (a conflict).
+func (r *Reconciler) judge(cur client.Object, b *v1alpha1.StorageBenchmark, kind string) error {
+	if ownedBy(cur, b) {
+		return nil
+	}
+	ref := metav1.GetControllerOfNoCopy(cur)
+	previous := ref != nil && ref.Kind == "StorageBenchmark" && ref.APIVersion == v1alpha1.GroupVersion.String() &&
+		ref.Name == b.Name && ref.UID != b.UID
+	if (previous || cur.GetDeletionTimestamp() != nil) && r.now().Sub(b.CreationTimestamp.Time) < previousGrace {
+		return &WaitError{Kind: kind, Name: cur.GetName()}
+	}
+	return conflict(cur, kind)
+}
+
+// stillCurrent checks with the API server, before a create, that b still
+// exists: a reconcile working from a cache that has not yet seen b
+// deleted must not create children the garbage collector then removes.
+func (r *Reconciler) stillCurrent(ctx context.Context, b *v1alpha1.StorageBenchmark) error {
+	m := metadataOf(v1alpha1.GroupVersion.WithKind("StorageBenchmark"))
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(b), m); err != nil {
+		return err
+	}
+	if m.UID != b.UID || m.DeletionTimestamp != nil {
+		return &WaitError{Kind: "StorageBenchmark", Name: b.Name}
+	}
+	return nil
 }
 
 func metadataOf(gvk schema.GroupVersionKind) *metav1.PartialObjectMetadata {

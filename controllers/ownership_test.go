@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/runner"
@@ -23,10 +24,16 @@ func controllerRef(kind, apiVersion, uid string) []metav1.OwnerReference {
 }
 
 func TestOwnedBy(t *testing.T) {
-	b := &v1alpha1.StorageBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "bench", UID: "u-1"}}
+	b := &v1alpha1.StorageBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "bench", UID: "u-1"},
+		Spec: v1alpha1.StorageBenchmarkSpec{Cleanup: v1alpha1.CleanupSpec{Volumes: v1alpha1.VolumesRetain}}}
+	deleting := b.DeepCopy()
+	deleting.Spec.Cleanup.Volumes = v1alpha1.VolumesDelete
 	sb := v1alpha1.GroupVersion.String()
 	claimMeta := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{Kind: "PersistentVolumeClaim"},
 		ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationCreatedBy: "u-1"}}}
+	if ownedBy(&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationCreatedBy: "u-1"}}}, deleting) {
+		t.Fatal("a benchmark that deletes its claims creates them with a controller reference: the annotation alone is not its")
+	}
 	tests := []struct {
 		name string
 		obj  metav1.Object
@@ -59,6 +66,7 @@ func TestRefusedTellsPermanentFromTransient(t *testing.T) {
 		want bool
 	}{
 		{"quota (forbidden)", apierrors.NewForbidden(gr, "x", errors.New("exceeded quota: tight")), true},
+		{"quota not counted yet", apierrors.NewForbidden(gr, "x", errors.New("status unknown for quota: tight, resource: persistentvolumeclaims")), false},
 		{"invalid", apierrors.NewInvalid(schema.GroupKind{Kind: "PersistentVolumeClaim"}, "x", nil), true},
 		{"bad request", apierrors.NewBadRequest("no"), true},
 		{"conflict", apierrors.NewConflict(gr, "x", errors.New("again")), false},
@@ -183,17 +191,17 @@ func TestClockStatusAndVerdicts(t *testing.T) {
 	}
 }
 
-func TestStripForCacheKeepsOnlyWhatTellsAForeignObjectApart(t *testing.T) {
+func TestStripForCacheKeepsOnlyWhatTheReconcilerReads(t *testing.T) {
 	sb := v1alpha1.GroupVersion.String()
 	big := map[string]string{"blob": strings.Repeat("x", 1<<20)}
 	mf := []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
-	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "f", Labels: map[string]string{"a": "b"}, Annotations: big, ManagedFields: mf}, Data: big}
+	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "f", Labels: map[string]string{"a": "b", "storagebench.io/benchmark": "x"}, Annotations: big, ManagedFields: mf}, Data: big}
 	out, err := stripForCache(foreign)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cm := out.(*corev1.ConfigMap)
-	if cm.Data != nil || cm.Annotations != nil || cm.ManagedFields != nil || cm.Name != "f" || cm.Labels["a"] != "b" {
+	if cm.Data != nil || cm.Annotations != nil || cm.ManagedFields != nil || cm.Name != "f" || len(cm.Labels) != 1 || cm.Labels["storagebench.io/benchmark"] != "x" {
 		t.Fatalf("foreign ConfigMap kept %+v", cm.ObjectMeta)
 	}
 	ours := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "o", OwnerReferences: controllerRef("StorageBenchmark", sb, "1"),
@@ -218,6 +226,16 @@ func TestStripForCacheKeepsOnlyWhatTellsAForeignObjectApart(t *testing.T) {
 	if out.(*metav1.PartialObjectMetadata).Annotations != nil {
 		t.Fatal("a foreign ConfigMap's annotations were cached")
 	}
+	// An owner reference to a benchmark is no way around it: anybody may
+	// name their own benchmark as controller.
+	posing := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "p", OwnerReferences: controllerRef("StorageBenchmark", sb, "1"),
+		Labels:      map[string]string{"storagebench.io/role": "client", "team": strings.Repeat("t", 63)},
+		Annotations: map[string]string{"storagebench.io/ready": strings.Repeat("r", 200<<10), "other": "x"}}}
+	out, _ = stripForCache(posing)
+	kept := out.(*metav1.PartialObjectMetadata)
+	if len(kept.Annotations) != 1 || len(kept.Annotations["storagebench.io/ready"]) > maxCachedValue || len(kept.Labels) != 1 || len(kept.OwnerReferences) != 1 {
+		t.Fatalf("kept labels %v, %d annotations of %d bytes", kept.Labels, len(kept.Annotations), len(kept.Annotations["storagebench.io/ready"]))
+	}
 }
 
 func TestRunDeadlineCoversEveryAllowance(t *testing.T) {
@@ -228,5 +246,50 @@ func TestRunDeadlineCoversEveryAllowance(t *testing.T) {
 	want := 10*time.Minute + 3*time.Second + 5*(time.Second+2*time.Second+20*time.Second+time.Minute)
 	if got != want {
 		t.Fatalf("runDeadline = %s, want %s", got, want)
+	}
+}
+
+func TestJudgeWaitsForAPreviousBenchmarksChildrenOnly(t *testing.T) {
+	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b := &v1alpha1.StorageBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "bench", UID: "u-1", CreationTimestamp: metav1.Time{Time: created}}}
+	sb := v1alpha1.GroupVersion.String()
+	previous := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bench-plan", OwnerReferences: []metav1.OwnerReference{
+		{Kind: "StorageBenchmark", APIVersion: sb, Name: "bench", UID: "u-0", Controller: ptr.To(true)}}}}
+	otherBench := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bench-plan", OwnerReferences: []metav1.OwnerReference{
+		{Kind: "StorageBenchmark", APIVersion: sb, Name: "other", UID: "u-9", Controller: ptr.To(true)}}}}
+	going := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "bench-data", DeletionTimestamp: &metav1.Time{Time: created}}}
+	mine := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bench-plan", OwnerReferences: controllerRef("StorageBenchmark", sb, "1")}}
+	tests := []struct {
+		name  string
+		obj   client.Object
+		after time.Duration
+		want  string // "", "wait", "conflict"
+	}{
+		{"ours", mine, 0, ""},
+		{"a deleted benchmark of the same name: wait", previous, time.Minute, "wait"},
+		{"… but not forever", previous, 3 * time.Minute, "conflict"},
+		{"another benchmark's object", otherBench, 0, "conflict"},
+		{"an object being deleted: wait", going, 0, "wait"},
+		{"an application's object", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bench-plan"}}, 0, "conflict"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Reconciler{Now: func() time.Time { return created.Add(tt.after) }}
+			err := r.judge(tt.obj, b, "ConfigMap")
+			var wait *WaitError
+			var conflict *ConflictError
+			got := ""
+			switch {
+			case errors.As(err, &wait):
+				got = "wait"
+			case errors.As(err, &conflict):
+				got = "conflict"
+			case err != nil:
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Fatalf("judge = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

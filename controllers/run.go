@@ -70,14 +70,16 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 	if err := r.describeStorage(ctx, b, sc, obs, storage); err != nil {
 		return ctrl.Result{}, err
 	}
-	// Clients only ever become ready, and a ready client's report does not
-	// change: with as many ready as last time, mounts and clock offsets are
-	// known, and the reconciles that follow every step result need not read
-	// every client's ready report again.
-	if old := b.Status.Storage; old != nil && readyCount(obs) == b.Status.ClientsReady {
+	// The ready reports (mounts, clock offsets) are read once, when every
+	// client is ready: a ready client's report does not change, and reading
+	// them as clients become ready one by one would cost N²/2 reads.
+	old, total := b.Status.Storage, int32(len(obs.clients))
+	if readyCount(obs) == total && (old == nil || b.Status.ClientsReady < total) {
+		if err := r.readReadyReports(ctx, b, obs, storage); err != nil {
+			return r.endOn(ctx, b, now, err)
+		}
+	} else if old != nil {
 		storage.Mounts = old.DeepCopy().Mounts
-	} else if err := r.readReadyReports(ctx, b, obs, storage); err != nil {
-		return r.endOn(ctx, b, now, err)
 	}
 	b.Status.Storage = storage
 	if reason, msg, retry := r.failure(ctx, b, obs, now); reason != "" {
@@ -106,7 +108,11 @@ func (r *Reconciler) endOn(ctx context.Context, b *v1alpha1.StorageBenchmark, no
 	var conflict *ConflictError
 	var refused *RefusedError
 	var lost *LostError
+	var wait *WaitError
 	switch {
+	case errors.As(err, &wait):
+		setProgressing(b, ReasonPreparing, err.Error())
+		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
 	case errors.As(err, &conflict):
 		return r.fail(ctx, b, now, ReasonNameConflict, err.Error())
 	case errors.As(err, &lost):
@@ -314,6 +320,9 @@ func (r *Reconciler) writeStep(ctx context.Context, b *v1alpha1.StorageBenchmark
 	var cur corev1.ConfigMap // a live read: the cache holds no data
 	if err := r.Get(ctx, client.ObjectKeyFromObject(cm), &cur); err != nil {
 		return client.IgnoreNotFound(err)
+	}
+	if !ownedBy(&cur, b) { // replaced since ensure saw it
+		return conflict(&cur, "ConfigMap")
 	}
 	if cur.Data[exchange.KeyAggregate] != value {
 		cur.Data = cm.Data

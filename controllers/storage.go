@@ -37,7 +37,8 @@ var (
 	tridentBackends = schema.GroupVersionResource{Group: "trident.netapp.io", Version: "v1", Resource: "tridentbackends"}
 )
 
-// +kubebuilder:rbac:groups=trident.netapp.io,resources=tridentvolumes;tridentbackends,verbs=get;list
+// +kubebuilder:rbac:groups=trident.netapp.io,resources=tridentvolumes,verbs=get
+// +kubebuilder:rbac:groups=trident.netapp.io,resources=tridentbackends,verbs=list
 
 // preflight refuses what the class's driver cannot serve (before anything
 // is created) and returns warnings about results that are hard to compare.
@@ -95,6 +96,9 @@ func (r *Reconciler) describeStorage(ctx context.Context, b *v1alpha1.StorageBen
 		pvc := obs.claims[name]
 		var pv corev1.PersistentVolume
 		if err := r.APIReader.Get(ctx, client.ObjectKey{Name: pvc.Spec.VolumeName}, &pv); err != nil {
+			// Not described until every volume can be: a partial list
+			// would be kept as if complete.
+			s.Volumes, s.VolumesOmitted, s.Backend = nil, 0, nil
 			return client.IgnoreNotFound(err)
 		}
 		c := pv.Spec.Capacity[corev1.ResourceStorage]

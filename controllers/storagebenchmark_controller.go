@@ -30,10 +30,15 @@ import (
 // Reconciler runs StorageBenchmarks.
 type Reconciler struct {
 	client.Client
-	// APIReader reads objects the cache does not hold (an existing claim).
+	// APIReader reads objects the cache does not hold (an existing claim,
+	// ConfigMaps' data).
 	APIReader client.Reader
-	Recorder  record.EventRecorder
-	Jobs      JobOptions
+	// Cache reads the cache directly. The client reads ConfigMaps live
+	// (the cache holds none whole), and that setting applies to their
+	// metadata too, so ConfigMaps' metadata is read through Cache.
+	Cache    client.Reader
+	Recorder record.EventRecorder
+	Jobs     JobOptions
 	// ClaimBindTimeout bounds how long a claim may stay unbound (default
 	// 5 min).
 	ClaimBindTimeout time.Duration
@@ -69,17 +74,17 @@ type Reconciler struct {
 // garbage collector or one by one with a UID precondition: no
 // deletecollection, and nothing the operator does not create.
 // +kubebuilder:rbac:groups=storagebench.io,resources=storagebenchmarks,verbs=get;list;watch;delete
-// +kubebuilder:rbac:groups=storagebench.io,resources=storagebenchmarks/status,verbs=get;update
+// +kubebuilder:rbac:groups=storagebench.io,resources=storagebenchmarks/status,verbs=update
 // +kubebuilder:rbac:groups=storagebench.io,resources=storagebenchmarks/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
 // +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=list;watch
 
 // Reconcile observes one benchmark's children, advances its run and writes
 // its status once, only when it changed. Events follow a successful status
@@ -107,6 +112,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		sbmetrics.ReconcileErrors.Inc() // metrics
 	}
 	return res, err
+}
+
+// metadata is where ConfigMaps' metadata is read: the cache (Cache), or in
+// tests without a manager the client.
+func (r *Reconciler) metadata() client.Reader {
+	if r.Cache != nil {
+		return r.Cache
+	}
+	return r.Client
 }
 
 func (r *Reconciler) now() time.Time {

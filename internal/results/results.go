@@ -153,6 +153,7 @@ type Merger struct {
 	r, w, t     dirMerger
 	first, last time.Time
 	seen        map[int]bool
+	errors      int // clients that reported an error
 }
 
 // NewMerger starts the aggregate of step.
@@ -187,7 +188,17 @@ func (m *Merger) merge(c *ClientStep) {
 	m.t.addDirection(&c.Read)
 	m.t.addDirection(&c.Write)
 	if c.Error != "" {
-		agg.Errors = append(agg.Errors, fmt.Sprintf("client %d: %s", c.Client, c.Error))
+		// A thousand clients' 4 KiB errors would not fit in a ConfigMap:
+		// the first MaxErrors are kept, then a count.
+		switch m.errors++; {
+		case m.errors <= MaxErrors:
+			agg.Errors = append(agg.Errors, fmt.Sprintf("client %d: %s", c.Client, c.Error))
+		case m.errors == MaxErrors+1:
+			agg.Errors = append(agg.Errors, "")
+			fallthrough
+		default:
+			agg.Errors[MaxErrors] = fmt.Sprintf("… and %d more clients' errors", m.errors-MaxErrors)
+		}
 	}
 	agg.Interrupted = agg.Interrupted || c.Interrupted
 	if !c.ActualStart.IsZero() {
@@ -204,6 +215,9 @@ func (m *Merger) merge(c *ClientStep) {
 		}
 	}
 }
+
+// MaxErrors bounds the client errors a step aggregate lists one by one.
+const MaxErrors = 20
 
 // Result returns the aggregate of the results added so far.
 func (m *Merger) Result() StepAggregate {

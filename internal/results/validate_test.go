@@ -181,3 +181,19 @@ func TestAggregateAtTheBoundsIsFinite(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestMergerBoundsTheErrorsItLists(t *testing.T) {
+	m := NewMerger(0)
+	for i := range 1000 {
+		if err := m.Add(ClientStep{Client: i, Jobs: 1, Error: strings.Repeat("x", 4096)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := m.Result().Errors
+	if len(errs) != MaxErrors+1 || errs[MaxErrors] != "… and 980 more clients' errors" {
+		t.Fatalf("%d errors listed, the last %q", len(errs), errs[len(errs)-1])
+	}
+	if !strings.HasPrefix(errs[0], "client 0: xxx") || !strings.HasPrefix(errs[MaxErrors-1], "client 19: ") {
+		t.Fatalf("first errors %q … %q", errs[0][:12], errs[MaxErrors-1][:12])
+	}
+}
