@@ -168,14 +168,16 @@ func TestSubdirConfinesAndCleansUp(t *testing.T) {
 	cases := []struct {
 		name          string
 		shared        bool
-		preexisting   bool // the subdirectory exists, with a file of its own
+		preexisting   os.FileMode // the subdirectory exists with this mode, with files of its own
 		remove        bool
 		wantSubdirEnd bool
+		wantErr       string
 	}{
-		{"new subdirectory removed", false, false, true, false},
-		{"shared: client directory and subdirectory removed", true, false, true, false},
-		{"existing subdirectory keeps its files", false, true, true, true},
-		{"kept without RemoveWhenDone", false, false, false, true},
+		{"new subdirectory removed", false, 0, true, false, ""},
+		{"shared: client directory and subdirectory removed", true, 0, true, false, ""},
+		{"kept without RemoveWhenDone", false, 0, false, true, ""},
+		{"an existing subdirectory open to others is refused", false, 0o755, true, true, "is not this runner's"},
+		{"an existing job file is never written", false, 0o700, true, true, "job1.dat already exists on the volume"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -184,34 +186,36 @@ func TestSubdirConfinesAndCleansUp(t *testing.T) {
 			mustWrite(t, outside, "tenant data")
 			sub := filepath.Join(mount, "bench", "run1")
 			notes, theirs := filepath.Join(sub, "notes.txt"), filepath.Join(sub, "job1.dat")
-			if c.preexisting {
-				if err := os.MkdirAll(sub, 0o755); err != nil {
+			if c.preexisting != 0 {
+				if err := os.MkdirAll(sub, c.preexisting); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(sub, c.preexisting); err != nil {
 					t.Fatal(err)
 				}
 				mustWrite(t, notes, "theirs")
-				mustWrite(t, theirs, "")
+				mustWrite(t, theirs, "theirs too")
 			}
 			_, res, err := runOneStep(t, Volume{Path: mount, Shared: c.shared, Subdir: "bench/run1", RemoveWhenDone: c.remove}, time.Now, nil)
+			if b, rerr := os.ReadFile(outside); rerr != nil || string(b) != "tenant data" {
+				t.Fatalf("a file outside the subdirectory was touched: %q %v", b, rerr)
+			}
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("got %v, want %q", err, c.wantErr)
+				}
+				for f, want := range map[string]string{notes: "theirs", theirs: "theirs too"} {
+					if b, rerr := os.ReadFile(f); rerr != nil || string(b) != want {
+						t.Fatalf("%s was touched: %q %v", f, b, rerr)
+					}
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
 			if res.Read.IOs == 0 {
 				t.Fatal("no I/O")
-			}
-			if b, err := os.ReadFile(outside); err != nil || string(b) != "tenant data" {
-				t.Fatalf("a file outside the subdirectory was touched: %q %v", b, err)
-			}
-			if c.preexisting {
-				if b, err := os.ReadFile(notes); err != nil || string(b) != "theirs" {
-					t.Fatalf("a file of the subdirectory was touched: %q %v", b, err)
-				}
-				// fio reuses a job file it did not create, but it is not removed.
-				if _, err := os.Stat(theirs); err != nil {
-					t.Fatalf("a job file the runner did not create was removed: %v", err)
-				}
-				if _, err := os.Stat(filepath.Join(sub, "job0.dat")); c.remove && err == nil {
-					t.Fatal("a job file the runner created was kept")
-				}
 			}
 			_, err = os.Stat(sub)
 			if exists := err == nil; exists != c.wantSubdirEnd {

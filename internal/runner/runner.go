@@ -287,8 +287,14 @@ func (r *Runner) layout() (fio.Layout, error) {
 	for j := range jobs {
 		// fio.Render names job j's file so; fio creates the missing ones.
 		f := filepath.Join(dir, fmt.Sprintf("job%d.dat", j))
-		if _, err := os.Lstat(f); errors.Is(err, fs.ErrNotExist) {
+		_, err := os.Lstat(f)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			r.created.files = append(r.created.files, f)
+		case p.Volume.Subdir != "":
+			// On somebody else's volume fio writes only files the runner
+			// creates: an existing one (or a link) is not the runner's.
+			return fio.Layout{}, fmt.Errorf("%s already exists on the volume: the runner writes only files it creates", f)
 		}
 	}
 	return fio.Layout{Directory: dir, BytesPerJob: perJob}, nil

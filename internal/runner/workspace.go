@@ -38,6 +38,10 @@ func (r *Runner) directory() (string, error) {
 	switch err := os.Mkdir(dir, 0o755); {
 	case err == nil:
 		r.created.dirs = append([]string{dir}, r.created.dirs...)
+	case errors.Is(err, fs.ErrExist) && v.Subdir != "":
+		// On somebody else's volume the client's directory is always
+		// new: one that exists was put there by somebody else.
+		return "", fmt.Errorf("the client's directory %s already exists on the volume: the runner works only in a directory it creates", dir)
 	case !errors.Is(err, fs.ErrExist):
 		return "", fmt.Errorf("creating the client's directory on the shared volume: %w", err)
 	}
@@ -72,7 +76,26 @@ func makeSubdir(mount, sub string) (string, error) {
 			return "", fmt.Errorf("%s is not a directory (mode %s): the runner works only inside real directories", filepath.Join(mount, p), fi.Mode())
 		}
 	}
+	// The directory itself must be this runner's user's, and closed to
+	// everybody else, so nobody else can have placed files (or links) in
+	// it for fio to write through.
+	fi, err := root.Lstat(sub)
+	if err != nil {
+		return "", err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm() != 0o700 {
+		return "", fmt.Errorf("directory %s exists and is not this runner's (owner %v, mode %s; want uid %d, 0700): the runner works only in a directory of its own",
+			dir, ownerOf(st), fi.Mode().Perm(), os.Getuid())
+	}
 	return dir, nil
+}
+
+func ownerOf(st *syscall.Stat_t) string {
+	if st == nil {
+		return "unknown"
+	}
+	return fmt.Sprintf("uid %d", st.Uid)
 }
 
 // remove deletes the files the runner created, then its directories when

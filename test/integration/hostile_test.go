@@ -93,6 +93,17 @@ var _ = Describe("Hostile input", func() {
 			expectUntouched(app, rv)
 		})
 
+		It("re-created under the same name at once, waits for the old one's children to go instead of calling them a conflict", func() {
+			ns := newNamespace()
+			old := benchmark(ns, "again", func(b *v1alpha1.StorageBenchmark) { b.Spec.Clients.Count = 1; b.Spec.Load.Rate.Steps = []int64{100} })
+			Expect(k8s.Create(ctx, old)).To(Succeed())
+			Eventually(func() int { return len(jobsOf(old)) }, 30*time.Second).Should(Equal(1))
+			Expect(k8s.Delete(ctx, old, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
+			b := benchmark(ns, "again", func(b *v1alpha1.StorageBenchmark) { b.Spec.Clients.Count = 1; b.Spec.Load.Rate.Steps = []int64{100} })
+			Eventually(func() error { return k8s.Create(ctx, b) }, 30*time.Second).Should(Succeed())
+			Expect(waitComplete(b, 2*time.Minute).Status.Steps).To(HaveLen(1))
+		})
+
 		It("leaves alone a Job that only carries its labels, through a complete run and its cleanup", func() {
 			ns := newNamespace()
 			b := benchmark(ns, "labels", func(b *v1alpha1.StorageBenchmark) { b.Spec.Clients.Count = 1; b.Spec.Load.Rate.Steps = []int64{100} })
