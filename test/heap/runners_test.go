@@ -67,7 +67,7 @@ func runners(ctx context.Context, k8s client.Client, cs kubernetes.Interface, ns
 			go func() { errs <- fakeRunner(ctx, x, result) }()
 		}
 		if n < clients {
-			if err := sleep(ctx, time.Second); err != nil {
+			if err := runner.Pause(ctx, time.Second); err != nil {
 				return err
 			}
 		}
@@ -104,12 +104,12 @@ func fakeRunner(ctx context.Context, x *exchange.Client, result results.ClientSt
 		if order.Done {
 			return nil
 		}
-		if err := sleep(ctx, time.Until(order.StartAt)); err != nil {
+		if err := runner.Pause(ctx, time.Until(order.StartAt)); err != nil {
 			return err
 		}
 		r := result
 		r.Client, r.Step, r.PlannedStart, r.ActualStart = x.Index, order.Index, order.StartAt, time.Now()
-		if err := sleep(ctx, order.Ramp+order.Duration); err != nil {
+		if err := runner.Pause(ctx, order.Ramp+order.Duration); err != nil {
 			return err
 		}
 		r.End = time.Now()
@@ -138,7 +138,7 @@ func bindClaims(ctx context.Context, k8s client.Client, ns string) error {
 				return ignoreCanceled(ctx, err)
 			}
 		}
-		if err := sleep(ctx, time.Second); err != nil {
+		if err := runner.Pause(ctx, time.Second); err != nil {
 			return nil
 		}
 	}
@@ -214,17 +214,6 @@ func foreignConfigMaps(ctx context.Context, k8s client.Client, ns, bench string,
 		err = errors.Join(err, <-errs)
 	}
 	return err
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 func ignoreCanceled(ctx context.Context, err error) error {
