@@ -148,8 +148,9 @@ func stepStatus(o runner.StepOrder, agg results.StepAggregate, histograms string
 	for _, e := range agg.Errors[:min(len(agg.Errors), maxStepErrors)] {
 		s.Errors = append(s.Errors, clip(e, maxMessage/4))
 	}
-	if len(agg.Errors) > maxStepErrors {
-		s.Errors = append(s.Errors[:maxStepErrors-1:maxStepErrors-1], fmt.Sprintf("… and %d more errors", len(agg.Errors)-maxStepErrors+1))
+	// The merger lists only the first errors: the count is of clients.
+	if failed := max(agg.FailedClients, len(agg.Errors)); failed > maxStepErrors {
+		s.Errors = append(s.Errors[:maxStepErrors-1:maxStepErrors-1], fmt.Sprintf("… and %d more errors", failed-maxStepErrors+1))
 	}
 	return s
 }

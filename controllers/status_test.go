@@ -159,20 +159,22 @@ func TestStepStatusErrors(t *testing.T) {
 		return out
 	}
 	tests := []struct {
-		name string
-		in   []string
-		want []string
+		name   string
+		in     []string
+		failed int
+		want   []string
 	}{
-		{"none", nil, nil},
-		{"one", errs(1), errs(1)},
-		{"five kept", errs(5), errs(5)},
-		{"six truncated", errs(6), append(errs(4), "… and 2 more errors")},
-		{"hundred truncated", errs(100), append(errs(4), "… and 96 more errors")},
+		{"none", nil, 0, nil},
+		{"one", errs(1), 0, errs(1)},
+		{"five kept", errs(5), 0, errs(5)},
+		{"six truncated", errs(6), 0, append(errs(4), "… and 2 more errors")},
+		{"hundred truncated", errs(100), 0, append(errs(4), "… and 96 more errors")},
+		{"a thousand failed, the merger listing 20 and a count", append(errs(20), "… and 980 more clients' errors"), 1000, append(errs(4), "… and 996 more errors")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			agg := mkAgg(0, dirSpec{1000, time.Millisecond, 2 * time.Millisecond}, dirSpec{}, time.Millisecond)
-			agg.Errors = slices.Clone(tt.in)
+			agg.Errors, agg.FailedClients = slices.Clone(tt.in), tt.failed
 			s := stepStatus(order(0, plan.Step{OfferedIOPS: 1000}), agg, "h")
 			if !slices.Equal(s.Errors, tt.want) {
 				t.Errorf("errors %q, want %q", s.Errors, tt.want)

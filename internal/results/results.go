@@ -128,7 +128,10 @@ type StepAggregate struct {
 	// behind the planned instant.
 	MaxStartDelay time.Duration `json:"maxStartDelay"`
 	Interrupted   bool          `json:"interrupted,omitempty"`
-	Errors        []string      `json:"errors,omitempty"`
+	// Errors lists the first MaxErrors clients' errors, then a count.
+	Errors []string `json:"errors,omitempty"`
+	// FailedClients is how many clients reported an error.
+	FailedClients int `json:"failedClients,omitempty"`
 }
 
 // Aggregate merges all clients' results for one step exactly: IOPS and bytes
@@ -153,7 +156,6 @@ type Merger struct {
 	r, w, t     dirMerger
 	first, last time.Time
 	seen        map[int]bool
-	errors      int // clients that reported an error
 }
 
 // NewMerger starts the aggregate of step.
@@ -190,14 +192,14 @@ func (m *Merger) merge(c *ClientStep) {
 	if c.Error != "" {
 		// A thousand clients' 4 KiB errors would not fit in a ConfigMap:
 		// the first MaxErrors are kept, then a count.
-		switch m.errors++; {
-		case m.errors <= MaxErrors:
+		switch agg.FailedClients++; {
+		case agg.FailedClients <= MaxErrors:
 			agg.Errors = append(agg.Errors, fmt.Sprintf("client %d: %s", c.Client, c.Error))
-		case m.errors == MaxErrors+1:
+		case agg.FailedClients == MaxErrors+1:
 			agg.Errors = append(agg.Errors, "")
 			fallthrough
 		default:
-			agg.Errors[MaxErrors] = fmt.Sprintf("… and %d more clients' errors", m.errors-MaxErrors)
+			agg.Errors[MaxErrors] = fmt.Sprintf("… and %d more clients' errors", agg.FailedClients-MaxErrors)
 		}
 	}
 	agg.Interrupted = agg.Interrupted || c.Interrupted

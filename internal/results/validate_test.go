@@ -189,7 +189,11 @@ func TestMergerBoundsTheErrorsItLists(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	errs := m.Result().Errors
+	agg := m.Result()
+	if agg.FailedClients != 1000 {
+		t.Fatalf("%d failed clients counted, want 1000", agg.FailedClients)
+	}
+	errs := agg.Errors
 	if len(errs) != MaxErrors+1 || errs[MaxErrors] != "… and 980 more clients' errors" {
 		t.Fatalf("%d errors listed, the last %q", len(errs), errs[len(errs)-1])
 	}
