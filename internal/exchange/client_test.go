@@ -75,14 +75,11 @@ func TestLoadPlan(t *testing.T) {
 			}
 			x := &Client{Clientset: cs, Namespace: ns, Benchmark: "b", Index: 4, Backoff: fastRetry, PlanTimeout: c.timeout}
 			p, err := x.LoadPlan(context.Background())
-			if c.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("got %v, want %q", err, c.wantErr)
-				}
+			if wantErr(t, err, c.wantErr) {
 				return
 			}
-			if err != nil || p.Client != 4 || x.planUID != "u1" {
-				t.Fatalf("plan %+v, uid %q, %v", p, x.planUID, err)
+			if p.Client != 4 || x.planUID != "u1" {
+				t.Fatalf("plan %+v, uid %q", p, x.planUID)
 			}
 		})
 	}
