@@ -80,9 +80,9 @@ func (r *Reconciler) storageClass(ctx context.Context, b *v1alpha1.StorageBenchm
 }
 
 // ensureChildren creates whatever is missing, idempotently: runner RBAC,
-// claims, the plan and client ConfigMaps, and the client Jobs. Before the
-// first child exists it also checks that no object holds a step
-// ConfigMap's name, so a conflict fails the run before any I/O.
+// claims, the plan and client ConfigMaps, and the client Jobs. Before it
+// creates the plan it also checks that no object holds a step ConfigMap's
+// name, so a conflict fails the run before any I/O.
 func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired) error {
 	sa, role, binding := buildRunnerRBAC(b)
 	for _, o := range []client.Object{sa, role, binding} {
@@ -96,28 +96,31 @@ func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenc
 			return err
 		}
 	}
-	planCM := &corev1.ConfigMap{ObjectMeta: objectMeta(b, exchange.PlanName(b.Name), exchange.RolePlan)}
-	if _, err := r.lookup(ctx, planCM); apierrors.IsNotFound(err) {
+	err := r.ensureExchange(ctx, b, exchange.PlanName(b.Name), exchange.ClientName(b.Name, 0), func() (*corev1.ConfigMap, error) {
+		// Before the first child of the exchange: a step ConfigMap's name
+		// held by somebody else fails the run before any I/O.
 		if err := r.checkStepNames(ctx, b, d.StepsPlanned); err != nil {
-			return err
+			return nil, err
 		}
-	}
-	value, err := exchange.Encode(clientPlan(b, d))
+		value, err := exchange.Encode(clientPlan(b, d))
+		cm := &corev1.ConfigMap{ObjectMeta: objectMeta(b, exchange.PlanName(b.Name), exchange.RolePlan),
+			Data: map[string]string{exchange.KeyPlan: value}}
+		return cm, err
+	})
 	if err != nil {
-		return err
-	}
-	planCM.Data = map[string]string{exchange.KeyPlan: value}
-	if err := r.ensureExchange(ctx, b, planCM, exchange.ClientName(b.Name, 0)); err != nil {
 		return err
 	}
 	claims := claimNames(b)
 	for i := range claims {
-		if err := r.ensureExchange(ctx, b, buildClientConfigMap(b, i), exchange.ClientName(b.Name, i)); err != nil {
+		name := exchange.ClientName(b.Name, i)
+		build := func() (*corev1.ConfigMap, error) { return buildClientConfigMap(b, i), nil }
+		if err := r.ensureExchange(ctx, b, name, name, build); err != nil {
 			return err
 		}
 	}
+	opts := r.jobOptions(b, d)
 	for i, claim := range claims {
-		if err := r.ensure(ctx, b, buildJob(b, i, claim, r.jobOptions(b, d)), true); err != nil {
+		if err := r.ensure(ctx, b, buildJob(b, i, claim, opts), true); err != nil {
 			return err
 		}
 	}
@@ -131,41 +134,35 @@ func (e *LostError) Error() string {
 	return fmt.Sprintf("ConfigMap %s, through which the operator and the clients run the steps, was deleted during the run; the run cannot go on without losing a step", e.Name)
 }
 
-// ensureExchange creates an exchange ConfigMap unless b has it. One that is
-// missing while the client Job job (created after it) exists was deleted
-// under the run: re-creating it would hand the runners a new plan, so that
-// is a *LostError.
-func (r *Reconciler) ensureExchange(ctx context.Context, b *v1alpha1.StorageBenchmark, cm *corev1.ConfigMap, job string) error {
-	if _, err := r.lookup(ctx, cm); apierrors.IsNotFound(err) {
-		j, err := r.lookup(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: job}})
-		if err == nil && ownedBy(j, b) {
-			return &LostError{Name: cm.Name}
-		}
+// ensureExchange creates the exchange ConfigMap name, as build makes it,
+// unless b has it. One that is missing while the client Job job (created
+// after it) exists was deleted under the run: re-creating it would hand the
+// runners a new plan, so that is a *LostError.
+func (r *Reconciler) ensureExchange(ctx context.Context, b *v1alpha1.StorageBenchmark, name, job string, build func() (*corev1.ConfigMap, error)) error {
+	meta := metav1.ObjectMeta{Namespace: b.Namespace, Name: name}
+	if exists, err := r.examine(ctx, b, &corev1.ConfigMap{ObjectMeta: meta}); exists || err != nil {
+		return err
 	}
-	return r.ensure(ctx, b, cm, true)
+	meta.Name = job
+	if started, err := r.examine(ctx, b, &batchv1.Job{ObjectMeta: meta}); err != nil {
+		return err
+	} else if started {
+		return &LostError{Name: name}
+	}
+	cm, err := build()
+	if err != nil {
+		return err
+	}
+	return r.create(ctx, b, cm, true)
 }
 
-// checkStepNames fails with a *ConflictError when an object that is not b's
-// holds the name of one of its step ConfigMaps.
+// checkStepNames judges whatever holds the name of one of b's step
+// ConfigMaps (see examine).
 func (r *Reconciler) checkStepNames(ctx context.Context, b *v1alpha1.StorageBenchmark, steps int) error {
 	for k := range steps {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: exchange.StepName(b.Name, k)}}
-		cur, err := r.lookup(ctx, cm)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
+		if _, err := r.examine(ctx, b, cm); err != nil {
 			return err
-		}
-		if !ownedBy(cur, b) {
-			if cur, err = r.live(ctx, cm); apierrors.IsNotFound(err) {
-				continue
-			} else if err != nil {
-				return err
-			}
-			if err := r.judge(cur, b, "ConfigMap"); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

@@ -34,18 +34,11 @@ func clockStatus(reports []runner.Ready) *v1alpha1.ClockStatus {
 			hi = off
 		}
 		first = false
-		s.MaxOffset.Duration = max(s.MaxOffset.Duration, abs(off))
+		s.MaxOffset.Duration = max(s.MaxOffset.Duration, off.Abs())
 		s.Uncertainty.Duration = max(s.Uncertainty.Duration, r.ClockOffsetUncertainty)
 	}
 	s.Spread.Duration = hi - lo
 	return s
-}
-
-func abs(d time.Duration) time.Duration {
-	if d < 0 {
-		return -d
-	}
-	return d
 }
 
 // setClockCondition reports the clock offsets as ClockSkew.

@@ -32,12 +32,6 @@ const annotationOrder = "storagebench.io/order"
 // to a ConfigMap's 1 MiB, and there may be a thousand clients.
 const clientWindow = 16
 
-// asConfigMap views cached metadata as a ConfigMap without data, for the
-// exchange package's annotation readers.
-func asConfigMap(m *metav1.PartialObjectMetadata) *corev1.ConfigMap {
-	return &corev1.ConfigMap{ObjectMeta: m.ObjectMeta}
-}
-
 // orderOf reads the current order from the plan's annotation.
 func orderOf(obs *observed) (runner.StepOrder, bool, error) {
 	var o runner.StepOrder

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
@@ -113,24 +114,42 @@ func (r *Reconciler) kindOf(obj client.Object) string {
 	return fmt.Sprintf("%T", obj)
 }
 
-// ensure creates obj as b's child unless b already has it. owned objects
-// get b as controller (the garbage collector deletes them with b); a claim
-// to be retained gets AnnotationCreatedBy instead. An object under the
-// name that is not b's is a *ConflictError; a refused create a
-// *RefusedError.
+// ensure creates obj as b's child unless b already has it (see examine
+// and create).
 func (r *Reconciler) ensure(ctx context.Context, b *v1alpha1.StorageBenchmark, obj client.Object, owned bool) error {
-	kind := r.kindOf(obj)
-	cur, err := r.lookup(ctx, obj)
-	if err == nil && !ownedBy(cur, b) {
-		// The cache may lag: only the API server's answer counts.
-		cur, err = r.live(ctx, obj)
-	}
-	if err == nil {
-		return r.judge(cur, b, kind)
-	}
-	if !apierrors.IsNotFound(err) {
+	if exists, err := r.examine(ctx, b, obj); exists || err != nil {
 		return err
 	}
+	return r.create(ctx, b, obj, owned)
+}
+
+// examine reads what holds obj's name. exists is false when nothing does;
+// an object that is not b's is judged: a *WaitError or a *ConflictError.
+// The cache answers first (it holds labelled objects, ConfigMaps as
+// metadata); a miss, or an object not b's, is confirmed with the API
+// server, which also sees objects without the label and whose answer alone
+// counts.
+func (r *Reconciler) examine(ctx context.Context, b *v1alpha1.StorageBenchmark, obj client.Object) (exists bool, err error) {
+	cur, err := r.cached(ctx, obj)
+	if err == nil && ownedBy(cur, b) {
+		return true, nil
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return false, err
+	}
+	if cur, err = r.live(ctx, obj); apierrors.IsNotFound(err) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	return true, r.judge(cur, b, r.kindOf(obj))
+}
+
+// create makes obj as b's child. owned objects get b as controller (the
+// garbage collector deletes them with b); a claim to be retained gets
+// AnnotationCreatedBy instead. An object that appeared under the name
+// meanwhile is judged; a refused create is a *RefusedError.
+func (r *Reconciler) create(ctx context.Context, b *v1alpha1.StorageBenchmark, obj client.Object, owned bool) error {
 	if err := r.stillCurrent(ctx, b); err != nil {
 		return err
 	}
@@ -139,15 +158,22 @@ func (r *Reconciler) ensure(ctx context.Context, b *v1alpha1.StorageBenchmark, o
 			return err
 		}
 	} else {
-		obj.SetAnnotations(mergeMap(obj.GetAnnotations(), map[string]string{AnnotationCreatedBy: string(b.UID)}))
+		annotations := maps.Clone(obj.GetAnnotations())
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[AnnotationCreatedBy] = string(b.UID)
+		obj.SetAnnotations(annotations)
 	}
-	err = r.Create(ctx, obj)
+	kind := r.kindOf(obj)
+	err := r.Create(ctx, obj)
 	switch {
 	case err == nil:
 		log.FromContext(ctx).Info("Created", "kind", kind, "name", obj.GetName())
 		return nil
 	case apierrors.IsAlreadyExists(err):
-		if cur, err = r.live(ctx, obj); err != nil {
+		cur, err := r.live(ctx, obj)
+		if err != nil {
 			return err
 		}
 		return r.judge(cur, b, kind)
@@ -157,25 +183,14 @@ func (r *Reconciler) ensure(ctx context.Context, b *v1alpha1.StorageBenchmark, o
 	return fmt.Errorf("creating %s %s: %w", kind, obj.GetName(), err)
 }
 
-// lookup reads what exists under typed's name: from the cache, which holds
-// labelled objects (ConfigMaps as metadata), and when the cache does not
-// have it, the metadata from the API server, which also sees objects
-// without the label.
-func (r *Reconciler) lookup(ctx context.Context, typed client.Object) (client.Object, error) {
-	key := client.ObjectKeyFromObject(typed)
-	gvk, err := apiutil.GVKForObject(typed, r.Scheme())
-	if err != nil {
-		return nil, err
-	}
-	cached, reader := typed.DeepCopyObject().(client.Object), client.Reader(r.Client)
+// cached reads what the cache holds under typed's name: the object, or
+// for a ConfigMap its metadata.
+func (r *Reconciler) cached(ctx context.Context, typed client.Object) (client.Object, error) {
+	obj, reader := typed.DeepCopyObject().(client.Object), client.Reader(r.Client)
 	if _, isCM := typed.(*corev1.ConfigMap); isCM {
-		cached, reader = metadataOf(gvk), r.metadata()
+		obj, reader = metadataOf(corev1.SchemeGroupVersion.WithKind("ConfigMap")), r.metadata()
 	}
-	err = reader.Get(ctx, key, cached)
-	if !apierrors.IsNotFound(err) {
-		return cached, err
-	}
-	return r.live(ctx, typed)
+	return obj, reader.Get(ctx, client.ObjectKeyFromObject(typed), obj)
 }
 
 // live reads the metadata of what exists under typed's name from the API
@@ -251,15 +266,4 @@ func (r *Reconciler) deleteOwned(ctx context.Context, b *v1alpha1.StorageBenchma
 		return nil // gone, or another object under the name now: not ours
 	}
 	return err
-}
-
-func mergeMap(a, b map[string]string) map[string]string {
-	out := make(map[string]string, len(a)+len(b))
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		out[k] = v
-	}
-	return out
 }

@@ -34,7 +34,7 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 	}
 	d, err := desiredOf(b)
 	if err != nil {
-		return r.fail(ctx, b, now, ReasonInvalidSpec, err.Error())
+		return fail(b, now, ReasonInvalidSpec, err.Error())
 	}
 	b.Status.ClientsTotal = b.Spec.Clients.Count
 	b.Status.StepsPlanned = int32(d.StepsPlanned)
@@ -46,21 +46,21 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 
 	sc, missing, err := r.storageClass(ctx, b)
 	if err != nil {
-		return r.endOn(ctx, b, now, err)
+		return endOn(b, now, err)
 	}
 	if missing != nil {
-		return r.fail(ctx, b, now, missing.reason, missing.message)
+		return fail(b, now, missing.reason, missing.message)
 	}
 	if err := r.Policy.Check(&b.Spec, r.Jobs.Image); err != nil {
-		return r.fail(ctx, b, now, ReasonForbiddenByPolicy, err.Error())
+		return fail(b, now, ReasonForbiddenByPolicy, err.Error())
 	}
 	refusal, warnings := preflight(b, sc)
 	if refusal != nil {
-		return r.fail(ctx, b, now, ReasonUnsupportedStorage, refusal.Message)
+		return fail(b, now, ReasonUnsupportedStorage, refusal.Message)
 	}
 	setStorageWarning(b, warnings)
 	if err := r.ensureChildren(ctx, b, &d); err != nil {
-		return r.endOn(ctx, b, now, err)
+		return endOn(b, now, err)
 	}
 	obs, err := r.observe(ctx, b)
 	if err != nil {
@@ -76,16 +76,16 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 	old, total := b.Status.Storage, int32(len(obs.clients))
 	if readyCount(obs) == total && (old == nil || b.Status.ClientsReady < total) {
 		if err := r.readReadyReports(ctx, b, obs, storage); err != nil {
-			return r.endOn(ctx, b, now, err)
+			return endOn(b, now, err)
 		}
 	} else if old != nil {
 		storage.Mounts = old.DeepCopy().Mounts
 	}
 	b.Status.Storage = storage
 	if reason, msg, retry := r.failure(ctx, b, obs, now); reason != "" {
-		return r.fail(ctx, b, now, reason, msg)
+		return fail(b, now, reason, msg)
 	} else if err := r.conduct(ctx, b, &d, obs, now); err != nil {
-		return r.endOn(ctx, b, now, err)
+		return endOn(b, now, err)
 	} else if finished(b) {
 		return ctrl.Result{}, nil // finish follows the status write
 	} else if err := analyze(b, &d, false); err != nil {
@@ -96,7 +96,7 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 }
 
 // fail marks the run failed with reason; finish follows the status write.
-func (r *Reconciler) fail(_ context.Context, b *v1alpha1.StorageBenchmark, now time.Time, reason, msg string) (ctrl.Result, error) {
+func fail(b *v1alpha1.StorageBenchmark, now time.Time, reason, msg string) (ctrl.Result, error) {
 	setFailed(b, now, reason, msg)
 	return ctrl.Result{}, nil
 }
@@ -104,7 +104,7 @@ func (r *Reconciler) fail(_ context.Context, b *v1alpha1.StorageBenchmark, now t
 // endOn ends the run on an error that retrying cannot mend (a name held by
 // somebody else's object, a refused create, invalid client data); other
 // errors are returned for a retry with backoff.
-func (r *Reconciler) endOn(ctx context.Context, b *v1alpha1.StorageBenchmark, now time.Time, err error) (ctrl.Result, error) {
+func endOn(b *v1alpha1.StorageBenchmark, now time.Time, err error) (ctrl.Result, error) {
 	var conflict *ConflictError
 	var refused *RefusedError
 	var lost *LostError
@@ -114,13 +114,13 @@ func (r *Reconciler) endOn(ctx context.Context, b *v1alpha1.StorageBenchmark, no
 		setProgressing(b, ReasonPreparing, err.Error())
 		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
 	case errors.As(err, &conflict):
-		return r.fail(ctx, b, now, ReasonNameConflict, err.Error())
+		return fail(b, now, ReasonNameConflict, err.Error())
 	case errors.As(err, &lost):
-		return r.fail(ctx, b, now, ReasonExchangeLost, err.Error())
+		return fail(b, now, ReasonExchangeLost, err.Error())
 	case errors.As(err, &refused):
-		return r.fail(ctx, b, now, ReasonCreateRefused, err.Error())
+		return fail(b, now, ReasonCreateRefused, err.Error())
 	case errors.Is(err, exchange.ErrInvalidClientData):
-		return r.fail(ctx, b, now, ReasonInvalidResult, err.Error())
+		return fail(b, now, ReasonInvalidResult, err.Error())
 	}
 	return ctrl.Result{}, err
 }
@@ -150,7 +150,7 @@ func (r *Reconciler) failure(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 		retry = bindDeadline.Sub(now)
 	}
 	for i, cm := range obs.clients {
-		if cm != nil && exchange.ReadinessOf(asConfigMap(cm)) == exchange.ReadyError {
+		if cm != nil && exchange.ReadinessOf(cm) == exchange.ReadyError {
 			return ReasonClientFailed, fmt.Sprintf("client %d could not prepare: %s", i, r.readyError(ctx, b, i)), 0
 		}
 	}
@@ -220,7 +220,7 @@ func jobCondition(j *batchv1.Job, t batchv1.JobConditionType) bool {
 func readyCount(obs *observed) int32 {
 	var n int32
 	for _, cm := range obs.clients {
-		if cm != nil && exchange.ReadinessOf(asConfigMap(cm)) == exchange.Ready {
+		if cm != nil && exchange.ReadinessOf(cm) == exchange.Ready {
 			n++
 		}
 	}
@@ -230,7 +230,7 @@ func readyCount(obs *observed) int32 {
 func resultsFor(obs *observed, step int) int {
 	n := 0
 	for _, cm := range obs.clients {
-		if cm != nil && exchange.ResultStep(asConfigMap(cm)) == step {
+		if cm != nil && exchange.ResultStep(cm) == step {
 			n++
 		}
 	}

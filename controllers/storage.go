@@ -199,7 +199,7 @@ func (r *Reconciler) tridentNamespace() string {
 // as the clients see them, and their clock offsets.
 func (r *Reconciler) readReadyReports(ctx context.Context, b *v1alpha1.StorageBenchmark, obs *observed, s *v1alpha1.StorageStatus) error {
 	ready := func(k int) bool {
-		return obs.clients[k] != nil && exchange.ReadinessOf(asConfigMap(obs.clients[k])) == exchange.Ready
+		return obs.clients[k] != nil && exchange.ReadinessOf(obs.clients[k]) == exchange.Ready
 	}
 	var reports []runner.Ready
 	err := r.eachClientData(ctx, b, ready, func(_ int, cm *corev1.ConfigMap) error {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/internal/runner"
@@ -95,9 +96,10 @@ const (
 	ReadyError
 )
 
-// ReadinessOf reads a client ConfigMap's readiness annotation.
-func ReadinessOf(cm *corev1.ConfigMap) ReadyState {
-	switch cm.Annotations[AnnotationReady] {
+// ReadinessOf reads a client ConfigMap's readiness annotation (from the
+// ConfigMap or its metadata alone).
+func ReadinessOf(cm metav1.Object) ReadyState {
+	switch cm.GetAnnotations()[AnnotationReady] {
 	case "true":
 		return Ready
 	case "error":
@@ -134,9 +136,10 @@ func ReadyReport(cm *corev1.ConfigMap) (runner.Ready, bool, error) {
 	return r, true, nil
 }
 
-// ResultStep is the step index of the client's latest result, or -1.
-func ResultStep(cm *corev1.ConfigMap) int {
-	k, err := strconv.Atoi(cm.Annotations[AnnotationResultStep])
+// ResultStep is the step index of the client's latest result, or -1 (from
+// the ConfigMap or its metadata alone).
+func ResultStep(cm metav1.Object) int {
+	k, err := strconv.Atoi(cm.GetAnnotations()[AnnotationResultStep])
 	if err != nil {
 		return -1
 	}
