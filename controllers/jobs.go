@@ -15,11 +15,9 @@ import (
 // default memory limit for its workload.
 func (r *Reconciler) jobOptions(b *v1alpha1.StorageBenchmark, d *desired) JobOptions {
 	o := r.Jobs
-	image := o.Image
-	if b.Spec.Clients.Image != "" {
-		image = b.Spec.Clients.Image
-	}
-	o.ImagePullPolicy = policy.ImagePullPolicy(image, r.Jobs.Image, r.Jobs.ImagePullPolicy)
+	// An unset spec.clients.image is the runner image: ImagePullPolicy
+	// keeps the configured policy for both.
+	o.ImagePullPolicy = policy.ImagePullPolicy(b.Spec.Clients.Image, r.Jobs.Image, r.Jobs.ImagePullPolicy)
 	o.ActiveDeadlineSeconds = ptr.To(int64(r.runDeadline(d) / time.Second))
 	o.MemoryLimit = ptr.To(policy.RunnerMemoryLimit(d.Workload, b.Spec.Clients.JobsPerClient, d.Load, d.Precond))
 	return o
