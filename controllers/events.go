@@ -7,8 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
-	"github.com/storagebench/storagebench/internal/analysis"
 	sbmetrics "github.com/storagebench/storagebench/internal/metrics"
+	"github.com/storagebench/storagebench/internal/numfmt"
 )
 
 // Event reasons.
@@ -37,7 +37,7 @@ func (r *Reconciler) emitEvents(old, b *v1alpha1.StorageBenchmark) {
 	if n := b.Status.ClientsTotal; n > 0 && b.Status.ClientsReady == n && old.Status.ClientsReady < n {
 		r.Recorder.Eventf(b, corev1.EventTypeNormal, EventClientsReady, "all %d clients laid out their files and are ready", n)
 	}
-	for _, s := range b.Status.Steps[len(old.Status.Steps):] {
+	for _, s := range b.Status.Steps[min(len(old.Status.Steps), len(b.Status.Steps)):] {
 		r.Recorder.Event(b, corev1.EventTypeNormal, EventStepCompleted, stepLine(&s))
 	}
 	if c := b.Status.CurrentStep; c != nil && (old.Status.CurrentStep == nil || *old.Status.CurrentStep != *c) {
@@ -65,10 +65,10 @@ func (r *Reconciler) conditionEvent(old, b *v1alpha1.StorageBenchmark, cond, typ
 
 // stepLine describes a finished step in one line, as the reports do.
 func stepLine(s *v1alpha1.StepStatus) string {
-	line := fmt.Sprintf("step %d: achieved %s IOPS, %s", s.Index+1, analysis.FormatCount(float64(s.AchievedIOPS)), mibps(s.AchievedBytesPerSecond))
+	line := fmt.Sprintf("step %d: achieved %s IOPS, %s", s.Index+1, numfmt.Count(float64(s.AchievedIOPS)), mibps(s.AchievedBytesPerSecond))
 	switch {
 	case s.OfferedIOPS > 0:
-		line += fmt.Sprintf(" (offered %s IOPS)", analysis.FormatCount(float64(s.OfferedIOPS)))
+		line += fmt.Sprintf(" (offered %s IOPS)", numfmt.Count(float64(s.OfferedIOPS)))
 	case s.OfferedBytesPerSecond > 0:
 		line += fmt.Sprintf(" (offered %s)", mibps(s.OfferedBytesPerSecond))
 	}
@@ -86,9 +86,7 @@ func stepLine(s *v1alpha1.StepStatus) string {
 	return line
 }
 
-func mibps(bytesPerSecond int64) string {
-	return fmt.Sprintf("%.1f MiB/s", float64(bytesPerSecond)/(1<<20))
-}
+func mibps(bytesPerSecond int64) string { return numfmt.MiBps(float64(bytesPerSecond)) + " MiB/s" }
 
 // countRuns counts the run transitions between two statuses for the
 // operator's counters (docs/metrics.md). Like emitEvents it runs only after

@@ -17,6 +17,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/report"
+	"github.com/storagebench/storagebench/internal/report/figure"
 )
 
 func (a *app) listCommand() *cobra.Command {
@@ -339,9 +340,15 @@ md on standard output embeds the PNG as a data URI. html embeds the SVG.`,
 			if err != nil {
 				return err
 			}
+			r := report.FromAPI(sb)
 			return a.emit(&o, f, opts,
-				func(w io.Writer, opts report.Options) error { return report.Render(w, sb, f, opts) },
-				func(opts report.Options) ([]byte, error) { return report.PNG(sb, opts) })
+				func(w io.Writer, opts report.Options) error {
+					if f == report.FormatJSON {
+						return report.WriteDocument(w, sb, opts)
+					}
+					return figure.Render(w, r, f, opts)
+				},
+				func(opts report.Options) ([]byte, error) { return figure.PNG(r, opts) })
 		},
 	}
 	o.bind(cmd, reportFormats, report.FormatMarkdown, false)
@@ -385,8 +392,8 @@ and the first benchmark's latency target, recomputed from their steps.`,
 				return err
 			}
 			return a.emit(&o, f, opts,
-				func(w io.Writer, opts report.Options) error { return c.Render(w, f, opts) },
-				c.PNG)
+				func(w io.Writer, opts report.Options) error { return figure.RenderComparison(w, c, f, opts) },
+				func(opts report.Options) ([]byte, error) { return figure.ComparisonPNG(c, opts) })
 		},
 	}
 	o.bind(cmd, compareFormats, report.FormatText, true)

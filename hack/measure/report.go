@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/numfmt"
 	"github.com/storagebench/storagebench/internal/report"
 )
 
@@ -175,7 +175,7 @@ func printSummary(w io.Writer, r *result) {
 				t.Rows = append(t.Rows, []string{c.Case, strconv.Itoa(rd.Round), fmtCount(rd.Operator.IOPS), fmtCount(rd.Plain.IOPS),
 					fmtRatio(rd.IOPSRatio), fmtLatency(rd.Operator.P99Ns), fmtLatency(rd.Plain.P99Ns), fmtRatio(rd.P99Ratio)})
 			}
-			t.Rows = append(t.Rows, []string{c.Case, "mean", analysis.FormatCount(c.OperatorIOPS), analysis.FormatCount(c.PlainIOPS),
+			t.Rows = append(t.Rows, []string{c.Case, "mean", numfmt.Count(c.OperatorIOPS), numfmt.Count(c.PlainIOPS),
 				fmtRatio(c.IOPSRatio), fmtLatency(int64(c.OperatorP99Ns)), fmtLatency(int64(c.PlainP99Ns)), fmtRatio(c.P99Ratio)})
 		}
 		_ = t.Text(w)
@@ -223,9 +223,9 @@ func verdict(met bool) string {
 	return "NOT met"
 }
 
-func fmtCount(v int64) string { return analysis.FormatCount(float64(v)) }
+func fmtCount(v int64) string { return numfmt.Count(float64(v)) }
 
-func fmtLatency(ns int64) string { return analysis.FormatLatency(uint64(max(ns, 0))) }
+func fmtLatency(ns int64) string { return numfmt.Latency(uint64(max(ns, 0))) }
 
 func fmtRatio(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
 

@@ -117,8 +117,8 @@
 // Result.AllSLOsMet is true iff there is at least one objective and every
 // verdict is Met.
 //
-// Reasons are for humans: counts with thousands separators (FormatCount),
+// Reasons are for humans: counts with thousands separators (internal/numfmt),
 // latencies in the largest fitting unit with three significant digits
-// (FormatLatency), more digits only when needed to tell a value from the
+// (numfmt.Latency), more digits only when needed to tell a value from the
 // threshold it is compared with.
 package analysis

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/storagebench/storagebench/internal/numfmt"
 	"github.com/storagebench/storagebench/internal/results"
 )
 
@@ -158,26 +159,26 @@ func (o Objective) String() string {
 	switch {
 	case o.LatencyAtLoad != nil:
 		l := o.LatencyAtLoad
-		return fmt.Sprintf("%s ≤ %s at ≥ %s IOPS", l.Selector, formatDuration(l.MaxLatency), FormatCount(float64(l.MinIOPS)))
+		return fmt.Sprintf("%s ≤ %s at ≥ %s IOPS", l.Selector, formatDuration(l.MaxLatency), numfmt.Count(float64(l.MinIOPS)))
 	case o.PeakIOPS != nil:
-		return "peak IOPS ≥ " + FormatCount(float64(*o.PeakIOPS))
+		return "peak IOPS ≥ " + numfmt.Count(float64(*o.PeakIOPS))
 	case o.PeakMiBps != nil:
-		return "peak throughput ≥ " + FormatCount(float64(*o.PeakMiBps)) + " MiB/s"
+		return "peak throughput ≥ " + numfmt.Count(float64(*o.PeakMiBps)) + " MiB/s"
 	case o.IOPSAtLatency != nil:
 		l := o.IOPSAtLatency
-		return fmt.Sprintf("≥ %s IOPS at %s ≤ %s", FormatCount(float64(l.MinIOPS)), l.Selector, formatDuration(l.MaxLatency))
+		return fmt.Sprintf("≥ %s IOPS at %s ≤ %s", numfmt.Count(float64(l.MinIOPS)), l.Selector, formatDuration(l.MaxLatency))
 	case o.MiBpsAtLatency != nil:
 		l := o.MiBpsAtLatency
-		return fmt.Sprintf("≥ %s MiB/s at %s ≤ %s", FormatCount(float64(l.MinMiBps)), l.Selector, formatDuration(l.MaxLatency))
+		return fmt.Sprintf("≥ %s MiB/s at %s ≤ %s", numfmt.Count(float64(l.MinMiBps)), l.Selector, formatDuration(l.MaxLatency))
 	}
 	return "empty objective"
 }
 
 func formatDuration(d time.Duration) string {
 	if d < 0 {
-		return "-" + FormatLatency(uint64(-d))
+		return "-" + numfmt.Latency(uint64(-d))
 	}
-	return FormatLatency(uint64(d))
+	return numfmt.Latency(uint64(d))
 }
 
 // axis is a throughput an objective is judged on, in the objective's unit.
@@ -197,7 +198,7 @@ var (
 	}
 	mibpsAxis = axis{
 		unit:  "MiB/s",
-		value: func(a *results.StepAggregate) float64 { return a.Total.BytesPerSec / mib },
+		value: func(a *results.StepAggregate) float64 { return a.Total.BytesPerSec / numfmt.MiB },
 		decimals: func(v float64) int {
 			if v < 100 {
 				return 1
@@ -209,13 +210,13 @@ var (
 
 // pair renders v and a threshold in the axis unit: "41,230 IOPS", "40,000 IOPS".
 func (x axis) pair(v, ref float64) (string, string) {
-	a, b := formatPair(v, ref, x.decimals(min(v, ref)))
+	a, b := numfmt.Pair(v, ref, x.decimals(min(v, ref)))
 	return a + " " + x.unit, b + " " + x.unit
 }
 
 // one renders v in the axis unit.
 func (x axis) one(v float64) string {
-	return formatDecimals(v, x.decimals(v)) + " " + x.unit
+	return numfmt.Decimals(v, x.decimals(v)) + " " + x.unit
 }
 
 // evaluator holds the successful steps of a run, in input order.
@@ -308,7 +309,7 @@ func (ev *evaluator) latencyAtLoad(sel LatencySelector, maxLat time.Duration, mi
 			bestStep, bestNs = a, ns
 		}
 	}
-	minLoad := FormatCount(load) + " IOPS"
+	minLoad := numfmt.Count(load) + " IOPS"
 	switch {
 	case reached == 0:
 		p := ev.peakOf(x)
@@ -320,10 +321,10 @@ func (ev *evaluator) latencyAtLoad(sel LatencySelector, maxLat time.Duration, mi
 	case bestStep == nil:
 		return NotMeasurable, fmt.Sprintf("no step at ≥ %s measured %s (%s)", minLoad, sel, sel.missing())
 	case metStep != nil:
-		l, t := formatLatencyPair(metNs, limit)
+		l, t := numfmt.LatencyPair(metNs, limit)
 		return Met, fmt.Sprintf("%s %s ≤ %s at %s (step %d)", sel, l, t, x.one(x.value(metStep)), metStep.Step+1)
 	}
-	l, t := formatLatencyPair(bestNs, limit)
+	l, t := numfmt.LatencyPair(bestNs, limit)
 	among := "the only step at ≥ " + minLoad
 	if measured > 1 {
 		among = fmt.Sprintf("the lowest of %d steps at ≥ %s", measured, minLoad)
@@ -354,11 +355,11 @@ func (ev *evaluator) atLatency(x axis, sel LatencySelector, maxLat time.Duration
 	case lowest == nil:
 		return NotMeasurable, fmt.Sprintf("no step measured %s (%s)", sel, sel.missing())
 	case best == nil:
-		l, t := formatLatencyPair(lowestNs, limit)
+		l, t := numfmt.LatencyPair(lowestNs, limit)
 		return NotMet, fmt.Sprintf("no step had %s ≤ %s; the lowest was %s at %s (step %d)", sel, t, l, x.one(x.value(lowest)), lowest.Step+1)
 	}
 	v, t := x.pair(x.value(best), threshold)
-	l, lt := formatLatencyPair(bestNs, limit)
+	l, lt := numfmt.LatencyPair(bestNs, limit)
 	if x.value(best) >= threshold {
 		return Met, fmt.Sprintf("%s ≥ %s with %s %s ≤ %s (step %d)", v, t, sel, l, lt, best.Step+1)
 	}

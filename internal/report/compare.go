@@ -1,13 +1,12 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
-	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/numfmt"
 )
 
 // FormatText is compare's aligned text table.
@@ -17,11 +16,11 @@ const FormatText Format = "text"
 // the same latency figure, load unit and latency target (the first
 // benchmark's unless Options say otherwise), so that rows are comparable.
 type Comparison struct {
-	Benchmarks []v1alpha1.StorageBenchmark
-	Selector   Selector
-	Unit       Unit
-	Target     time.Duration
-	Figures    []Figures
+	Runs     []*Run
+	Selector Selector
+	Unit     Unit
+	Target   time.Duration
+	Figures  []Figures
 }
 
 // Figures are one benchmark's points of comparison, recomputed from its
@@ -44,44 +43,44 @@ type Figures struct {
 	KneeStep int32
 }
 
-// Compare resolves a comparison of benchmarks (at least one).
-func Compare(sbs []v1alpha1.StorageBenchmark, o Options) (*Comparison, error) {
-	if len(sbs) == 0 {
+// CompareRuns resolves a comparison of runs (at least one).
+func CompareRuns(runs []*Run, o Options) (*Comparison, error) {
+	if len(runs) == 0 {
 		return nil, fmt.Errorf("compare: no benchmark")
 	}
-	first := &sbs[0]
-	c := &Comparison{Benchmarks: sbs, Selector: TargetSelector(first), Unit: UnitOf(first), Target: LatencyTarget(first)}
+	first := runs[0]
+	c := &Comparison{Runs: runs, Selector: first.Target, Unit: first.Unit, Target: first.LatencyTarget}
 	if o.Metric != "" {
 		c.Selector.Metric = o.Metric
 	}
 	if o.Operation != "" {
 		c.Selector.Operation = o.Operation
 	}
-	for i := range sbs {
-		c.Figures = append(c.Figures, figuresOf(&sbs[i], c.Selector, c.Unit, c.Target))
+	for _, r := range runs {
+		c.Figures = append(c.Figures, figuresOf(r, c.Selector, c.Unit, c.Target))
 	}
 	return c, nil
 }
 
-func figuresOf(sb *v1alpha1.StorageBenchmark, sel Selector, unit Unit, target time.Duration) Figures {
+func figuresOf(r *Run, sel Selector, unit Unit, target time.Duration) Figures {
 	f := Figures{PeakStep: -1, AtTargetStep: -1, KneeStep: -1}
-	for i := range sb.Status.Steps {
-		s := &sb.Status.Steps[i]
-		if failed(s) {
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		if s.Failed() {
 			continue
 		}
 		x := unit.Achieved(s)
 		if f.PeakStep < 0 || x > f.Peak {
-			f.Peak, f.PeakStep = x, s.Index
+			f.Peak, f.PeakStep = x, int32(s.Index)
 			f.LatencyAtPeak, f.LatencyAtPeakOK = sel.Of(s)
 		}
 		if l, ok := sel.Of(s); ok && l <= target {
 			if f.AtTargetStep < 0 || x > f.AtTarget || (x == f.AtTarget && l < f.LatencyAtTarget) {
-				f.AtTarget, f.AtTargetStep, f.LatencyAtTarget = x, s.Index, l
+				f.AtTarget, f.AtTargetStep, f.LatencyAtTarget = x, int32(s.Index), l
 			}
 		}
 		if s.Knee {
-			f.KneeStep = s.Index
+			f.KneeStep = int32(s.Index)
 		}
 	}
 	return f
@@ -95,28 +94,28 @@ func delta(v, base float64, first bool) string {
 	if base == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%+.1f %%", (v-base)/base*100)
+	return numfmt.SignedPercent((v-base)/base*100, 1)
 }
 
 // Table is the comparison's deltas at the peak and at the latency target,
 // each relative to the first benchmark.
 func (c *Comparison) Table() Table {
-	u, sel, target := c.Unit.Label(), c.Selector, formatLatency(c.Target)
+	u, sel, target := c.Unit.Label(), c.Selector, numfmt.Duration(c.Target)
 	t := Table{
 		Header: []string{"benchmark", "class", "profile", "peak " + u, "Δ peak", sel.String() + " at peak", "Δ latency",
 			u + " at ≤ " + target, "Δ at target", sel.String() + " there", "knee"},
 		Numeric: []bool{false, false, false, true, true, true, true, true, true, true, true},
 	}
 	base := c.Figures[0]
-	for i := range c.Benchmarks {
-		sb, f := &c.Benchmarks[i], c.Figures[i]
-		row := []string{sb.Name, orDash(className(sb)), profileName(sb)}
+	for i, r := range c.Runs {
+		f := c.Figures[i]
+		row := []string{r.Name, orDash(r.Class), r.ProfileName()}
 		if f.PeakStep < 0 {
 			row = append(row, "-", "-", "-", "-")
 		} else {
 			row = append(row, fmt.Sprintf("%s (step %d)", c.Unit.Number(f.Peak), f.PeakStep+1), delta(f.Peak, base.Peak, i == 0))
 			if f.LatencyAtPeakOK {
-				row = append(row, formatLatency(f.LatencyAtPeak), delta(float64(f.LatencyAtPeak), float64(base.LatencyAtPeak), i == 0 || !base.LatencyAtPeakOK))
+				row = append(row, numfmt.Duration(f.LatencyAtPeak), delta(float64(f.LatencyAtPeak), float64(base.LatencyAtPeak), i == 0 || !base.LatencyAtPeakOK))
 			} else {
 				row = append(row, "-", "-")
 			}
@@ -125,7 +124,7 @@ func (c *Comparison) Table() Table {
 			row = append(row, "none", "-", "-")
 		} else {
 			row = append(row, fmt.Sprintf("%s (step %d)", c.Unit.Number(f.AtTarget), f.AtTargetStep+1), delta(f.AtTarget, base.AtTarget, i == 0 || base.AtTargetStep < 0),
-				formatLatency(f.LatencyAtTarget))
+				numfmt.Duration(f.LatencyAtTarget))
 		}
 		if f.KneeStep >= 0 {
 			row = append(row, fmt.Sprintf("step %d", f.KneeStep+1))
@@ -137,83 +136,35 @@ func (c *Comparison) Table() Table {
 	return t
 }
 
-func (c *Comparison) chart() chart {
-	return compareChart(c.Benchmarks, c.Selector, c.Unit, ms(c.Target))
-}
-
-// PNG renders the overlaid curves.
-func (c *Comparison) PNG(o Options) ([]byte, error) {
-	ch := c.chart()
-	return ch.png(o.Width, o.Height)
-}
-
-// SVG renders the overlaid curves.
-func (c *Comparison) SVG(o Options) ([]byte, error) {
-	ch := c.chart()
-	return ch.svg(o.Width, o.Height)
-}
-
-func (c *Comparison) names() string {
-	n := make([]string, len(c.Benchmarks))
-	for i := range c.Benchmarks {
-		n[i] = c.Benchmarks[i].Name
+// Names are the compared runs' names: "a vs b".
+func (c *Comparison) Names() string {
+	n := make([]string, len(c.Runs))
+	for i, r := range c.Runs {
+		n[i] = r.Name
 	}
 	return strings.Join(n, " vs ")
 }
 
-// note says what the comparison is judged on.
-func (c *Comparison) note() string {
+// Note says what the comparison is judged on.
+func (c *Comparison) Note() string {
 	return fmt.Sprintf("Judged on %s against achieved %s with a latency target of %s; Δ is relative to %s.",
-		c.Selector, c.Unit.Label(), formatLatency(c.Target), c.Benchmarks[0].Name)
+		c.Selector, c.Unit.Label(), numfmt.Duration(c.Target), c.Runs[0].Name)
 }
 
-// Render writes the comparison in a format: text, md, html, png or svg.
-func (c *Comparison) Render(w io.Writer, f Format, o Options) error {
-	switch f {
-	case FormatPNG:
-		b, err := c.PNG(o)
-		return writeBytes(w, b, err)
-	case FormatSVG:
-		b, err := c.SVG(o)
-		return writeBytes(w, b, err)
-	case FormatText:
-		t := c.Table()
-		if err := t.Text(w); err != nil {
-			return err
-		}
-		_, err := fmt.Fprintln(w, "\n"+c.note())
+// WriteText writes the comparison as compare's text format: the aligned
+// table and the note (package figure renders the other formats).
+func (c *Comparison) WriteText(w io.Writer) error {
+	t := c.Table()
+	if err := t.Text(w); err != nil {
 		return err
-	case FormatMarkdown:
-		var b bytes.Buffer
-		fmt.Fprintf(&b, "# ops–latency: %s\n\n", c.names())
-		img, err := imageMarkdown("ops–latency curves of "+c.names(), o.ImageRef, func() ([]byte, error) { return c.PNG(o) })
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(&b, "%s\n\n", img)
-		t := c.Table()
-		if err := t.Markdown(&b); err != nil {
-			return err
-		}
-		fmt.Fprintf(&b, "\n%s\n", c.note())
-		_, err = w.Write(b.Bytes())
-		return err
-	case FormatHTML:
-		svg, err := c.SVG(o)
-		if err != nil {
-			return err
-		}
-		tbl, err := tableHTML(c.Table())
-		if err != nil {
-			return err
-		}
-		return pageTemplate.Execute(w, page{
-			Title:   "ops–latency: " + c.names(),
-			Meta:    []string{c.note()},
-			Figure:  inlineSVG(svg),
-			Tables:  []pageTable{{Heading: "At the peak and at the latency target", Table: tbl}},
-			Summary: nil,
-		})
 	}
-	return fmt.Errorf("compare: unsupported format %q", f)
+	_, err := fmt.Fprintln(w, "\n"+c.Note())
+	return err
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

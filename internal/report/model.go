@@ -2,16 +2,199 @@ package report
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/storagebench/storagebench/api/v1alpha1"
-	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/numfmt"
+	"github.com/storagebench/storagebench/internal/workload"
 )
 
+// The report's core model: one run of a benchmark, in the report's own
+// terms. Everything in this package renders a Run; FromAPI (api.go) builds
+// one from a StorageBenchmark, and StepOf, SummaryOf and SLOsOf (core.go)
+// from the results and analysis of a run without Kubernetes (`runner
+// local`).
+
 // mib is the number of bytes in a mebibyte.
-const mib = 1 << 20
+const mib = numfmt.MiB
+
+// Run is one run of a benchmark: what it ran, where it is, the steps it
+// measured and what the analysis concluded. Zero fields are unknown (or not
+// yet known) and left out of the rendering.
+type Run struct {
+	Name, Namespace string
+	// Created is when the benchmark was created (for list's age).
+	Created time.Time
+	// Class is the storage class benchmarked.
+	Class string
+	// Profile is the workload profile as the benchmark names it; "" for
+	// explicit fields (printed as "custom").
+	Profile string
+
+	// Phase is where the run is as kubectl get's Status column shows it
+	// (Pending, Preparing, Running, Completed or a failure's reason);
+	// State is the same, coarser. Message says more about the phase (the
+	// failure, for a failed run).
+	Phase   string
+	State   State
+	Message string
+	// Failure is "reason: message" of a failed run, else "".
+	Failure string
+	// SLOStatus is "True", "False", or "" without objectives (or before
+	// the run ended); SLOReason says why (AllMet, NotMet, …).
+	SLOStatus, SLOReason string
+
+	// Unit is the unit the load was offered in.
+	Unit Unit
+	// Target is the latency figure judged against LatencyTarget.
+	Target        Selector
+	LatencyTarget time.Duration
+
+	// Workload is the I/O pattern run; nil before it was resolved.
+	Workload *workload.Spec
+	// Clients and JobsPerClient (0 is printed as 1).
+	Clients, JobsPerClient int32
+	// LoadKind is how the load is offered; StepDuration and RampTime are
+	// one step's measurement and ramp.
+	LoadKind               LoadKind
+	StepDuration, RampTime time.Duration
+	// StepsPlanned is the number of steps the load plans (0: unknown);
+	// CurrentStep the index of the step running now (-1: none).
+	StepsPlanned int
+	CurrentStep  int
+	// ProgressText is the benchmark's own "finished/planned" display,
+	// when it records one.
+	ProgressText string
+	// ClientsReady of ClientsTotal while preparing.
+	ClientsReady, ClientsTotal int32
+	// Started and Ended bound the run (zero: not yet).
+	Started, Ended time.Time
+	// Storage is the storage used; nil before it was provisioned (or for
+	// a run without Kubernetes).
+	Storage *Storage
+	// StorageWarning is "reason: message" of a storage warning.
+	StorageWarning string
+
+	// Steps are the finished steps, in order.
+	Steps []Step
+	// Summary is nil before any step finished.
+	Summary *Summary
+	SLOs    []SLO
+	// StopReason says how the load ended.
+	StopReason string
+}
+
+// LoadKind is how a load is offered.
+type LoadKind string
+
+// Load kinds.
+const (
+	LoadRate       LoadKind = "rate"
+	LoadCurve      LoadKind = "curve"
+	LoadQueueDepth LoadKind = "queue depth"
+)
+
+// Step is one finished step.
+type Step struct {
+	// Index is the step's index, from 0 (tables print Index+1).
+	Index int
+	// The offered load: a rate in IOPS or bytes per second, a queue depth
+	// per client, or none (a curve's unthrottled step); PercentOfMax for a
+	// curve's throttled steps.
+	OfferedIOPS, OfferedBytesPerSec   int64
+	QueueDepthPerClient, PercentOfMax int32
+	Unthrottled                       bool
+	// StartTime is the instant the step was ordered to start; StartSkew
+	// how far apart the clients actually started.
+	StartTime time.Time
+	StartSkew time.Duration
+	// AchievedIOPS and AchievedBytesPerSec are reads and writes together.
+	AchievedIOPS, AchievedBytesPerSec float64
+	// Latency is over all I/O; nil when the step measured none.
+	Latency *Latency
+	// Read and Write are nil when the step has no I/O in the direction.
+	Read, Write *Direction
+	// Saturated, Knee and Interrupted are the analysis' and the run's marks.
+	Saturated, Knee, Interrupted bool
+	// Errors are fio's; a step with errors failed and is not evidence.
+	Errors []string
+}
+
+// Direction is one direction of a step.
+type Direction struct {
+	IOPS, BytesPerSec float64
+	Latency           Latency
+}
+
+// Latency are the latency figures of a distribution.
+type Latency struct {
+	Mean, P50, P90, P99, P999 time.Duration
+}
+
+// Summary is the run's result. Step fields are step indexes, -1 for none.
+type Summary struct {
+	PeakIOPS        float64
+	PeakIOPSStep    int
+	PeakBytesPerSec float64
+	PeakBytesStep   int
+	// LatencyAtPeak is the Target latency at the peak-IOPS step;
+	// P99LatencyAtPeak the worse of its read and write p99 (0: none).
+	LatencyAtPeak, P99LatencyAtPeak time.Duration
+	// AtTarget is the highest load whose Target latency is at or below the
+	// latency target; nil when no step is.
+	AtTarget *AtTarget
+	KneeStep int
+}
+
+// AtTarget is "performance at the latency target".
+type AtTarget struct {
+	Step              int
+	IOPS, BytesPerSec float64
+	Latency           time.Duration
+}
+
+// SLO is one objective's verdict.
+type SLO struct {
+	Name, Verdict, Message string
+}
+
+// Storage is the storage a run used.
+type Storage struct {
+	Class, Provisioner, Driver string
+	Claims, ClaimsBound        int32
+	// Capacity of each claim, as Kubernetes prints it ("200Gi"); "" unknown.
+	Capacity               string
+	VolumeMode, AccessMode string
+	Backend                *Backend
+	Mounts                 []Mount
+	Volumes                []Volume
+	VolumesOmitted         int32
+	Entitlement            *Entitlement
+}
+
+// Backend is the Trident backend of the volumes.
+type Backend struct{ Name, Driver, Version, State string }
+
+// Mount is one distinct mount of the volume as clients saw it.
+type Mount struct {
+	FSType, Options string
+	Clients         int32
+}
+
+// Volume is one bound volume.
+type Volume struct {
+	Claim, PersistentVolume, Capacity            string
+	Pool, QoSPolicy, ServiceLevel, TieringPolicy string
+}
+
+// Entitlement is a Google Cloud NetApp Volumes volume's throughput
+// entitlement and how much of it the peak used.
+type Entitlement struct {
+	ServiceLevel          string
+	ThroughputBytesPerSec int64
+	PeakPercent           int32
+	Message               string
+	SaturationNote        string
+}
 
 // Unit is the unit of a curve's x axis: the achieved load.
 type Unit string
@@ -23,16 +206,6 @@ const (
 	UnitMiBps Unit = "MiBps"
 )
 
-// UnitOf is the unit a benchmark offered its load in: MiBps for a rate or
-// curve in MiBps, IOPS otherwise (queue-depth steps included).
-func UnitOf(sb *v1alpha1.StorageBenchmark) Unit {
-	l := sb.Spec.Load
-	if (l.Rate != nil && l.Rate.Unit == "MiBps") || (l.Curve != nil && l.Curve.Unit == "MiBps") {
-		return UnitMiBps
-	}
-	return UnitIOPS
-}
-
 // Label is the unit as printed: "IOPS" or "MiB/s".
 func (u Unit) Label() string {
 	if u == UnitMiBps {
@@ -42,11 +215,11 @@ func (u Unit) Label() string {
 }
 
 // Achieved is a step's achieved load in the unit.
-func (u Unit) Achieved(s *v1alpha1.StepStatus) float64 {
+func (u Unit) Achieved(s *Step) float64 {
 	if u == UnitMiBps {
-		return float64(s.AchievedBytesPerSecond) / mib
+		return s.AchievedBytesPerSec / mib
 	}
-	return float64(s.AchievedIOPS)
+	return s.AchievedIOPS
 }
 
 // Format renders a load in the unit: "61,837 IOPS", "1,041.4 MiB/s".
@@ -57,34 +230,26 @@ func (u Unit) Format(v float64) string {
 // Number renders a load in the unit without the unit.
 func (u Unit) Number(v float64) string {
 	if u == UnitMiBps {
-		return formatMiBps(v)
+		return numfmt.Fixed(v, 1)
 	}
-	return analysis.FormatCount(v)
+	return numfmt.Count(v)
 }
 
-// formatMiBps renders MiB/s with one decimal and thousands separators:
-// 1041.42 => "1,041.4".
-func formatMiBps(v float64) string {
-	s := strconv.FormatFloat(v, 'f', 1, 64)
-	intPart, frac, _ := strings.Cut(s, ".")
-	sign := ""
-	if strings.HasPrefix(intPart, "-") {
-		sign, intPart = "-", intPart[1:]
-	}
-	if frac == "" { // NaN, Inf
-		return s
-	}
-	return sign + analysis.GroupThousands(intPart) + "." + frac
-}
+// Metric is a latency metric: mean, p50, p90, p99 or p99.9.
+type Metric string
 
-// Latency metrics a selector accepts, as the API spells them.
-var metrics = []v1alpha1.LatencyMetric{"mean", "p50", "p90", "p99", "p99.9"}
+// Operation is a direction of I/O a latency is taken from: read, write,
+// total or worst (the worse of read and write).
+type Operation string
+
+// Latency metrics a selector accepts.
+var metrics = []Metric{"mean", "p50", "p90", "p99", "p99.9"}
 
 // Operations a selector accepts.
-var operations = []v1alpha1.Operation{"read", "write", "total", "worst"}
+var operations = []Operation{"read", "write", "total", "worst"}
 
 // ParseMetric checks a latency metric name (mean, p50, p90, p99, p99.9).
-func ParseMetric(s string) (v1alpha1.LatencyMetric, error) {
+func ParseMetric(s string) (Metric, error) {
 	for _, m := range metrics {
 		if string(m) == s {
 			return m, nil
@@ -94,7 +259,7 @@ func ParseMetric(s string) (v1alpha1.LatencyMetric, error) {
 }
 
 // ParseOperation checks an operation name (read, write, total, worst).
-func ParseOperation(s string) (v1alpha1.Operation, error) {
+func ParseOperation(s string) (Operation, error) {
 	for _, o := range operations {
 		if string(o) == s {
 			return o, nil
@@ -106,33 +271,23 @@ func ParseOperation(s string) (v1alpha1.Operation, error) {
 // Selector picks one latency figure of a step, as the API's
 // LatencySelector does.
 type Selector struct {
-	Metric    v1alpha1.LatencyMetric `json:"metric"`
-	Operation v1alpha1.Operation     `json:"operation"`
+	Metric    Metric    `json:"metric"`
+	Operation Operation `json:"operation"`
 }
 
-// TargetSelector is the latency figure a benchmark's analysis compares with
-// its latency target (spec.analysis.targetLatency; default mean, total).
-func TargetSelector(sb *v1alpha1.StorageBenchmark) Selector {
-	s := Selector{Metric: sb.Spec.Analysis.TargetLatency.Metric, Operation: sb.Spec.Analysis.TargetLatency.Operation}
+// DefaultSelector is the latency figure judged when none is set: the mean
+// over all I/O.
+var DefaultSelector = Selector{Metric: "mean", Operation: "total"}
+
+// orDefault fills an unset metric or operation with the default's.
+func (s Selector) orDefault() Selector {
 	if s.Metric == "" {
-		s.Metric = "mean"
+		s.Metric = DefaultSelector.Metric
 	}
 	if s.Operation == "" {
-		s.Operation = "total"
+		s.Operation = DefaultSelector.Operation
 	}
 	return s
-}
-
-// LatencyTarget is the benchmark's latency target: status.summary's, else
-// spec.analysis.latencyTarget, else the API default of 1 ms.
-func LatencyTarget(sb *v1alpha1.StorageBenchmark) time.Duration {
-	if s := sb.Status.Summary; s != nil && s.LatencyTarget != nil && s.LatencyTarget.Duration > 0 {
-		return s.LatencyTarget.Duration
-	}
-	if t := sb.Spec.Analysis.LatencyTarget.Duration; t > 0 {
-		return t
-	}
-	return time.Millisecond
 }
 
 // String names the figure: "mean latency", "p99 read latency", "p99
@@ -150,24 +305,24 @@ func (s Selector) String() string {
 
 // Of returns the selected latency of a step; ok is false when the step has
 // no I/O in the selected direction.
-func (s Selector) Of(st *v1alpha1.StepStatus) (time.Duration, bool) {
+func (s Selector) Of(st *Step) (time.Duration, bool) {
 	switch s.Operation {
 	case "read":
 		if st.Read == nil {
 			return 0, false
 		}
-		return metricOf(&st.Read.Latency, s.Metric), true
+		return st.Read.Latency.Of(s.Metric), true
 	case "write":
 		if st.Write == nil {
 			return 0, false
 		}
-		return metricOf(&st.Write.Latency, s.Metric), true
+		return st.Write.Latency.Of(s.Metric), true
 	case "worst":
 		var worst time.Duration
 		ok := false
-		for _, o := range []*v1alpha1.OperationStatus{st.Read, st.Write} {
-			if o != nil {
-				worst, ok = max(worst, metricOf(&o.Latency, s.Metric)), true
+		for _, d := range []*Direction{st.Read, st.Write} {
+			if d != nil {
+				worst, ok = max(worst, d.Latency.Of(s.Metric)), true
 			}
 		}
 		return worst, ok
@@ -175,33 +330,47 @@ func (s Selector) Of(st *v1alpha1.StepStatus) (time.Duration, bool) {
 		if st.Latency == nil {
 			return 0, false
 		}
-		return metricOf(st.Latency, s.Metric), true
+		return st.Latency.Of(s.Metric), true
 	}
 }
 
-func metricOf(l *v1alpha1.LatencyStatus, m v1alpha1.LatencyMetric) time.Duration {
+// Of returns a latency metric (mean for an unknown one).
+func (l *Latency) Of(m Metric) time.Duration {
 	switch m {
 	case "p50":
-		return l.P50.Duration
+		return l.P50
 	case "p90":
-		return l.P90.Duration
+		return l.P90
 	case "p99":
-		return l.P99.Duration
+		return l.P99
 	case "p99.9":
-		return l.P999.Duration
+		return l.P999
 	default:
-		return l.Mean.Duration
+		return l.Mean
 	}
 }
 
-// failed reports a step fio reported errors for: the analysis does not use
+// Failed reports a step fio reported errors for: the analysis does not use
 // it as evidence, and the curve leaves it out.
-func failed(s *v1alpha1.StepStatus) bool { return len(s.Errors) > 0 }
+func (s *Step) Failed() bool { return len(s.Errors) > 0 }
+
+// State is where a benchmark's run is.
+type State string
+
+const (
+	// StatePending: the operator has not reported yet.
+	StatePending State = "Pending"
+	// StateRunning: preparing or running steps.
+	StateRunning State = "Running"
+	// StateComplete: the run ended successfully.
+	StateComplete State = "Complete"
+	// StateFailed: the run ended without completing.
+	StateFailed State = "Failed"
+)
 
 // Point is one step on a curve.
 type Point struct {
-	// Index is the step's index in status.steps (from 0; tables print
-	// Index+1).
+	// Index is the step's index (from 0; tables print Index+1).
 	Index int32 `json:"index"`
 	// Load is the achieved load in the curve's unit.
 	Load float64 `json:"load"`
@@ -219,31 +388,33 @@ type Series struct {
 	Points   []Point  `json:"points"`
 }
 
-// SeriesOf is the curve of one latency figure of a benchmark: one point per
+// Series is the curve of one latency figure of the run: one point per
 // successful step that has I/O in the selected direction.
-func SeriesOf(sb *v1alpha1.StorageBenchmark, name string, sel Selector, unit Unit) Series {
+func (r *Run) Series(name string, sel Selector, unit Unit) Series {
 	s := Series{Name: name, Selector: sel, Points: []Point{}}
-	for i := range sb.Status.Steps {
-		st := &sb.Status.Steps[i]
-		if failed(st) {
+	for i := range r.Steps {
+		st := &r.Steps[i]
+		if st.Failed() {
 			continue
 		}
 		l, ok := sel.Of(st)
 		if !ok {
 			continue
 		}
-		s.Points = append(s.Points, Point{Index: st.Index, Load: unit.Achieved(st), LatencyMs: ms(l), Saturated: st.Saturated, Knee: st.Knee})
+		s.Points = append(s.Points, Point{Index: int32(st.Index), Load: unit.Achieved(st), LatencyMs: ms(l), Saturated: st.Saturated, Knee: st.Knee})
 	}
 	return s
 }
 
-// CurveSeries are the read and the write curve of a benchmark (those with
-// I/O) for a latency metric.
-func CurveSeries(sb *v1alpha1.StorageBenchmark, metric v1alpha1.LatencyMetric) []Series {
-	unit := UnitOf(sb)
+// CurveSeries are the read and the write curve of the run (those with I/O)
+// for a latency metric; empty means the Target's metric.
+func (r *Run) CurveSeries(metric Metric) []Series {
+	if metric == "" {
+		metric = r.Target.Metric
+	}
 	var out []Series
-	for _, op := range []v1alpha1.Operation{"read", "write"} {
-		s := SeriesOf(sb, fmt.Sprintf("%s %s", op, metric), Selector{Metric: metric, Operation: op}, unit)
+	for _, op := range []Operation{"read", "write"} {
+		s := r.Series(fmt.Sprintf("%s %s", op, metric), Selector{Metric: metric, Operation: op}, r.Unit)
 		if len(s.Points) > 0 {
 			out = append(out, s)
 		}
@@ -253,90 +424,20 @@ func CurveSeries(sb *v1alpha1.StorageBenchmark, metric v1alpha1.LatencyMetric) [
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// condition returns the condition of a type, or nil.
-func condition(sb *v1alpha1.StorageBenchmark, t string) *readCondition {
-	for i := range sb.Status.Conditions {
-		c := &sb.Status.Conditions[i]
-		if c.Type == t {
-			return &readCondition{Status: string(c.Status), Reason: c.Reason, Message: c.Message}
+// ProfileName is the workload profile, or "custom" for explicit fields.
+func (r *Run) ProfileName() string {
+	if r.Profile != "" {
+		return r.Profile
+	}
+	return "custom"
+}
+
+// stepByIndex is the step of an index, or nil.
+func (r *Run) stepByIndex(i int) *Step {
+	for k := range r.Steps {
+		if r.Steps[k].Index == i {
+			return &r.Steps[k]
 		}
 	}
 	return nil
-}
-
-type readCondition struct{ Status, Reason, Message string }
-
-// State is where a benchmark's run is.
-type State string
-
-const (
-	// StatePending: the operator has not reported yet.
-	StatePending State = "Pending"
-	// StateRunning: preparing or running steps.
-	StateRunning State = "Running"
-	// StateComplete: the run ended successfully.
-	StateComplete State = "Complete"
-	// StateFailed: the run ended without completing.
-	StateFailed State = "Failed"
-)
-
-// StateOf reads the Complete and Failed conditions.
-func StateOf(sb *v1alpha1.StorageBenchmark) State {
-	if c := condition(sb, v1alpha1.ConditionFailed); c != nil && c.Status == "True" {
-		return StateFailed
-	}
-	if c := condition(sb, v1alpha1.ConditionComplete); c != nil && c.Status == "True" {
-		return StateComplete
-	}
-	if len(sb.Status.Conditions) == 0 {
-		return StatePending
-	}
-	return StateRunning
-}
-
-// SLOState is the SLOMet condition: "True", "False", or "" without
-// objectives (or before the run ended); reason and message with it.
-func SLOState(sb *v1alpha1.StorageBenchmark) (status, reason, message string) {
-	if c := condition(sb, v1alpha1.ConditionSLOMet); c != nil {
-		return c.Status, c.Reason, c.Message
-	}
-	return "", "", ""
-}
-
-// Phase is the Ready condition's reason (Preparing, Running, Completed or
-// a failure's reason), as kubectl get's Status column shows it.
-func Phase(sb *v1alpha1.StorageBenchmark) string {
-	if c := condition(sb, v1alpha1.ConditionReady); c != nil {
-		return c.Reason
-	}
-	return string(StatePending)
-}
-
-// FailureMessage is the Failed condition's reason and message when the run
-// failed, else "".
-func FailureMessage(sb *v1alpha1.StorageBenchmark) string {
-	if c := condition(sb, v1alpha1.ConditionFailed); c != nil && c.Status == "True" {
-		return c.Reason + ": " + c.Message
-	}
-	return ""
-}
-
-// className is the class benchmarked: the one recorded in status, else the
-// spec's.
-func className(sb *v1alpha1.StorageBenchmark) string {
-	if s := sb.Status.Storage; s != nil && s.StorageClassName != "" {
-		return s.StorageClassName
-	}
-	if c := sb.Spec.Storage.StorageClassName; c != nil {
-		return *c
-	}
-	return ""
-}
-
-// profileName is the workload profile, or "custom" for explicit fields.
-func profileName(sb *v1alpha1.StorageBenchmark) string {
-	if p := sb.Spec.Workload.Profile; p != "" {
-		return p
-	}
-	return "custom"
 }

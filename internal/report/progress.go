@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/duration"
 
-	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/numfmt"
 )
 
 // Progress is where a run is, for watch.
@@ -37,24 +37,20 @@ type Progress struct {
 	Message string
 }
 
-// ProgressOf estimates a run's progress at now.
-func ProgressOf(sb *v1alpha1.StorageBenchmark, now time.Time) Progress {
-	st := &sb.Status
+// Progress estimates the run's progress at now.
+func (r *Run) Progress(now time.Time) Progress {
 	p := Progress{
-		Phase: Phase(sb), State: StateOf(sb),
-		Finished: len(st.Steps), Planned: int(st.StepsPlanned),
-		ClientsReady: st.ClientsReady, ClientsTotal: st.ClientsTotal,
+		Phase: r.Phase, State: r.State,
+		Finished: len(r.Steps), Planned: r.StepsPlanned,
+		ClientsReady: r.ClientsReady, ClientsTotal: r.ClientsTotal,
+		Message: r.Message,
 	}
-	if c := condition(sb, v1alpha1.ConditionReady); c != nil {
-		p.Message = c.Message
+	if r.CurrentStep >= 0 {
+		p.Current = r.CurrentStep + 1
 	}
-	if st.CurrentStep != nil {
-		p.Current = int(*st.CurrentStep) + 1
-	}
-	if n := len(st.Steps); n > 0 {
-		last := &st.Steps[n-1]
-		u := UnitOf(sb)
-		p.Last = u.Format(u.Achieved(last))
+	if n := len(r.Steps); n > 0 {
+		last := &r.Steps[n-1]
+		p.Last = r.Unit.Format(r.Unit.Achieved(last))
 	}
 	if p.State == StateComplete || p.State == StateFailed {
 		p.LeftKnown, p.Current = true, 0
@@ -68,17 +64,16 @@ func ProgressOf(sb *v1alpha1.StorageBenchmark, now time.Time) Progress {
 	if p.Planned == 0 {
 		return p
 	}
-	measure, ramp := StepLength(sb)
-	per := measure + ramp
+	per := r.StepDuration + r.RampTime
 	// The running step started when the previous one ended, or at the
 	// run's start.
 	var elapsed time.Duration
 	if p.Current > 0 {
 		var since time.Time
-		if n := len(st.Steps); n > 0 {
-			since = st.Steps[n-1].StartTime.Add(per)
-		} else if st.StartTime != nil {
-			since = st.StartTime.Time
+		if n := len(r.Steps); n > 0 {
+			since = r.Steps[n-1].StartTime.Add(per)
+		} else {
+			since = r.Started
 		}
 		if !since.IsZero() {
 			elapsed = min(max(now.Sub(since), 0), per)
@@ -114,7 +109,7 @@ func (p Progress) Line() string {
 	if p.State == StateRunning && p.Current == 0 && p.ClientsTotal > 0 && p.Finished == 0 {
 		parts = append(parts, fmt.Sprintf("clients %d/%d ready", p.ClientsReady, p.ClientsTotal))
 	}
-	parts = append(parts, Bar(p.Fraction, 24), fmt.Sprintf("%3.0f %%", p.Fraction*100))
+	parts = append(parts, Bar(p.Fraction, 24), fmt.Sprintf("%5s", numfmt.Percent(p.Fraction*100, 0)))
 	if p.State == StateRunning && p.LeftKnown {
 		left := "~" + duration.HumanDuration(p.Left) + " left"
 		if p.Current == 0 && p.Finished == 0 {

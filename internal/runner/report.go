@@ -1,14 +1,15 @@
 package runner
 
 import (
-	"fmt"
+	"context"
+	"errors"
 	"io"
-	"strings"
-	"text/tabwriter"
+	"time"
 
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/plan"
-	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/internal/report"
+	"github.com/storagebench/storagebench/internal/workload"
 )
 
 // Analyze runs the curve analysis over a conducted run.
@@ -20,72 +21,54 @@ func Analyze(out *Outcome, opts analysis.Options, slos []analysis.Objective) (an
 	return analysis.Analyze(in, opts, slos)
 }
 
-// WriteReport prints the per-step table, as the published reports lay it
-// out, and the run's summary.
-func WriteReport(w io.Writer, out *Outcome, res analysis.Result) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "step\toffered\tread IOPS\twrite IOPS\tMiB/s\tread mean\tread p99\twrite mean\twrite p99\tskew\t\t")
+// Report is a local run as internal/report renders a benchmark: the plan,
+// the steps conducted with the analysis' marks, the summary and how the run
+// ended. opts are the options res was analysed with; runErr is the error
+// the run ended with (nil: it completed). started and ended bound the run
+// (zero: unknown).
+func (l *Local) Report(out *Outcome, runErr error, opts analysis.Options, res analysis.Result, started, ended time.Time) *report.Run {
+	opts = opts.WithDefaults()
+	r := &report.Run{
+		Name: l.Name, Profile: l.Profile,
+		Phase: "Completed", State: report.StateComplete,
+		Unit: report.UnitOfLoad(l.Load), Target: report.SelectorOf(opts.TargetSelector), LatencyTarget: opts.LatencyTarget,
+		Clients: l.Topology.Clients, JobsPerClient: l.Topology.JobsPerClient,
+		LoadKind: report.LoadKindOf(l.Load), StepDuration: l.Load.StepDuration, RampTime: l.Load.RampTime,
+		StepsPlanned: plan.TotalSteps(l.Load), CurrentStep: -1,
+		Started: started, Ended: ended,
+		SLOs: report.SLOsOf(res.SLOs),
+	}
+	if l.Workload != (workload.Spec{}) {
+		w := l.Workload
+		r.Workload = &w
+	}
 	for i, s := range out.Steps {
-		a := s.Aggregate
-		var flags []string
+		var v analysis.StepAnalysis
 		if i < len(res.Steps) {
-			if res.Steps[i].Saturated {
-				flags = append(flags, "saturated")
-			}
-			if res.Steps[i].Knee {
-				flags = append(flags, "knee")
-			}
+			v = res.Steps[i]
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t\n", i+1, offered(s.Step),
-			analysis.FormatCount(a.Read.IOPS), analysis.FormatCount(a.Write.IOPS), a.Total.BytesPerSec/(1<<20),
-			lat(a.Read.Latency, "mean"), lat(a.Read.Latency, "p99"),
-			lat(a.Write.Latency, "mean"), lat(a.Write.Latency, "p99"),
-			a.StartSkew.Round(100_000), strings.Join(flags, ","))
+		r.Steps = append(r.Steps, report.StepOf(s.Step, s.StartAt, s.Aggregate, v))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	sum := res.Summary
-	fmt.Fprintf(w, "\npeak: %s IOPS (step %d), %.1f MiB/s (step %d), latency at peak %s\n",
-		analysis.FormatCount(sum.PeakIOPS), sum.PeakIOPSStep+1, sum.PeakBytesPerSec/(1<<20), sum.PeakBytesStep+1, analysis.FormatLatency(sum.LatencyAtPeakNs))
-	if sum.AtTarget != nil {
-		fmt.Fprintf(w, "performance at the latency target: %s IOPS at %s (step %d)\n",
-			analysis.FormatCount(sum.AtTarget.IOPS), analysis.FormatLatency(sum.AtTarget.LatencyNs), sum.AtTarget.Step+1)
-	} else {
-		fmt.Fprintln(w, "performance at the latency target: no step was at or below the target")
-	}
-	if sum.KneeStep >= 0 {
-		fmt.Fprintf(w, "knee: step %d\n", sum.KneeStep+1)
-	}
-	for _, s := range res.SLOs {
-		fmt.Fprintf(w, "SLO %s: %s — %s\n", s.Name, s.Verdict, s.Reason)
-	}
+	r.Summary = report.SummaryOf(res.Summary, r.Steps)
 	if out.Stop != nil {
-		fmt.Fprintf(w, "ended: %s\n", out.Stop.Message)
+		r.StopReason = out.Stop.Message
 	}
-	if out.Failure != "" {
-		fmt.Fprintf(w, "FAILED: %s\n", out.Failure)
+	r.Failure = out.Failure
+	if r.Failure == "" && runErr != nil {
+		r.Failure = runErr.Error()
 	}
-	return nil
+	if r.Failure != "" {
+		r.Phase, r.State = "Failed", report.StateFailed
+		if errors.Is(runErr, ErrInterrupted) || errors.Is(runErr, context.Canceled) {
+			r.Phase = "Interrupted"
+		}
+	}
+	return r
 }
 
-func offered(s plan.Step) string {
-	switch {
-	case s.OfferedIOPS > 0:
-		return analysis.FormatCount(float64(s.OfferedIOPS)) + " IOPS"
-	case s.OfferedBytesPerSec > 0:
-		return fmt.Sprintf("%.0f MiB/s", float64(s.OfferedBytesPerSec)/(1<<20))
-	case s.QueueDepthPerClient > 0:
-		return fmt.Sprintf("QD %d", s.QueueDepthPerClient)
-	default:
-		return "max"
-	}
-}
-
-func lat(s results.LatencySummary, metric string) string {
-	ns, ok := s.Metric(metric)
-	if !ok {
-		return "-"
-	}
-	return analysis.FormatLatency(ns)
+// WriteReport prints a local run as `kubectl storagebench status` prints a
+// benchmark: the run (name, state, workload, load, timing), one row per step
+// as the published reports lay it out, and the summary.
+func (l *Local) WriteReport(w io.Writer, out *Outcome, runErr error, opts analysis.Options, res analysis.Result, started, ended time.Time) error {
+	return l.Report(out, runErr, opts, res, started, ended).WriteStatus(w, ended)
 }

@@ -3,10 +3,9 @@ package trident
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
-	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/numfmt"
 )
 
 // ServiceLevel is a Google Cloud NetApp Volumes service level.
@@ -201,30 +200,14 @@ func SaturationNote(e Entitlement, achievedBytesPerSecond int64, saturated bool)
 // decimals (trailing zeros dropped) and thousands separators:
 // 6553600 => "6.25 MiB/s", 1572864000 => "1,500 MiB/s".
 func FormatMiBPerSecond(bytesPerSecond int64) string {
-	return formatUnits(bytesPerSecond, mib) + " MiB/s"
+	return numfmt.Quotient(bytesPerSecond, mib, 2) + " MiB/s"
 }
 
 // FormatCapacity renders bytes in TiB from 1 TiB up, else in GiB, with at
 // most two decimals: "100 GiB", "12 TiB", "1.5 TiB".
 func FormatCapacity(bytes int64) string {
 	if bytes >= tib {
-		return formatUnits(bytes, tib) + " TiB"
+		return numfmt.Quotient(bytes, tib, 2) + " TiB"
 	}
-	return formatUnits(bytes, gib) + " GiB"
-}
-
-// formatUnits renders v/unit rounded to two decimals, trailing zeros dropped,
-// with comma thousands separators; v is clamped at 0.
-func formatUnits(v, unit int64) string {
-	v = max(v, 0)
-	q, r := v/unit, v%unit
-	hundredths := (r*100 + unit/2) / unit // r < unit ≤ 2^40: no overflow
-	if hundredths == 100 {
-		q, hundredths = q+1, 0
-	}
-	s := analysis.GroupThousands(strconv.FormatInt(q, 10))
-	if hundredths == 0 {
-		return s
-	}
-	return s + "." + strings.TrimRight(fmt.Sprintf("%02d", hundredths), "0")
+	return numfmt.Quotient(bytes, gib, 2) + " GiB"
 }

@@ -1,4 +1,10 @@
-package report
+// Package figure draws a run's ops–latency curve (and compared runs'
+// curves) with gonum/plot, and renders the reports that embed it: PNG, SVG,
+// and Markdown and HTML pages with the step table and summary of package
+// report. It is apart from package report because gonum/plot links its
+// fonts into every binary that imports it: the runner, which prints runs
+// through package report, has no use for figures.
+package figure
 
 import (
 	"bytes"
@@ -20,8 +26,8 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/storagebench/storagebench/api/v1alpha1"
-	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/numfmt"
+	"github.com/storagebench/storagebench/internal/report"
 )
 
 // Colours of the chart elements. Tests look for the series colours in the
@@ -52,18 +58,15 @@ var (
 	colorGrid    = color.RGBA{R: 0xdd, G: 0xdd, B: 0xdd, A: 0xff}
 )
 
-// Default image size in pixels and resolution: 8 × 5 inches at 150 dpi.
-const (
-	DefaultWidth  = 1200
-	DefaultHeight = 750
-	dpi           = 150
-)
+// dpi is the figures' resolution: report.DefaultWidth × DefaultHeight
+// pixels are 8 × 5 inches.
+const dpi = 150
 
 // chart is what a figure shows, before gonum/plot draws it.
 type chart struct {
 	title, subtitle string
 	xLabel, yLabel  string
-	unit            Unit
+	unit            report.Unit
 	series          []chartSeries
 	// target is the latency target line in ms (0: none) and its legend.
 	target      float64
@@ -76,27 +79,26 @@ type chart struct {
 type chartSeries struct {
 	name   string
 	color  color.RGBA
-	points []Point
+	points []report.Point
 }
 
 // curveChart is a report's figure: the read and write series of one
 // latency metric, the target line, the knee and saturated steps.
-func curveChart(sb *v1alpha1.StorageBenchmark, metric v1alpha1.LatencyMetric) chart {
-	unit := UnitOf(sb)
-	sel := TargetSelector(sb)
+func curveChart(r *report.Run, metric report.Metric) chart {
+	unit, sel := r.Unit, r.Target
 	if metric == "" {
 		metric = sel.Metric
 	}
 	c := chart{
-		title:       fmt.Sprintf("%s · class %s · profile %s", sb.Name, orDash(className(sb)), profileName(sb)),
-		subtitle:    subtitle(sb),
+		title:       fmt.Sprintf("%s · class %s · profile %s", r.Name, orDash(r.Class), r.ProfileName()),
+		subtitle:    subtitle(r),
 		xLabel:      xLabel(unit),
 		yLabel:      string(metric) + " latency (ms)",
 		unit:        unit,
-		target:      ms(LatencyTarget(sb)),
-		targetLabel: fmt.Sprintf("latency target %s (%s)", formatLatency(LatencyTarget(sb)), sel),
+		target:      ms(r.LatencyTarget),
+		targetLabel: fmt.Sprintf("latency target %s (%s)", numfmt.Duration(r.LatencyTarget), sel),
 	}
-	for _, s := range CurveSeries(sb, metric) {
+	for _, s := range r.CurveSeries(metric) {
 		col := ColorRead
 		if s.Selector.Operation == "write" {
 			col = ColorWrite
@@ -107,10 +109,10 @@ func curveChart(sb *v1alpha1.StorageBenchmark, metric v1alpha1.LatencyMetric) ch
 }
 
 // compareChart overlays one series per benchmark.
-func compareChart(sbs []v1alpha1.StorageBenchmark, sel Selector, unit Unit, target float64) chart {
-	names := make([]string, len(sbs))
-	for i := range sbs {
-		names[i] = sbs[i].Name
+func compareChart(runs []*report.Run, sel report.Selector, unit report.Unit, target float64) chart {
+	names := make([]string, len(runs))
+	for i, r := range runs {
+		names[i] = r.Name
 	}
 	c := chart{
 		title:       "ops–latency: " + strings.Join(names, " vs "),
@@ -119,53 +121,51 @@ func compareChart(sbs []v1alpha1.StorageBenchmark, sel Selector, unit Unit, targ
 		yLabel:      sel.String() + " (ms)",
 		unit:        unit,
 		target:      target,
-		targetLabel: fmt.Sprintf("latency target %s", formatLatency(durationMs(target))),
+		targetLabel: fmt.Sprintf("latency target %s", numfmt.Duration(durationMs(target))),
 		overlay:     true,
 	}
-	for i := range sbs {
-		sb := &sbs[i]
-		name := fmt.Sprintf("%s (%s, %s)", sb.Name, orDash(className(sb)), profileName(sb))
+	for i, r := range runs {
+		name := fmt.Sprintf("%s (%s, %s)", r.Name, orDash(r.Class), r.ProfileName())
 		c.series = append(c.series, chartSeries{
 			name:   name,
 			color:  ComparePalette[i%len(ComparePalette)],
-			points: SeriesOf(sb, name, sel, unit).Points,
+			points: r.Series(name, sel, unit).Points,
 		})
 	}
 	return c
 }
 
-func xLabel(u Unit) string {
-	if u == UnitMiBps {
+func xLabel(u report.Unit) string {
+	if u == report.UnitMiBps {
 		return "achieved throughput (MiB/s, reads + writes)"
 	}
 	return "achieved IOPS (reads + writes)"
 }
 
-func subtitle(sb *v1alpha1.StorageBenchmark) string {
+func subtitle(r *report.Run) string {
 	var parts []string
-	if w := sb.Status.Workload; w != nil {
-		parts = append(parts, fmt.Sprintf("%s %s, %d %% reads, iodepth %d", sizeString(w.BlockSizeBytes), w.Pattern, w.ReadPercent, w.IODepth))
+	if w := r.Workload; w != nil {
+		parts = append(parts, fmt.Sprintf("%s %s, %s reads, iodepth %d", numfmt.Size(w.BlockSizeBytes), w.Pattern, numfmt.Percent(float64(w.ReadPercent), 0), w.IODepth))
 	}
-	c := sb.Spec.Clients
-	parts = append(parts, fmt.Sprintf("%d clients × %d jobs", max(c.Count, 1), max(c.JobsPerClient, 1)))
-	if s := sb.Status.Storage; s != nil {
+	parts = append(parts, fmt.Sprintf("%d clients × %d jobs", max(r.Clients, 1), max(r.JobsPerClient, 1)))
+	if s := r.Storage; s != nil {
 		st := ""
 		if s.Driver != "" {
 			st = s.Driver
 		} else if s.Provisioner != "" {
 			st = s.Provisioner
 		}
-		if s.Capacity != nil {
-			st = strings.TrimSpace(st + " " + s.Capacity.String())
+		if s.Capacity != "" {
+			st = strings.TrimSpace(st + " " + s.Capacity)
 		}
 		if st != "" {
 			parts = append(parts, st)
 		}
 	}
-	if t := sb.Status.StartTime; t != nil {
-		parts = append(parts, t.UTC().Format("2006-01-02"))
+	if !r.Started.IsZero() {
+		parts = append(parts, r.Started.UTC().Format("2006-01-02"))
 	}
-	if p := Phase(sb); p != "Completed" {
+	if p := r.Phase; p != "Completed" {
 		parts = append(parts, p)
 	}
 	return strings.Join(parts, " · ")
@@ -179,6 +179,8 @@ func orDash(s string) string {
 }
 
 func durationMs(v float64) time.Duration { return time.Duration(math.Round(v * 1e6)) }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // fonts of the figure.
 func fontOf(size vg.Length, bold bool) font.Font {
@@ -373,7 +375,7 @@ func (c *chart) draw(cv vg.CanvasSizer) error {
 
 // pngOf renders a chart as a PNG of w × h pixels.
 func (c *chart) png(w, h int) ([]byte, error) {
-	w, h = sizeOr(w, DefaultWidth), sizeOr(h, DefaultHeight)
+	w, h = sizeOr(w, report.DefaultWidth), sizeOr(h, report.DefaultHeight)
 	cv := vgimg.NewWith(vgimg.UseWH(pixels(w), pixels(h)), vgimg.UseDPI(dpi))
 	if err := c.draw(cv); err != nil {
 		return nil, err
@@ -387,7 +389,7 @@ func (c *chart) png(w, h int) ([]byte, error) {
 
 // svg renders a chart as SVG of the same size in points as the PNG.
 func (c *chart) svg(w, h int) ([]byte, error) {
-	w, h = sizeOr(w, DefaultWidth), sizeOr(h, DefaultHeight)
+	w, h = sizeOr(w, report.DefaultWidth), sizeOr(h, report.DefaultHeight)
 	cv := vgsvg.NewWith(vgsvg.UseWH(pixels(w), pixels(h)))
 	if err := c.draw(cv); err != nil {
 		return nil, err
@@ -455,10 +457,7 @@ func tickLabel(v, step float64) string {
 		decimals++
 	}
 	v = math.Round(v*math.Pow10(decimals)) / math.Pow10(decimals)
-	if decimals == 0 {
-		return analysis.FormatCount(v)
-	}
-	return strconv.FormatFloat(v, 'f', decimals, 64)
+	return numfmt.Fixed(v, decimals)
 }
 
 // ringGlyph is a circle outline of a given line width (gonum's RingGlyph

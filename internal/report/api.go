@@ -1,0 +1,367 @@
+package report
+
+// The adapter from the API: a StorageBenchmark as the core model (FromAPI),
+// and the entry points the kubectl plugin calls with StorageBenchmarks.
+// Besides Decode (load.go), this is the only file of the package that knows
+// api/v1alpha1; everything else renders a Run.
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/workload"
+)
+
+// FromAPI is the core model of a StorageBenchmark: its spec's plan and
+// what its status recorded.
+func FromAPI(sb *v1alpha1.StorageBenchmark) *Run {
+	st := &sb.Status
+	r := &Run{
+		Name: sb.Name, Namespace: sb.Namespace, Created: sb.CreationTimestamp.Time,
+		Class: className(sb), Profile: sb.Spec.Workload.Profile,
+		Phase: Phase(sb), State: StateOf(sb), Failure: FailureMessage(sb),
+		Unit: unitOf(sb), Target: targetSelector(sb), LatencyTarget: latencyTarget(sb),
+		Workload: workloadOf(st.Workload),
+		Clients:  sb.Spec.Clients.Count, JobsPerClient: sb.Spec.Clients.JobsPerClient,
+		LoadKind: LoadRate, StepDuration: sb.Spec.Load.StepDuration.Duration, RampTime: 5 * time.Second,
+		StepsPlanned: int(st.StepsPlanned), CurrentStep: -1, ProgressText: st.Progress,
+		ClientsReady: st.ClientsReady, ClientsTotal: st.ClientsTotal,
+		Storage:    storageOf(st.Storage),
+		SLOs:       slosOf(st.SLOs),
+		StopReason: st.StopReason,
+	}
+	if c := condition(sb, v1alpha1.ConditionReady); c != nil {
+		r.Message = c.Message
+	}
+	r.SLOStatus, r.SLOReason, _ = SLOState(sb)
+	if c := condition(sb, v1alpha1.ConditionStorageWarning); c != nil && c.Status == metav1.ConditionTrue {
+		r.StorageWarning = c.Reason + ": " + c.Message
+	}
+	switch {
+	case sb.Spec.Load.QueueDepth != nil:
+		r.LoadKind = LoadQueueDepth
+	case sb.Spec.Load.Curve != nil:
+		r.LoadKind = LoadCurve
+	}
+	// The API's defaults: steps of 60 s with a 5 s ramp.
+	if r.StepDuration <= 0 {
+		r.StepDuration = time.Minute
+	}
+	if ramp := sb.Spec.Load.RampTime; ramp != nil {
+		r.RampTime = ramp.Duration
+	}
+	if st.CurrentStep != nil {
+		r.CurrentStep = int(*st.CurrentStep)
+	}
+	if st.StartTime != nil {
+		r.Started = st.StartTime.Time
+	}
+	if st.CompletionTime != nil {
+		r.Ended = st.CompletionTime.Time
+	}
+	for i := range st.Steps {
+		r.Steps = append(r.Steps, stepOfAPI(&st.Steps[i]))
+	}
+	r.Summary = summaryOfAPI(st.Summary, r.Steps)
+	return r
+}
+
+// unitOf is the unit a benchmark offered its load in: MiBps for a rate or
+// curve in MiBps, IOPS otherwise (queue-depth steps included).
+func unitOf(sb *v1alpha1.StorageBenchmark) Unit {
+	l := sb.Spec.Load
+	if (l.Rate != nil && l.Rate.Unit == "MiBps") || (l.Curve != nil && l.Curve.Unit == "MiBps") {
+		return UnitMiBps
+	}
+	return UnitIOPS
+}
+
+// targetSelector is the latency figure a benchmark's analysis compares with
+// its latency target (spec.analysis.targetLatency; default mean, total).
+func targetSelector(sb *v1alpha1.StorageBenchmark) Selector {
+	t := sb.Spec.Analysis.TargetLatency
+	return Selector{Metric: Metric(t.Metric), Operation: Operation(t.Operation)}.orDefault()
+}
+
+// latencyTarget is the benchmark's latency target: status.summary's, else
+// spec.analysis.latencyTarget, else the API default of 1 ms.
+func latencyTarget(sb *v1alpha1.StorageBenchmark) time.Duration {
+	if s := sb.Status.Summary; s != nil && s.LatencyTarget != nil && s.LatencyTarget.Duration > 0 {
+		return s.LatencyTarget.Duration
+	}
+	if t := sb.Spec.Analysis.LatencyTarget.Duration; t > 0 {
+		return t
+	}
+	return time.Millisecond
+}
+
+// condition returns the condition of a type, or nil.
+func condition(sb *v1alpha1.StorageBenchmark, t string) *metav1.Condition {
+	for i := range sb.Status.Conditions {
+		if sb.Status.Conditions[i].Type == t {
+			return &sb.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// StateOf reads the Complete and Failed conditions.
+func StateOf(sb *v1alpha1.StorageBenchmark) State {
+	if c := condition(sb, v1alpha1.ConditionFailed); c != nil && c.Status == metav1.ConditionTrue {
+		return StateFailed
+	}
+	if c := condition(sb, v1alpha1.ConditionComplete); c != nil && c.Status == metav1.ConditionTrue {
+		return StateComplete
+	}
+	if len(sb.Status.Conditions) == 0 {
+		return StatePending
+	}
+	return StateRunning
+}
+
+// SLOState is the SLOMet condition: "True", "False", or "" without
+// objectives (or before the run ended); reason and message with it.
+func SLOState(sb *v1alpha1.StorageBenchmark) (status, reason, message string) {
+	if c := condition(sb, v1alpha1.ConditionSLOMet); c != nil {
+		return string(c.Status), c.Reason, c.Message
+	}
+	return "", "", ""
+}
+
+// Phase is the Ready condition's reason (Preparing, Running, Completed or
+// a failure's reason), as kubectl get's Status column shows it.
+func Phase(sb *v1alpha1.StorageBenchmark) string {
+	if c := condition(sb, v1alpha1.ConditionReady); c != nil {
+		return c.Reason
+	}
+	return string(StatePending)
+}
+
+// FailureMessage is the Failed condition's reason and message when the run
+// failed, else "".
+func FailureMessage(sb *v1alpha1.StorageBenchmark) string {
+	if c := condition(sb, v1alpha1.ConditionFailed); c != nil && c.Status == metav1.ConditionTrue {
+		return c.Reason + ": " + c.Message
+	}
+	return ""
+}
+
+// className is the class benchmarked: the one recorded in status, else the
+// spec's.
+func className(sb *v1alpha1.StorageBenchmark) string {
+	if s := sb.Status.Storage; s != nil && s.StorageClassName != "" {
+		return s.StorageClassName
+	}
+	if c := sb.Spec.Storage.StorageClassName; c != nil {
+		return *c
+	}
+	return ""
+}
+
+func workloadOf(w *v1alpha1.ResolvedWorkload) *workload.Spec {
+	if w == nil {
+		return nil
+	}
+	return &workload.Spec{
+		BlockSizeBytes: w.BlockSizeBytes, ReadPercent: w.ReadPercent, Pattern: workload.Pattern(w.Pattern),
+		IODepth: w.IODepth, IOEngine: workload.IOEngine(w.IOEngine), Direct: w.Direct,
+		WorkingSetBytesPerClient: w.WorkingSetBytesPerClient, CompressPercent: w.CompressPercent,
+	}
+}
+
+func stepOfAPI(s *v1alpha1.StepStatus) Step {
+	st := Step{
+		Index: int(s.Index), OfferedIOPS: s.OfferedIOPS, OfferedBytesPerSec: s.OfferedBytesPerSecond,
+		QueueDepthPerClient: s.QueueDepthPerClient, PercentOfMax: s.PercentOfMax, Unthrottled: s.Unthrottled,
+		StartTime: s.StartTime.Time, StartSkew: s.StartSkew.Duration,
+		AchievedIOPS: float64(s.AchievedIOPS), AchievedBytesPerSec: float64(s.AchievedBytesPerSecond),
+		Read: directionOfAPI(s.Read), Write: directionOfAPI(s.Write),
+		Saturated: s.Saturated, Knee: s.Knee, Interrupted: s.Interrupted, Errors: s.Errors,
+	}
+	if s.Latency != nil {
+		l := latencyOfAPI(s.Latency)
+		st.Latency = &l
+	}
+	return st
+}
+
+func latencyOfAPI(l *v1alpha1.LatencyStatus) Latency {
+	return Latency{Mean: l.Mean.Duration, P50: l.P50.Duration, P90: l.P90.Duration, P99: l.P99.Duration, P999: l.P999.Duration}
+}
+
+func directionOfAPI(o *v1alpha1.OperationStatus) *Direction {
+	if o == nil {
+		return nil
+	}
+	return &Direction{IOPS: float64(o.IOPS), BytesPerSec: float64(o.BytesPerSecond), Latency: latencyOfAPI(&o.Latency)}
+}
+
+func summaryOfAPI(s *v1alpha1.SummaryStatus, steps []Step) *Summary {
+	if s == nil {
+		return nil
+	}
+	out := &Summary{
+		PeakIOPS: float64(s.PeakIOPS), PeakIOPSStep: indexOr(s.PeakIOPSStep),
+		PeakBytesPerSec: float64(s.PeakBytesPerSecond), PeakBytesStep: peakBytesStep(steps),
+		KneeStep: indexOr(s.KneeStep),
+	}
+	if d := s.LatencyAtPeak; d != nil {
+		out.LatencyAtPeak = d.Duration
+	}
+	if d := s.P99LatencyAtPeak; d != nil {
+		out.P99LatencyAtPeak = d.Duration
+	}
+	if a := s.AtTarget; a != nil {
+		out.AtTarget = &AtTarget{Step: int(a.Step), IOPS: float64(a.IOPS), BytesPerSec: float64(a.BytesPerSecond), Latency: a.Latency.Duration}
+	}
+	return out
+}
+
+func indexOr(i *int32) int {
+	if i == nil {
+		return -1
+	}
+	return int(*i)
+}
+
+// peakBytesStep is the index of the successful step with the highest
+// achieved bandwidth, or -1 (status records the peak, not its step).
+func peakBytesStep(steps []Step) int {
+	best, bytes := -1, 0.0
+	for i := range steps {
+		s := &steps[i]
+		if !s.Failed() && s.AchievedBytesPerSec > bytes {
+			best, bytes = s.Index, s.AchievedBytesPerSec
+		}
+	}
+	return best
+}
+
+func slosOf(slos []v1alpha1.SLOStatus) []SLO {
+	var out []SLO
+	for _, s := range slos {
+		out = append(out, SLO{Name: s.Name, Verdict: string(s.Verdict), Message: s.Message})
+	}
+	return out
+}
+
+func storageOf(s *v1alpha1.StorageStatus) *Storage {
+	if s == nil {
+		return nil
+	}
+	out := &Storage{
+		Class: s.StorageClassName, Provisioner: s.Provisioner, Driver: s.Driver,
+		Claims: s.Claims, ClaimsBound: s.ClaimsBound, VolumeMode: s.VolumeMode, AccessMode: s.AccessMode,
+		VolumesOmitted: s.VolumesOmitted,
+	}
+	if s.Capacity != nil {
+		out.Capacity = s.Capacity.String()
+	}
+	if b := s.Backend; b != nil {
+		out.Backend = &Backend{Name: b.Name, Driver: b.Driver, Version: b.Version, State: b.State}
+	}
+	for _, m := range s.Mounts {
+		out.Mounts = append(out.Mounts, Mount{FSType: m.FSType, Options: m.Options, Clients: m.Clients})
+	}
+	for _, v := range s.Volumes {
+		vol := Volume{Claim: v.Claim, PersistentVolume: v.PersistentVolume, Pool: v.Pool, QoSPolicy: v.QoSPolicy,
+			ServiceLevel: v.ServiceLevel, TieringPolicy: v.TieringPolicy}
+		if v.Capacity != nil {
+			vol.Capacity = v.Capacity.String()
+		}
+		out.Volumes = append(out.Volumes, vol)
+	}
+	if e := s.Entitlement; e != nil {
+		out.Entitlement = &Entitlement{ServiceLevel: e.ServiceLevel, ThroughputBytesPerSec: e.ThroughputBytesPerSecond,
+			PeakPercent: e.PeakPercent, Message: e.Message, SaturationNote: e.SaturationNote}
+	}
+	return out
+}
+
+// Entry points with StorageBenchmarks, for the kubectl plugin.
+
+// WriteStatus prints what `kubectl storagebench status` shows for a
+// benchmark (Run.WriteStatus).
+func WriteStatus(w io.Writer, sb *v1alpha1.StorageBenchmark, now time.Time) error {
+	return FromAPI(sb).WriteStatus(w, now)
+}
+
+// ListTable is what `kubectl storagebench list` prints (ListTableOf).
+func ListTable(items []v1alpha1.StorageBenchmark, now time.Time, withNamespace bool) Table {
+	runs := make([]*Run, len(items))
+	for i := range items {
+		runs[i] = FromAPI(&items[i])
+	}
+	return ListTableOf(runs, now, withNamespace)
+}
+
+// ProgressOf estimates a benchmark's progress at now (Run.Progress).
+func ProgressOf(sb *v1alpha1.StorageBenchmark, now time.Time) Progress {
+	return FromAPI(sb).Progress(now)
+}
+
+// WriteDocument writes the JSON report of a benchmark (DocumentOf),
+// indented, with a final newline.
+func WriteDocument(w io.Writer, sb *v1alpha1.StorageBenchmark, o Options) error {
+	b, err := json.MarshalIndent(DocumentOf(sb, o), "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// Compare resolves a comparison of benchmarks (at least one): CompareRuns
+// of their runs.
+func Compare(sbs []v1alpha1.StorageBenchmark, o Options) (*Comparison, error) {
+	runs := make([]*Run, len(sbs))
+	for i := range sbs {
+		runs[i] = FromAPI(&sbs[i])
+	}
+	return CompareRuns(runs, o)
+}
+
+// Document is the JSON report: the benchmark, the plotted series and the
+// recorded steps, summary and verdicts.
+type Document struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+	Class     string `json:"storageClass,omitempty"`
+	Profile   string `json:"profile"`
+	// Status is the Ready condition's reason.
+	Status string `json:"status"`
+	// Unit of the series' load.
+	Unit Unit `json:"unit"`
+	// TargetLatency is the figure compared with LatencyTargetMs.
+	TargetLatency   Selector `json:"targetLatency"`
+	LatencyTargetMs float64  `json:"latencyTargetMs"`
+	// Series are the plotted curves (read and write).
+	Series []Series `json:"series"`
+	// Steps, Summary and SLOs are the status' own.
+	Steps      []v1alpha1.StepStatus   `json:"steps"`
+	Summary    *v1alpha1.SummaryStatus `json:"summary,omitempty"`
+	SLOs       []v1alpha1.SLOStatus    `json:"slos,omitempty"`
+	StopReason string                  `json:"stopReason,omitempty"`
+}
+
+// DocumentOf builds the JSON report of a benchmark.
+func DocumentOf(sb *v1alpha1.StorageBenchmark, o Options) Document {
+	r := FromAPI(sb)
+	d := Document{
+		Name: r.Name, Namespace: r.Namespace, Class: r.Class, Profile: r.ProfileName(),
+		Status: r.Phase, Unit: r.Unit, TargetLatency: r.Target, LatencyTargetMs: ms(r.LatencyTarget),
+		Series: r.CurveSeries(o.Metric), Steps: sb.Status.Steps, Summary: sb.Status.Summary, SLOs: sb.Status.SLOs,
+		StopReason: sb.Status.StopReason,
+	}
+	if d.Series == nil {
+		d.Series = []Series{}
+	}
+	if d.Steps == nil {
+		d.Steps = []v1alpha1.StepStatus{}
+	}
+	return d
+}

@@ -1,0 +1,173 @@
+package figure
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/storagebench/storagebench/internal/report"
+)
+
+// PNG renders the run's ops–latency curve.
+func PNG(r *report.Run, o report.Options) ([]byte, error) {
+	c := curveChart(r, o.Metric)
+	return c.png(o.Width, o.Height)
+}
+
+// SVG renders the run's ops–latency curve.
+func SVG(r *report.Run, o report.Options) ([]byte, error) {
+	c := curveChart(r, o.Metric)
+	return c.svg(o.Width, o.Height)
+}
+
+// Render writes the run's report in a format: md, html, svg or png (the
+// JSON document is report.WriteDocument's).
+func Render(w io.Writer, r *report.Run, f report.Format, o report.Options) error {
+	switch f {
+	case report.FormatPNG:
+		b, err := PNG(r, o)
+		return writeBytes(w, b, err)
+	case report.FormatSVG:
+		b, err := SVG(r, o)
+		return writeBytes(w, b, err)
+	case report.FormatMarkdown:
+		return markdown(w, r, o)
+	case report.FormatHTML:
+		return htmlPage(w, r, o)
+	}
+	return fmt.Errorf("report: unsupported format %q", f)
+}
+
+func writeBytes(w io.Writer, b []byte, err error) error {
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// imageMarkdown is the Markdown image of a figure: a reference to ref, or
+// the PNG inline as a data URI.
+func imageMarkdown(alt, ref string, png func() ([]byte, error)) (string, error) {
+	if ref == "" {
+		b, err := png()
+		if err != nil {
+			return "", err
+		}
+		ref = "data:image/png;base64," + base64.StdEncoding.EncodeToString(b)
+	}
+	return fmt.Sprintf("![%s](%s)", alt, ref), nil
+}
+
+func markdown(w io.Writer, r *report.Run, o report.Options) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# %s: ops–latency curve\n\n", r.Name)
+	fmt.Fprintf(&b, "- **class** %s · **profile** %s · **status** %s\n", orDash(r.Class), r.ProfileName(), r.Phase)
+	fmt.Fprintf(&b, "- **workload** %s\n", r.WorkloadLine())
+	fmt.Fprintf(&b, "- **load** %s\n", r.LoadLine())
+	for i, l := range r.StorageLines() {
+		if i == 0 {
+			fmt.Fprintf(&b, "- **storage** %s\n", l)
+		} else {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+	}
+	img, err := imageMarkdown("ops–latency curve of "+r.Name, o.ImageRef, func() ([]byte, error) { return PNG(r, o) })
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(&b, "\n%s\n\n## Steps\n\n", img)
+	t := r.StepTable()
+	if err := t.Markdown(&b); err != nil {
+		return err
+	}
+	b.WriteString("\n## Summary\n\n")
+	for _, l := range r.SummaryLines() {
+		fmt.Fprintf(&b, "- %s\n", l)
+	}
+	_, err = w.Write(b.Bytes())
+	return err
+}
+
+var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{{.Title}}</title>
+<style>
+body { font-family: "Liberation Sans", Arial, Helvetica, sans-serif; color: #222; margin: 2em auto; max-width: 1200px; padding: 0 1em; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.5em; }
+.meta { color: #555; }
+figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; }
+table { border-collapse: collapse; font-size: 0.9em; }
+th, td { padding: 0.3em 0.7em; border-bottom: 1px solid #ddd; text-align: left; }
+th.num, td.num { text-align: right; font-variant-numeric: tabular-nums; }
+thead th { border-bottom: 2px solid #999; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+{{range .Meta}}<p class="meta">{{.}}</p>
+{{end}}<figure>
+{{.Figure}}
+</figure>
+{{range .Tables}}<h2>{{.Heading}}</h2>
+{{.Table}}{{end}}{{if .Summary}}<h2>Summary</h2>
+<ul>
+{{range .Summary}}<li>{{.}}</li>
+{{end}}</ul>
+{{end}}</body>
+</html>
+`))
+
+type pageTable struct {
+	Heading string
+	Table   template.HTML
+}
+
+type page struct {
+	Title   string
+	Meta    []string
+	Figure  template.HTML
+	Tables  []pageTable
+	Summary []string
+}
+
+// inlineSVG strips the XML prolog so that the SVG can sit in HTML.
+func inlineSVG(svg []byte) template.HTML {
+	s := string(svg)
+	if i := strings.Index(s, "<svg"); i >= 0 {
+		s = s[i:]
+	}
+	return template.HTML(s) // gonum/plot escapes its text
+}
+
+func tableHTML(t report.Table) (template.HTML, error) {
+	var b bytes.Buffer
+	if err := t.HTML(&b); err != nil {
+		return "", err
+	}
+	return template.HTML(b.String()), nil // Table.HTML escapes every cell
+}
+
+func htmlPage(w io.Writer, r *report.Run, o report.Options) error {
+	svg, err := SVG(r, o)
+	if err != nil {
+		return err
+	}
+	steps, err := tableHTML(r.StepTable())
+	if err != nil {
+		return err
+	}
+	p := page{
+		Title:   r.Name + ": ops–latency curve",
+		Meta:    append([]string{fmt.Sprintf("class %s · profile %s · status %s", orDash(r.Class), r.ProfileName(), r.Phase), r.WorkloadLine(), r.LoadLine()}, r.StorageLines()...),
+		Figure:  inlineSVG(svg),
+		Tables:  []pageTable{{Heading: "Steps", Table: steps}},
+		Summary: r.SummaryLines(),
+	}
+	return pageTemplate.Execute(w, p)
+}
