@@ -295,12 +295,13 @@ var (
 	RunsCompleted = prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "runs_completed_total", Help: "Runs that completed."})
 	// RunsFailed counts failed runs by reason.
 	RunsFailed = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "runs_failed_total", Help: "Runs that failed, by the Failed condition's reason."}, []string{LabelReason})
-	// ReconcileErrors counts reconciles that returned an error.
-	ReconcileErrors = prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "reconcile_errors_total", Help: "Reconciles of a StorageBenchmark that returned an error."})
 )
 
+// counters are the operator's own counters. Reconcile errors are not among
+// them: controller-runtime counts those as
+// controller_runtime_reconcile_errors_total{controller="storagebenchmark"}.
 func counters() []prometheus.Collector {
-	return []prometheus.Collector{RunsStarted, RunsCompleted, RunsFailed, ReconcileErrors}
+	return []prometheus.Collector{RunsStarted, RunsCompleted, RunsFailed}
 }
 
 var (

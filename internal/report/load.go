@@ -1,26 +1,36 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"regexp"
+	"io"
 
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 )
-
-// docSeparator splits a YAML stream into documents.
-var docSeparator = regexp.MustCompile(`(?m)^---[ \t]*$`)
 
 // Decode reads saved StorageBenchmarks: `kubectl get sbench NAME -o yaml`
 // (or -o json), a List of them (`kubectl get sbench -o yaml`), or several
 // YAML documents separated by "---".
 func Decode(data []byte) ([]v1alpha1.StorageBenchmark, error) {
 	var out []v1alpha1.StorageBenchmark
-	for i, doc := range docSeparator.Split(string(data), -1) {
-		if len(bytes.TrimSpace(stripComments([]byte(doc)))) == 0 {
+	docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for i := 0; ; i++ {
+		doc, err := docs.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i+1, err)
+		}
+		// A document may start with its own "---" line (the reader keeps
+		// the separator that opens a stream or follows another separator).
+		if len(bytes.TrimSpace(stripComments(bytes.TrimPrefix(doc, []byte("---"))))) == 0 {
 			continue
 		}
 		var probe struct {
@@ -28,13 +38,13 @@ func Decode(data []byte) ([]v1alpha1.StorageBenchmark, error) {
 			Kind       string            `json:"kind"`
 			Items      []json.RawMessage `json:"items"`
 		}
-		if err := yaml.Unmarshal([]byte(doc), &probe); err != nil {
+		if err := yaml.Unmarshal(doc, &probe); err != nil {
 			return nil, fmt.Errorf("document %d: %w", i+1, err)
 		}
 		switch probe.Kind {
 		case "StorageBenchmark":
 			var sb v1alpha1.StorageBenchmark
-			if err := yaml.Unmarshal([]byte(doc), &sb); err != nil {
+			if err := yaml.Unmarshal(doc, &sb); err != nil {
 				return nil, fmt.Errorf("document %d: %w", i+1, err)
 			}
 			out = append(out, sb)
