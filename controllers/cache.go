@@ -55,9 +55,11 @@ func cacheOptions(namespaces []string) cache.Options {
 }
 
 // maxCachedValue bounds an annotation value or a message kept in the
-// cache: the operator's own annotations are far shorter (the order, under
-// 1 KiB), and messages are clipped again before they reach status.
-const maxCachedValue = 4 << 10
+// cache: the operator's own annotations are shorter (the order is under
+// 1 KiB, the final order of a failed run carries a message of at most
+// maxMessage bytes, under 13 KiB however JSON escapes it), and messages
+// are clipped again before they reach status.
+const maxCachedValue = 16 << 10
 
 // stripForCache is the cache's transform: what the reconciler reads, and
 // nothing else, for every object.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/internal/protocol"
 )
 
 // observed is everything a reconcile looks at, read fresh every time.
@@ -32,6 +33,11 @@ type observed struct {
 	jobs    []*batchv1.Job
 	pods    map[int][]corev1.Pod
 	plan    *metav1.PartialObjectMetadata
+	// order is the plan's current order (when ordered).
+	order   protocol.StepOrder
+	ordered bool
+	// steps are the finished steps, from their ConfigMaps.
+	steps []stepRecord
 }
 
 // unusable says why the run cannot start on the storage asked for.
@@ -170,7 +176,8 @@ func (r *Reconciler) checkStepNames(ctx context.Context, b *v1alpha1.StorageBenc
 
 // observe reads the benchmark's children from the cache, keeping only
 // those b controls: a labelled object of somebody else's is not a child.
-func (r *Reconciler) observe(ctx context.Context, b *v1alpha1.StorageBenchmark) (*observed, error) {
+// Of the steps' ConfigMaps (at most planned) it reads the data too.
+func (r *Reconciler) observe(ctx context.Context, b *v1alpha1.StorageBenchmark, planned int) (*observed, error) {
 	n := int(b.Spec.Clients.Count)
 	o := &observed{claims: map[string]*corev1.PersistentVolumeClaim{}, clients: make([]*metav1.PartialObjectMetadata, n),
 		jobs: make([]*batchv1.Job, n), pods: map[int][]corev1.Pod{}}
@@ -243,12 +250,14 @@ func (r *Reconciler) observe(ctx context.Context, b *v1alpha1.StorageBenchmark) 
 			o.pods[k] = append(o.pods[k], p)
 		}
 	}
-	plan := metadataOf(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-	err := r.metadata().Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.PlanName(b.Name)}, plan)
-	switch {
-	case err == nil && ownedBy(plan, b):
-		o.plan = plan
-	case err != nil && !apierrors.IsNotFound(err):
+	var err error
+	if o.plan, err = r.plan(ctx, b); err != nil {
+		return nil, err
+	}
+	if o.order, o.ordered, err = orderOf(o.plan); err != nil {
+		return nil, err
+	}
+	if o.steps, err = r.observeSteps(ctx, b, planned); err != nil {
 		return nil, err
 	}
 	return o, nil

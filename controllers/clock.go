@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
-	"github.com/storagebench/storagebench/internal/runner"
+	"github.com/storagebench/storagebench/internal/protocol"
 )
 
 // clockWarning is the offset above which ClockSkew turns True: well-kept
@@ -14,7 +14,7 @@ import (
 const clockWarning = 100 * time.Millisecond
 
 // clockStatus summarises the ready reports' clock offsets.
-func clockStatus(reports []runner.Ready) *v1alpha1.ClockStatus {
+func clockStatus(reports []protocol.Ready) *v1alpha1.ClockStatus {
 	if len(reports) == 0 {
 		return nil
 	}
@@ -41,14 +41,15 @@ func clockStatus(reports []runner.Ready) *v1alpha1.ClockStatus {
 	return s
 }
 
-// setClockCondition reports the clock offsets as ClockSkew.
-func setClockCondition(b *v1alpha1.StorageBenchmark) {
+// setClockCondition reports the clock offsets as ClockSkew, judged at
+// (when every client had reported ready).
+func setClockCondition(b *v1alpha1.StorageBenchmark, at time.Time) {
 	c := b.Status.Clock
 	if c == nil {
 		return
 	}
 	if c.MaxOffset.Duration > clockWarning {
-		setCondition(b, v1alpha1.ConditionClockSkew, true, ReasonClockSkew, fmt.Sprintf(
+		setCondition(b, v1alpha1.ConditionClockSkew, true, ReasonClockSkew, at, fmt.Sprintf(
 			"a client's clock is %s from the API server's (spread %s, above %s): runners correct for it, but check the nodes' time synchronisation",
 			c.MaxOffset.Duration, c.Spread.Duration, clockWarning))
 		return
@@ -57,17 +58,17 @@ func setClockCondition(b *v1alpha1.StorageBenchmark) {
 	if c.Unmeasured > 0 {
 		msg += fmt.Sprintf(" (%d could not measure)", c.Unmeasured)
 	}
-	setCondition(b, v1alpha1.ConditionClockSkew, false, ReasonClocksAgree, msg)
+	setCondition(b, v1alpha1.ConditionClockSkew, false, ReasonClocksAgree, at, msg)
 }
 
 // clockFailure ends the run when a client's clock is further off than the
 // first step's start lead: such a node's timestamps cannot be lined up
 // with the others', whatever the correction.
-func clockFailure(b *v1alpha1.StorageBenchmark, lead time.Duration) (string, string) {
+func clockFailure(b *v1alpha1.StorageBenchmark, lead time.Duration) *verdict {
 	c := b.Status.Clock
 	if c == nil || c.MaxOffset.Duration <= lead {
-		return "", ""
+		return nil
 	}
-	return ReasonClockOffsetTooLarge, fmt.Sprintf("a client's clock is %s from the API server's, more than the step start lead (%s): synchronise the nodes' clocks",
-		c.MaxOffset.Duration, lead)
+	return &verdict{ReasonClockOffsetTooLarge, fmt.Sprintf("a client's clock is %s from the API server's, more than the step start lead (%s): synchronise the nodes' clocks",
+		c.MaxOffset.Duration, lead)}
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
-	"github.com/storagebench/storagebench/internal/runner"
+	"github.com/storagebench/storagebench/internal/protocol"
 )
 
 // The reconciler's side of the exchange ConfigMaps. The cache holds their
@@ -33,25 +33,41 @@ const annotationOrder = "storagebench.io/order"
 const clientWindow = 16
 
 // orderOf reads the current order from the plan's annotation.
-func orderOf(obs *observed) (runner.StepOrder, bool, error) {
-	var o runner.StepOrder
-	if obs.plan == nil {
+func orderOf(plan *metav1.PartialObjectMetadata) (protocol.StepOrder, bool, error) {
+	var o protocol.StepOrder
+	if plan == nil {
 		return o, false, nil
 	}
-	v, found := obs.plan.Annotations[annotationOrder]
+	v, found := plan.Annotations[annotationOrder]
 	if !found {
 		return o, false, nil
 	}
 	if err := json.Unmarshal([]byte(v), &o); err != nil {
-		return o, true, fmt.Errorf("ConfigMap %s annotation %s: %w", obs.plan.Name, annotationOrder, err)
+		return o, true, fmt.Errorf("%w: ConfigMap %s annotation %s: %w", exchange.ErrInvalidClientData, plan.Name, annotationOrder, err)
 	}
 	return o, true, nil
+}
+
+// plan reads b's plan ConfigMap's metadata from the cache: nil when it
+// does not exist or b does not control it.
+func (r *Reconciler) plan(ctx context.Context, b *v1alpha1.StorageBenchmark) (*metav1.PartialObjectMetadata, error) {
+	plan := metadataOf(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	err := r.metadata().Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.PlanName(b.Name)}, plan)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case !ownedBy(plan, b):
+		return nil, nil
+	}
+	return plan, nil
 }
 
 // writeOrder writes o into the plan ConfigMap (data for the runners, the
 // annotation for the operator) as one merge patch that carries the
 // resourceVersion observed: a stale cache cannot order twice.
-func (r *Reconciler) writeOrder(ctx context.Context, plan *metav1.PartialObjectMetadata, o runner.StepOrder) error {
+func (r *Reconciler) writeOrder(ctx context.Context, plan *metav1.PartialObjectMetadata, o protocol.StepOrder) error {
 	value, err := exchange.Encode(o)
 	if err != nil {
 		return err

@@ -16,41 +16,38 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
-	"github.com/storagebench/storagebench/internal/runner"
+	"github.com/storagebench/storagebench/internal/protocol"
 )
 
-// finish tidies up after the run ended, idempotently on every reconcile:
-// runners still waiting are told the run is done, client pods of a failed
-// run are stopped (their Jobs suspended, kept for their logs), volumes
-// follow cleanup.volumes (after a complete run the client Jobs are deleted
-// to release them), and the benchmark is deleted after its TTL.
-func (r *Reconciler) finish(ctx context.Context, b *v1alpha1.StorageBenchmark, now time.Time) (ctrl.Result, error) {
-	plan := metadataOf(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-	err := r.metadata().Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.PlanName(b.Name)}, plan)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return ctrl.Result{}, err
+// ending is what follows from a run's end, decided from its status alone.
+type ending struct {
+	// final is the final order, written to the plan ConfigMap unless it
+	// already holds one: it tells runners still waiting to stop, and
+	// records the end, from which status is rebuilt (project).
+	final protocol.StepOrder
+	// suspendJobs stops the client pods of a failed run (their Jobs are
+	// kept for their logs).
+	suspendJobs bool
+	// deleteJobs releases the claims after a complete run.
+	deleteJobs bool
+	// deleteClaims follows cleanup.volumes.
+	deleteClaims bool
+	// deleteAt is when the benchmark goes (ttlSecondsAfterFinished); zero
+	// when it stays.
+	deleteAt time.Time
+}
+
+// endingOf decides what follows from b's end.
+func endingOf(b *v1alpha1.StorageBenchmark) ending {
+	e := ending{final: protocol.StepOrder{Index: len(b.Status.Steps), Done: true, Reason: b.Status.StopReason}}
+	if t := b.Status.CompletionTime; t != nil {
+		e.final.EndedAt = t.Time
 	}
-	if err == nil && ownedBy(plan, b) {
-		if o, found, _ := orderOf(&observed{plan: plan}); !found || !o.Done {
-			reason := b.Status.StopReason
-			if c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionFailed); c != nil && c.Status == metav1.ConditionTrue {
-				reason = c.Message
-			}
-			err := r.writeOrder(ctx, plan, runner.StepOrder{Index: len(b.Status.Steps), Done: true, Reason: clip(reason, 1024)})
-			if client.IgnoreNotFound(err) != nil {
-				return ctrl.Result{}, err
-			}
-		}
-	}
-	jobs, err := r.ownedJobs(ctx, b)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	failed := meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionFailed)
+	c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionFailed)
+	failed := c != nil && c.Status == metav1.ConditionTrue
 	if failed {
-		if err := r.suspendJobs(ctx, jobs); err != nil {
-			return ctrl.Result{}, err
-		}
+		e.final.Reason, e.final.Failure = c.Message, c.Reason
+		e.suspendJobs = true
 	}
 	if b.Spec.Cleanup.Volumes != v1alpha1.VolumesRetain {
 		// An ended pod still holds its claims (pvc-protection), so after a
@@ -58,13 +55,45 @@ func (r *Reconciler) finish(ctx context.Context, b *v1alpha1.StorageBenchmark, n
 		// stay for their logs and the claims go with them.
 		// On an existing claim nothing is released, and the runners remove
 		// their files before they exit: their Jobs stay until then.
-		if !failed && b.Spec.Storage.ExistingClaim == nil {
-			for _, j := range jobs {
-				if err := r.deleteOwned(ctx, b, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
-					return ctrl.Result{}, err
-				}
+		e.deleteJobs = !failed && b.Spec.Storage.ExistingClaim == nil
+		e.deleteClaims = true
+	}
+	if ttl := b.Spec.Cleanup.TTLSecondsAfterFinished; ttl != nil && b.Status.CompletionTime != nil {
+		e.deleteAt = b.Status.CompletionTime.Add(time.Duration(*ttl) * time.Second)
+	}
+	return e
+}
+
+// finish carries out what follows from the run's end (endingOf),
+// idempotently on every reconcile once the ended status is persisted.
+func (r *Reconciler) finish(ctx context.Context, b *v1alpha1.StorageBenchmark, now time.Time) (ctrl.Result, error) {
+	e := endingOf(b)
+	plan, err := r.plan(ctx, b)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if o, ordered, _ := orderOf(plan); plan != nil && (!ordered || !o.Done) {
+		if err := r.writeOrder(ctx, plan, e.final); client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	jobs, err := r.ownedJobs(ctx, b)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if e.suspendJobs {
+		if err := r.suspendJobs(ctx, jobs); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if e.deleteJobs {
+		for _, j := range jobs {
+			if err := r.deleteOwned(ctx, b, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+				return ctrl.Result{}, err
 			}
 		}
+	}
+	if e.deleteClaims {
 		for _, pvc := range buildClaims(b) {
 			// Only a claim this benchmark created: the cache holds
 			// labelled claims, and ownedBy checks the UID.
@@ -80,16 +109,15 @@ func (r *Reconciler) finish(ctx context.Context, b *v1alpha1.StorageBenchmark, n
 			}
 		}
 	}
-	if ttl := b.Spec.Cleanup.TTLSecondsAfterFinished; ttl != nil && b.Status.CompletionTime != nil {
-		expiry := b.Status.CompletionTime.Add(time.Duration(*ttl) * time.Second)
-		if now.Before(expiry) {
-			return ctrl.Result{RequeueAfter: expiry.Sub(now)}, nil
-		}
-		log.FromContext(ctx).Info("Deleting finished benchmark after its TTL", "ttlSeconds", *ttl)
-		uid := b.UID
-		return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, b, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid}))
+	if e.deleteAt.IsZero() {
+		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, nil
+	if now.Before(e.deleteAt) {
+		return ctrl.Result{RequeueAfter: e.deleteAt.Sub(now)}, nil
+	}
+	log.FromContext(ctx).Info("Deleting finished benchmark after its TTL", "ttlSeconds", *b.Spec.Cleanup.TTLSecondsAfterFinished)
+	uid := b.UID
+	return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, b, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid}))
 }
 
 // ownedJobs lists b's client Jobs: labelled, and controlled by b.

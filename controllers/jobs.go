@@ -28,6 +28,7 @@ func (r *Reconciler) jobOptions(b *v1alpha1.StorageBenchmark, d *desired) JobOpt
 // ramp, duration and result grace. A pod still running then is stopped
 // by the Job controller whatever became of the operator.
 func (r *Reconciler) runDeadline(d *desired) time.Duration {
-	perStep := r.nextStepLead() + d.Load.RampTime + d.Load.StepDuration + r.resultGrace()
-	return r.readyTimeout() + r.startLead() + time.Duration(d.StepsPlanned+1)*perStep
+	t := r.timeouts()
+	perStep := t.nextStepLead + d.Load.RampTime + d.Load.StepDuration + t.resultGrace
+	return t.ready + t.startLead + time.Duration(d.StepsPlanned+1)*perStep
 }

@@ -85,6 +85,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 	}
 	r := o.Reconciler
 	r.Client, r.APIReader, r.Cache = mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache()
+	r.steps = &stepMemo{}
 	if r.Dynamic == nil {
 		if r.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
 			return nil, err

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
-	"github.com/storagebench/storagebench/internal/runner"
+	"github.com/storagebench/storagebench/internal/protocol"
 )
 
 func controllerRef(kind, apiVersion, uid string) []metav1.OwnerReference {
@@ -153,21 +153,21 @@ func TestClip(t *testing.T) {
 }
 
 func TestClockStatusAndVerdicts(t *testing.T) {
-	ready := func(off, unc time.Duration, failed string) runner.Ready {
-		return runner.Ready{ClockOffset: off, ClockOffsetUncertainty: unc, ClockOffsetError: failed}
+	ready := func(off, unc time.Duration, failed string) protocol.Ready {
+		return protocol.Ready{ClockOffset: off, ClockOffsetUncertainty: unc, ClockOffsetError: failed}
 	}
 	tests := []struct {
 		name        string
-		reports     []runner.Ready
+		reports     []protocol.Ready
 		max, spread time.Duration
 		unmeasured  int32
 		skew        bool
 		fail        bool
 	}{
-		{"in sync", []runner.Ready{ready(2*time.Millisecond, time.Millisecond, ""), ready(-3*time.Millisecond, 2*time.Millisecond, "")}, 3 * time.Millisecond, 5 * time.Millisecond, 0, false, false},
-		{"one node drifting", []runner.Ready{ready(0, time.Millisecond, ""), ready(400*time.Millisecond, time.Millisecond, "")}, 400 * time.Millisecond, 400 * time.Millisecond, 0, true, false},
-		{"one node far behind", []runner.Ready{ready(time.Millisecond, 0, ""), ready(-5*time.Second, 0, "")}, 5 * time.Second, 5*time.Second + time.Millisecond, 0, true, true},
-		{"unmeasured is counted, not trusted", []runner.Ready{ready(0, 0, "no Date header"), ready(time.Millisecond, 0, "")}, time.Millisecond, 0, 1, false, false},
+		{"in sync", []protocol.Ready{ready(2*time.Millisecond, time.Millisecond, ""), ready(-3*time.Millisecond, 2*time.Millisecond, "")}, 3 * time.Millisecond, 5 * time.Millisecond, 0, false, false},
+		{"one node drifting", []protocol.Ready{ready(0, time.Millisecond, ""), ready(400*time.Millisecond, time.Millisecond, "")}, 400 * time.Millisecond, 400 * time.Millisecond, 0, true, false},
+		{"one node far behind", []protocol.Ready{ready(time.Millisecond, 0, ""), ready(-5*time.Second, 0, "")}, 5 * time.Second, 5*time.Second + time.Millisecond, 0, true, true},
+		{"unmeasured is counted, not trusted", []protocol.Ready{ready(0, 0, "no Date header"), ready(time.Millisecond, 0, "")}, time.Millisecond, 0, 1, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -177,12 +177,12 @@ func TestClockStatusAndVerdicts(t *testing.T) {
 			if c.MaxOffset.Duration != tt.max || c.Spread.Duration != tt.spread || c.Unmeasured != tt.unmeasured {
 				t.Fatalf("clock = %+v", c)
 			}
-			setClockCondition(b)
+			setClockCondition(b, time.Unix(1e9, 0))
 			if got := b.Status.Conditions[0].Status == metav1.ConditionTrue; got != tt.skew {
 				t.Fatalf("ClockSkew = %v, want %v", got, tt.skew)
 			}
-			if reason, _ := clockFailure(b, 3*time.Second); (reason != "") != tt.fail {
-				t.Fatalf("clockFailure = %q, want failure %v", reason, tt.fail)
+			if v := clockFailure(b, 3*time.Second); (v != nil) != tt.fail {
+				t.Fatalf("clockFailure = %v, want failure %v", v, tt.fail)
 			}
 		})
 	}

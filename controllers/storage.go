@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -16,7 +17,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
-	"github.com/storagebench/storagebench/internal/runner"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/trident"
 )
 
@@ -62,7 +63,7 @@ func setStorageWarning(b *v1alpha1.StorageBenchmark, warnings []trident.Finding)
 	for i, w := range warnings {
 		reasons[i], msgs[i] = w.Reason, w.Message
 	}
-	setCondition(b, v1alpha1.ConditionStorageWarning, true, strings.Join(reasons, "And"), strings.Join(msgs, "; "))
+	setCondition(b, v1alpha1.ConditionStorageWarning, true, strings.Join(reasons, "And"), b.CreationTimestamp.Time, strings.Join(msgs, "; "))
 }
 
 // describeStorage records the class and, once, the bound volumes with
@@ -197,11 +198,11 @@ func (r *Reconciler) tridentNamespace() string {
 
 // readReadyReports reads the ready clients' reports: the volume's mounts
 // as the clients see them, and their clock offsets.
-func (r *Reconciler) readReadyReports(ctx context.Context, b *v1alpha1.StorageBenchmark, obs *observed, s *v1alpha1.StorageStatus) error {
+func (r *Reconciler) readReadyReports(ctx context.Context, b *v1alpha1.StorageBenchmark, obs *observed, s *v1alpha1.StorageStatus, judged time.Time) error {
 	ready := func(k int) bool {
 		return obs.clients[k] != nil && exchange.ReadinessOf(obs.clients[k]) == exchange.Ready
 	}
-	var reports []runner.Ready
+	var reports []protocol.Ready
 	err := r.eachClientData(ctx, b, ready, func(_ int, cm *corev1.ConfigMap) error {
 		rep, _, err := exchange.ReadyReport(cm)
 		reports = append(reports, rep)
@@ -212,13 +213,13 @@ func (r *Reconciler) readReadyReports(ctx context.Context, b *v1alpha1.StorageBe
 	}
 	s.Mounts = groupMounts(reports)
 	b.Status.Clock = clockStatus(reports)
-	setClockCondition(b)
+	setClockCondition(b, judged)
 	return nil
 }
 
 // groupMounts groups the clients' mounts by file system and options, at
 // most four groups.
-func groupMounts(reports []runner.Ready) []v1alpha1.ObservedMount {
+func groupMounts(reports []protocol.Ready) []v1alpha1.ObservedMount {
 	var out []v1alpha1.ObservedMount
 	for _, rep := range reports {
 		if rep.Mount == nil {

@@ -8,14 +8,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
-	"github.com/storagebench/storagebench/internal/runner"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/trident"
 )
 
 func TestGroupMountsGroupsClients(t *testing.T) {
-	nfs := &runner.Mount{FSType: "nfs4", Options: "rw,vers=4.1,nconnect=4"}
-	other := &runner.Mount{FSType: "nfs", Options: "rw,vers=3"}
-	got := groupMounts([]runner.Ready{{Mount: nfs}, {Mount: nfs}, {Mount: other},
+	nfs := &protocol.Mount{FSType: "nfs4", Options: "rw,vers=4.1,nconnect=4"}
+	other := &protocol.Mount{FSType: "nfs", Options: "rw,vers=3"}
+	got := groupMounts([]protocol.Ready{{Mount: nfs}, {Mount: nfs}, {Mount: other},
 		{}, // a raw block client reports no mount
 	})
 	want := []v1alpha1.ObservedMount{{FSType: "nfs4", Options: "rw,vers=4.1,nconnect=4", Clients: 2}, {FSType: "nfs", Options: "rw,vers=3", Clients: 1}}
@@ -25,9 +25,9 @@ func TestGroupMountsGroupsClients(t *testing.T) {
 }
 
 func TestGroupMountsKeepsAtMostFourAndBoundsText(t *testing.T) {
-	var reports []runner.Ready
+	var reports []protocol.Ready
 	for _, o := range []string{"a", "b", strings.Repeat("c", 4096), "d", "e", "a"} {
-		reports = append(reports, runner.Ready{Mount: &runner.Mount{FSType: "ext4", Options: o}})
+		reports = append(reports, protocol.Ready{Mount: &protocol.Mount{FSType: "ext4", Options: o}})
 	}
 	got := groupMounts(reports)
 	if len(got) != 4 || got[0].Clients != 2 {

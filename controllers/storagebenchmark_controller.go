@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -23,8 +24,8 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
-	sbmetrics "github.com/storagebench/storagebench/internal/metrics"
 	"github.com/storagebench/storagebench/internal/policy"
+	"github.com/storagebench/storagebench/internal/protocol"
 )
 
 // Reconciler runs StorageBenchmarks.
@@ -67,6 +68,9 @@ type Reconciler struct {
 	Policy policy.Policy
 	// Now is the clock (tests may override).
 	Now func() time.Time
+	// steps remembers decoded step ConfigMaps (steps.go); without it
+	// (tests without a manager) every reconcile decodes them.
+	steps *stepMemo
 }
 
 // The manager's permissions are exactly what this package calls, and
@@ -92,6 +96,9 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var b v1alpha1.StorageBenchmark
 	if err := r.Get(ctx, req.NamespacedName, &b); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.steps.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !b.DeletionTimestamp.IsZero() {
@@ -102,15 +109,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	res, err := r.reconcile(ctx, &b)
 	if !equality.Semantic.DeepEqual(old.Status, b.Status) {
 		if uerr := r.Status().Update(ctx, &b); uerr != nil {
-			sbmetrics.ReconcileErrors.Inc() // metrics
 			return ctrl.Result{}, errors.Join(err, uerr)
 		}
 		r.emitEvents(old, &b)
 		countRuns(old, &b) // metrics
 	}
-	if err != nil {
-		sbmetrics.ReconcileErrors.Inc() // metrics
-	}
+	// An error returned here is counted by controller-runtime's
+	// controller_runtime_reconcile_errors_total{controller="storagebenchmark"}.
 	return res, err
 }
 
@@ -130,21 +135,22 @@ func (r *Reconciler) now() time.Time {
 	return time.Now()
 }
 
-func orDefault(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
+// timeouts are the run settings with their defaults, in one place.
+func (r *Reconciler) timeouts() timeouts {
+	or := func(d, def time.Duration) time.Duration {
+		if d > 0 {
+			return d
+		}
+		return def
 	}
-	return def
+	return timeouts{
+		claimBind:    or(r.ClaimBindTimeout, 5*time.Minute),
+		ready:        or(r.ReadyTimeout, protocol.DefaultReadyTimeout),
+		startLead:    or(r.StartLead, protocol.DefaultStartLead),
+		nextStepLead: or(r.NextStepLead, protocol.DefaultNextStepLead),
+		resultGrace:  or(r.ResultGrace, protocol.DefaultResultGrace),
+	}
 }
-
-// The run settings with their defaults, in one place.
-func (r *Reconciler) claimBindTimeout() time.Duration {
-	return orDefault(r.ClaimBindTimeout, 5*time.Minute)
-}
-func (r *Reconciler) readyTimeout() time.Duration { return orDefault(r.ReadyTimeout, 30*time.Minute) }
-func (r *Reconciler) startLead() time.Duration    { return orDefault(r.StartLead, 3*time.Second) }
-func (r *Reconciler) nextStepLead() time.Duration { return orDefault(r.NextStepLead, time.Second) }
-func (r *Reconciler) resultGrace() time.Duration  { return orDefault(r.ResultGrace, 2*time.Minute) }
 
 // SetupWithManager registers the reconciler: it owns its children, and
 // watches claims by label (retained claims have no owner).

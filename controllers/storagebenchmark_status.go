@@ -3,16 +3,17 @@ package controllers
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/analysis"
-	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
-	"github.com/storagebench/storagebench/internal/runner"
 )
 
 // Condition reasons.
@@ -46,67 +47,93 @@ const (
 	ReasonClocksAgree         = "ClocksAgree"
 )
 
-// maxStepErrors bounds the errors kept per step, so status stays small.
-const maxStepErrors = 5
-
 // maxMessage bounds a condition message: the API allows 32 KiB, and text
 // that reaches it comes from places a user controls (names, fio's and the
 // API server's errors).
 const maxMessage = 2048
 
-// clip bounds text on its way to status: runner.Truncate, the one rule the
+// clip bounds text on its way to status: protocol.Truncate, the one rule the
 // runners apply too.
-func clip(s string, n int) string { return runner.Truncate(s, n) }
+func clip(s string, n int) string { return protocol.Truncate(s, n) }
 
-func setCondition(b *v1alpha1.StorageBenchmark, typ string, status bool, reason, msg string) {
-	msg = clip(msg, maxMessage)
+// conditionOrder is the order conditions are listed in: status is rebuilt
+// from the children, and lists in a fixed order compare equal.
+var conditionOrder = []string{v1alpha1.ConditionReady, v1alpha1.ConditionReconciling, v1alpha1.ConditionStalled,
+	v1alpha1.ConditionComplete, v1alpha1.ConditionFailed, v1alpha1.ConditionSLOMet, v1alpha1.ConditionStorageWarning,
+	v1alpha1.ConditionClockSkew}
+
+// setCondition sets a condition whose status changed at at (an observed
+// instant, so a rebuilt status carries the same times).
+func setCondition(b *v1alpha1.StorageBenchmark, typ string, status bool, reason string, at time.Time, msg string) {
 	s := metav1.ConditionFalse
 	if status {
 		s = metav1.ConditionTrue
 	}
 	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{
-		Type: typ, Status: s, Reason: reason, Message: msg, ObservedGeneration: b.Generation,
+		Type: typ, Status: s, Reason: reason, Message: clip(msg, maxMessage), ObservedGeneration: b.Generation,
+		LastTransitionTime: *stamp(at),
+	})
+	slices.SortStableFunc(b.Status.Conditions, func(x, y metav1.Condition) int {
+		return rank(x.Type) - rank(y.Type)
 	})
 }
 
-// finished reports whether the run has ended (Complete or Failed).
+func rank(typ string) int {
+	if i := slices.Index(conditionOrder, typ); i >= 0 {
+		return i
+	}
+	return len(conditionOrder)
+}
+
+// finished reports whether status says the run has ended (Complete or
+// Failed).
 func finished(b *v1alpha1.StorageBenchmark) bool {
 	return meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionComplete) ||
 		meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionFailed)
 }
 
-// setProgressing marks the run in progress (kstatus: Reconciling, not Ready).
+// setProgressing marks the run in progress (kstatus: Reconciling, not
+// Ready), as it has been since the benchmark was created.
 func setProgressing(b *v1alpha1.StorageBenchmark, reason, msg string) {
-	setCondition(b, v1alpha1.ConditionReconciling, true, reason, msg)
-	setCondition(b, v1alpha1.ConditionReady, false, reason, msg)
+	since := b.CreationTimestamp.Time
+	setCondition(b, v1alpha1.ConditionReconciling, true, reason, since, msg)
+	setCondition(b, v1alpha1.ConditionReady, false, reason, since, msg)
 }
 
-// setFailed ends the run: Failed and Stalled (kstatus) with the reason.
-func setFailed(b *v1alpha1.StorageBenchmark, now time.Time, reason, msg string) {
-	setCondition(b, v1alpha1.ConditionFailed, true, reason, msg)
-	setCondition(b, v1alpha1.ConditionStalled, true, reason, msg)
-	setCondition(b, v1alpha1.ConditionReady, false, reason, msg)
-	setCondition(b, v1alpha1.ConditionReconciling, false, ReasonFailed, "the run ended")
-	setCondition(b, v1alpha1.ConditionComplete, false, reason, msg)
+// setFailed ends the run at at: Failed and Stalled (kstatus) with the
+// reason.
+func setFailed(b *v1alpha1.StorageBenchmark, at time.Time, reason, msg string) {
+	setCondition(b, v1alpha1.ConditionFailed, true, reason, at, msg)
+	setCondition(b, v1alpha1.ConditionStalled, true, reason, at, msg)
+	setCondition(b, v1alpha1.ConditionReady, false, reason, at, msg)
+	setCondition(b, v1alpha1.ConditionReconciling, false, ReasonFailed, at, "the run ended")
+	setCondition(b, v1alpha1.ConditionComplete, false, reason, at, msg)
 	b.Status.CurrentStep = nil
 	if b.Status.CompletionTime == nil {
-		b.Status.CompletionTime = &metav1.Time{Time: now}
+		b.Status.CompletionTime = stamp(at)
 	}
 }
 
-// setComplete ends the run successfully.
-func setComplete(b *v1alpha1.StorageBenchmark, now time.Time, stop string) {
+// setComplete ends the run successfully at at.
+func setComplete(b *v1alpha1.StorageBenchmark, at time.Time, stop string) {
 	msg := fmt.Sprintf("%d steps ran: %s", len(b.Status.Steps), stop)
-	setCondition(b, v1alpha1.ConditionComplete, true, ReasonCompleted, msg)
-	setCondition(b, v1alpha1.ConditionReady, true, ReasonCompleted, msg)
-	setCondition(b, v1alpha1.ConditionReconciling, false, ReasonCompleted, "the run ended")
-	setCondition(b, v1alpha1.ConditionStalled, false, ReasonCompleted, "the run ended")
-	setCondition(b, v1alpha1.ConditionFailed, false, ReasonCompleted, msg)
+	setCondition(b, v1alpha1.ConditionComplete, true, ReasonCompleted, at, msg)
+	setCondition(b, v1alpha1.ConditionReady, true, ReasonCompleted, at, msg)
+	setCondition(b, v1alpha1.ConditionReconciling, false, ReasonCompleted, at, "the run ended")
+	setCondition(b, v1alpha1.ConditionStalled, false, ReasonCompleted, at, "the run ended")
+	setCondition(b, v1alpha1.ConditionFailed, false, ReasonCompleted, at, msg)
 	b.Status.StopReason = stop
 	b.Status.CurrentStep = nil
 	if b.Status.CompletionTime == nil {
-		b.Status.CompletionTime = &metav1.Time{Time: now}
+		b.Status.CompletionTime = stamp(at)
 	}
+}
+
+// stamp is an instant as status stores it, to the second: status built
+// from the children compares equal to status read back from the API.
+func stamp(t time.Time) *metav1.Time {
+	s := metav1.NewTime(t).Rfc3339Copy()
+	return &s
 }
 
 func duration(ns uint64) metav1.Duration {
@@ -131,76 +158,30 @@ func operationStatus(d results.DirectionSummary) *v1alpha1.OperationStatus {
 		IOs: int64(d.IOs), Latency: latencyStatus(d.Latency)}
 }
 
-// stepStatus is a finished step as status records it.
-func stepStatus(o runner.StepOrder, agg results.StepAggregate, histograms string) v1alpha1.StepStatus {
+// stepStatus is a recorded step as status shows it.
+func stepStatus(rec stepRecord) v1alpha1.StepStatus {
+	o, agg := rec.order, rec.agg
 	s := v1alpha1.StepStatus{
 		Index: int32(o.Index), OfferedIOPS: o.Step.OfferedIOPS, OfferedBytesPerSecond: o.Step.OfferedBytesPerSec,
 		QueueDepthPerClient: o.Step.QueueDepthPerClient, PercentOfMax: o.Step.PercentOfMax, Unthrottled: o.Step.Unthrottled,
-		Clients: int32(agg.Clients), StartTime: metav1.Time{Time: o.StartAt}, StartSkew: metav1.Duration{Duration: agg.StartSkew},
+		Clients: int32(agg.Clients), StartTime: *stamp(o.StartAt), StartSkew: metav1.Duration{Duration: agg.StartSkew},
 		AchievedIOPS: int64(math.Round(agg.Total.IOPS)), AchievedBytesPerSecond: int64(math.Round(agg.Total.BytesPerSec)),
-		Read: operationStatus(agg.Read), Write: operationStatus(agg.Write), Interrupted: agg.Interrupted, Histograms: histograms,
+		Read: operationStatus(agg.Read), Write: operationStatus(agg.Write), Interrupted: agg.Interrupted, Histograms: rec.name,
 	}
 	if agg.Total.IOs > 0 {
 		l := latencyStatus(agg.Total.Latency)
 		s.Latency = &l
 	}
-	s.Errors = nil
-	for _, e := range agg.Errors[:min(len(agg.Errors), maxStepErrors)] {
-		s.Errors = append(s.Errors, clip(e, maxMessage/4))
-	}
-	// The merger lists only the first errors: the count is of clients.
-	if failed := max(agg.FailedClients, len(agg.Errors)); failed > maxStepErrors {
-		s.Errors = append(s.Errors[:maxStepErrors-1:maxStepErrors-1], fmt.Sprintf("… and %d more errors", failed-maxStepErrors+1))
-	}
+	s.Errors = protocol.ErrorLines(agg)
 	return s
 }
 
-// summaryOf reads a status latency back into the core's form (the figures
-// status keeps; what it drops — stddev, p95, p99.99 — no selector uses).
-func summaryOf(l *v1alpha1.LatencyStatus, ios int64) results.LatencySummary {
-	if l == nil {
-		return results.LatencySummary{}
-	}
-	ns := func(d metav1.Duration) uint64 { return uint64(d.Nanoseconds()) }
-	return results.LatencySummary{Count: uint64(ios), MaxNs: ns(l.Max), MeanNs: float64(l.Mean.Nanoseconds()),
-		P50Ns: ns(l.P50), P90Ns: ns(l.P90), P99Ns: ns(l.P99), P999Ns: ns(l.P999)}
-}
-
-func direction(o *v1alpha1.OperationStatus) results.DirectionSummary {
-	if o == nil {
-		return results.DirectionSummary{}
-	}
-	return results.DirectionSummary{IOPS: float64(o.IOPS), BytesPerSec: float64(o.BytesPerSecond), IOs: uint64(o.IOs),
-		Latency: summaryOf(&o.Latency, o.IOs)}
-}
-
-// aggregateOf rebuilds a step's aggregate from status, for the planner and
-// the analysis, which therefore always work from what status recorded.
-func aggregateOf(s *v1alpha1.StepStatus) results.StepAggregate {
-	a := results.StepAggregate{Step: int(s.Index), Clients: int(s.Clients), Read: direction(s.Read), Write: direction(s.Write),
-		Interrupted: s.Interrupted, Errors: s.Errors}
-	a.Total = results.DirectionSummary{IOPS: float64(s.AchievedIOPS), BytesPerSec: float64(s.AchievedBytesPerSecond),
-		IOs: a.Read.IOs + a.Write.IOs}
-	a.Total.Latency = summaryOf(s.Latency, int64(a.Total.IOs))
-	return a
-}
-
-// outcomes are the finished steps as the planner needs them.
-func outcomes(steps []v1alpha1.StepStatus) []plan.StepOutcome {
-	out := make([]plan.StepOutcome, len(steps))
-	for i := range steps {
-		out[i] = runner.OutcomeOf(i, aggregateOf(&steps[i]))
-	}
-	return out
-}
-
 // analyze recomputes the per-step flags, the summary and (once the run is
-// complete) the SLO verdicts from the steps in status.
-func analyze(b *v1alpha1.StorageBenchmark, d *desired, complete bool) error {
-	inputs := make([]analysis.StepInput, len(b.Status.Steps))
-	for i := range b.Status.Steps {
-		s := &b.Status.Steps[i]
-		inputs[i] = analysis.StepInput{Aggregate: aggregateOf(s), OfferedIOPS: s.OfferedIOPS, OfferedBytesPerSec: s.OfferedBytesPerSecond}
+// complete) the SLO verdicts from the recorded steps' exact aggregates.
+func analyze(b *v1alpha1.StorageBenchmark, d *desired, steps []stepRecord, complete bool) error {
+	inputs := make([]analysis.StepInput, len(steps))
+	for i, s := range steps {
+		inputs[i] = analysis.StepInput{Aggregate: s.agg, OfferedIOPS: s.order.Step.OfferedIOPS, OfferedBytesPerSec: s.order.Step.OfferedBytesPerSec}
 	}
 	var objectives []analysis.Objective
 	if complete {
@@ -229,12 +210,12 @@ func summaryStatus(b *v1alpha1.StorageBenchmark, s analysis.Summary, target time
 	out := &v1alpha1.SummaryStatus{LatencyTarget: &metav1.Duration{Duration: target}}
 	if s.PeakIOPSStep >= 0 {
 		out.PeakIOPS = int64(math.Round(s.PeakIOPS))
-		out.PeakIOPSStep = ptrTo(int32(s.PeakIOPSStep))
+		out.PeakIOPSStep = ptr.To(int32(s.PeakIOPSStep))
 		if s.LatencyAtPeakNs > 0 {
-			out.LatencyAtPeak = ptrTo(duration(s.LatencyAtPeakNs))
+			out.LatencyAtPeak = ptr.To(duration(s.LatencyAtPeakNs))
 		}
 		if p99 := worstP99(stepByIndex(b, s.PeakIOPSStep)); p99 > 0 {
-			out.P99LatencyAtPeak = ptrTo(metav1.Duration{Duration: p99})
+			out.P99LatencyAtPeak = ptr.To(metav1.Duration{Duration: p99})
 		}
 	}
 	if s.PeakBytesStep >= 0 {
@@ -245,7 +226,7 @@ func summaryStatus(b *v1alpha1.StorageBenchmark, s analysis.Summary, target time
 			BytesPerSecond: int64(math.Round(t.BytesPerSec)), Latency: duration(t.LatencyNs)}
 	}
 	if s.KneeStep >= 0 {
-		out.KneeStep = ptrTo(int32(s.KneeStep))
+		out.KneeStep = ptr.To(int32(s.KneeStep))
 	}
 	return out
 }
@@ -284,12 +265,14 @@ func setSLOs(b *v1alpha1.StorageBenchmark, res analysis.Result) {
 			reason, msg = ReasonNotMet, fmt.Sprintf("objective %s not met: %s", r.Name, r.Reason)
 		}
 	}
-	setCondition(b, v1alpha1.ConditionSLOMet, res.AllSLOsMet, reason, msg)
+	var at time.Time // judged when the run completed
+	if b.Status.CompletionTime != nil {
+		at = b.Status.CompletionTime.Time
+	}
+	setCondition(b, v1alpha1.ConditionSLOMet, res.AllSLOsMet, reason, at, msg)
 }
 
 // progress is "finished/planned" for kubectl get.
 func progress(finishedSteps, planned int) string {
 	return fmt.Sprintf("%d/%d", finishedSteps, planned)
 }
-
-func ptrTo[T any](v T) *T { return &v }

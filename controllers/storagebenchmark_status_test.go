@@ -16,11 +16,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
-	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
-	"github.com/storagebench/storagebench/internal/runner"
 )
 
 var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -61,10 +60,15 @@ func mkAgg(step int, r, w dirSpec, totalMean time.Duration) results.StepAggregat
 	return a
 }
 
-func order(index int, s plan.Step) runner.StepOrder {
+func order(index int, s plan.Step) protocol.StepOrder {
 	s.Index = index
-	return runner.StepOrder{Index: index, StartAt: t0.Add(time.Duration(index) * time.Minute), Step: s,
+	return protocol.StepOrder{Index: index, StartAt: t0.Add(time.Duration(index) * time.Minute), Step: s,
 		Duration: time.Minute, Ramp: 5 * time.Second}
+}
+
+// rec is a step record.
+func rec(o protocol.StepOrder, agg results.StepAggregate, name string) stepRecord {
+	return stepRecord{order: o, agg: agg, name: name}
 }
 
 func TestStepStatus(t *testing.T) {
@@ -79,7 +83,7 @@ func TestStepStatus(t *testing.T) {
 			Latency: results.LatencySummary{Count: 2_399_999, MeanNs: 250_609.5, P50Ns: 800, P90Ns: 1_400_000, P99Ns: 2_900_000, P999Ns: 9_900_000, MaxNs: math.MaxUint64}},
 	}
 	o := order(4, plan.Step{OfferedIOPS: 40000, QueueDepthPerClient: 16, PercentOfMax: 80})
-	s := stepStatus(o, agg, "bench-step-004")
+	s := stepStatus(rec(o, agg, "bench-step-004"))
 
 	want := v1alpha1.StepStatus{
 		Index: 4, OfferedIOPS: 40000, QueueDepthPerClient: 16, PercentOfMax: 80, Clients: 3,
@@ -94,7 +98,7 @@ func TestStepStatus(t *testing.T) {
 		Interrupted: true, Histograms: "bench-step-004",
 	}
 	if !reflect.DeepEqual(s, want) {
-		t.Errorf("stepStatus()\n got %s\nwant %s", jsonOf(t, s), jsonOf(t, want))
+		t.Errorf("stepStatus(rec())\n got %s\nwant %s", jsonOf(t, s), jsonOf(t, want))
 	}
 }
 
@@ -132,9 +136,9 @@ func TestStepStatusOrderFields(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := stepStatus(order(0, tt.step), agg, "h")
+			s := stepStatus(rec(order(0, tt.step), agg, "h"))
 			if !tt.want(s) {
-				t.Errorf("stepStatus() = %s", jsonOf(t, s))
+				t.Errorf("stepStatus(rec()) = %s", jsonOf(t, s))
 			}
 			if s.Write != nil || s.Read == nil || s.Latency == nil {
 				t.Errorf("read-only step: read %v write %v latency %v", s.Read, s.Write, s.Latency)
@@ -144,7 +148,7 @@ func TestStepStatusOrderFields(t *testing.T) {
 }
 
 func TestStepStatusWithoutIO(t *testing.T) {
-	s := stepStatus(order(0, plan.Step{OfferedIOPS: 100}), results.StepAggregate{Clients: 2, Interrupted: true}, "h")
+	s := stepStatus(rec(order(0, plan.Step{OfferedIOPS: 100}), results.StepAggregate{Clients: 2, Interrupted: true}, "h"))
 	if s.Read != nil || s.Write != nil || s.Latency != nil || s.AchievedIOPS != 0 {
 		t.Errorf("a step without I/O has figures: %s", jsonOf(t, s))
 	}
@@ -175,12 +179,12 @@ func TestStepStatusErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			agg := mkAgg(0, dirSpec{1000, time.Millisecond, 2 * time.Millisecond}, dirSpec{}, time.Millisecond)
 			agg.Errors, agg.FailedClients = slices.Clone(tt.in), tt.failed
-			s := stepStatus(order(0, plan.Step{OfferedIOPS: 1000}), agg, "h")
+			s := stepStatus(rec(order(0, plan.Step{OfferedIOPS: 1000}), agg, "h"))
 			if !slices.Equal(s.Errors, tt.want) {
 				t.Errorf("errors %q, want %q", s.Errors, tt.want)
 			}
-			if len(s.Errors) > maxStepErrors {
-				t.Errorf("%d errors kept, the CRD allows %d", len(s.Errors), maxStepErrors)
+			if len(s.Errors) > protocol.MaxStepErrors {
+				t.Errorf("%d errors kept, the CRD allows %d", len(s.Errors), protocol.MaxStepErrors)
 			}
 			if !slices.Equal(agg.Errors, tt.in) {
 				t.Errorf("stepStatus changed the aggregate's errors to %q", agg.Errors)
@@ -189,155 +193,10 @@ func TestStepStatusErrors(t *testing.T) {
 	}
 }
 
-// kept is what status keeps of a latency summary: min, stddev, p95 and
-// p99.99 are dropped.
-func kept(l *results.LatencySummary) *results.LatencySummary {
-	if l == nil {
-		return nil
-	}
-	c := *l
-	c.MinNs, c.StddevNs, c.P95Ns, c.P9999Ns = 0, 0, 0, 0
-	return &c
-}
-
-func TestAggregateOfRoundTrip(t *testing.T) {
-	ms := time.Millisecond
-	tests := []struct {
-		name string
-		agg  results.StepAggregate
-	}{
-		{"read and write", mkAgg(3, dirSpec{24000, 300 * time.Microsecond, 2 * ms}, dirSpec{6000, 900 * time.Microsecond, 5 * ms}, 420*time.Microsecond)},
-		{"read only", mkAgg(0, dirSpec{5000, 250 * time.Microsecond, ms}, dirSpec{}, 250*time.Microsecond)},
-		{"write only", mkAgg(1, dirSpec{}, dirSpec{777, 1234567 * time.Nanosecond, 9876543 * time.Nanosecond}, 1234567*time.Nanosecond)},
-		{"with errors", func() results.StepAggregate {
-			a := mkAgg(2, dirSpec{100, ms, 2 * ms}, dirSpec{100, ms, 3 * ms}, ms)
-			a.Errors, a.Interrupted = []string{"boom"}, true
-			return a
-		}()},
-		{"no I/O", results.StepAggregate{Step: 5, Clients: 3}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			orig := tt.agg
-			s := stepStatus(order(orig.Step, plan.Step{OfferedIOPS: 1000}), orig, "h")
-			got := aggregateOf(&s)
-			if got.Step != orig.Step || got.Clients != orig.Clients || got.Interrupted != orig.Interrupted || !slices.Equal(got.Errors, orig.Errors) {
-				t.Errorf("step %d clients %d interrupted %v errors %q, want %d %d %v %q", got.Step, got.Clients, got.Interrupted, got.Errors,
-					orig.Step, orig.Clients, orig.Interrupted, orig.Errors)
-			}
-			for _, dir := range []struct {
-				name      string
-				got, want results.DirectionSummary
-			}{{"read", got.Read, orig.Read}, {"write", got.Write, orig.Write}, {"total", got.Total, orig.Total}} {
-				if dir.got.IOPS != dir.want.IOPS || dir.got.BytesPerSec != dir.want.BytesPerSec || dir.got.IOs != dir.want.IOs {
-					t.Errorf("%s: iops %v bytes/s %v ios %d, want %v %v %d", dir.name, dir.got.IOPS, dir.got.BytesPerSec, dir.got.IOs,
-						dir.want.IOPS, dir.want.BytesPerSec, dir.want.IOs)
-				}
-				if *kept(&dir.got.Latency) != *kept(&dir.want.Latency) {
-					t.Errorf("%s latency %+v, want %+v", dir.name, *kept(&dir.got.Latency), *kept(&dir.want.Latency))
-				}
-			}
-			// What the analysis reads: every metric the API can select, in
-			// every direction.
-			for _, m := range []string{"mean", "p50", "p90", "p99", "p99.9", "max"} {
-				for _, dir := range []string{"read", "write", "total", "worst"} {
-					sel := analysis.LatencySelector{Metric: m, Direction: dir}
-					g, gok := sel.Of(got)
-					w, wok := sel.Of(orig)
-					if g != w || gok != wok {
-						t.Errorf("%s: %d %v after the round trip, %d %v before", sel, g, gok, w, wok)
-					}
-				}
-			}
-			// What the planner reads.
-			po, pw := outcomes([]v1alpha1.StepStatus{s})[0], runner.OutcomeOf(0, orig)
-			if po.AchievedIOPS != pw.AchievedIOPS || po.AchievedBytesPerSec != pw.AchievedBytesPerSec ||
-				!reflect.DeepEqual(kept(po.Read), kept(pw.Read)) || !reflect.DeepEqual(kept(po.Write), kept(pw.Write)) ||
-				!reflect.DeepEqual(kept(po.Total), kept(pw.Total)) {
-				t.Errorf("outcome %+v, want %+v", po, pw)
-			}
-			for _, m := range plan.LatencyMetrics() {
-				for _, pair := range [][2]*results.LatencySummary{{po.Read, pw.Read}, {po.Write, pw.Write}, {po.Total, pw.Total}} {
-					if (pair[0] == nil) != (pair[1] == nil) {
-						t.Fatalf("latency presence differs: %v vs %v", pair[0], pair[1])
-					}
-					if pair[0] == nil {
-						continue
-					}
-					g, _ := pair[0].Metric(string(m))
-					w, _ := pair[1].Metric(string(m))
-					if g != w {
-						t.Errorf("planner metric %s: %d after the round trip, %d before", m, g, w)
-					}
-				}
-			}
-		})
-	}
-}
-
-func TestAggregateOfRoundsLikeStatus(t *testing.T) {
-	agg := mkAgg(0, dirSpec{1000.4, time.Millisecond, 2 * time.Millisecond}, dirSpec{}, time.Millisecond)
-	agg.Read.Latency.MeanNs = 1234.5
-	s := stepStatus(order(0, plan.Step{}), agg, "h")
-	got := aggregateOf(&s)
-	if got.Read.IOPS != 1000 || got.Read.Latency.MeanNs != 1235 || got.Total.IOPS != 1000 {
-		t.Errorf("read iops %v mean %v total iops %v, want 1000, 1235, 1000", got.Read.IOPS, got.Read.Latency.MeanNs, got.Total.IOPS)
-	}
-}
-
-func TestOutcomes(t *testing.T) {
-	ms := time.Millisecond
-	steps := []v1alpha1.StepStatus{
-		stepStatus(order(0, plan.Step{OfferedIOPS: 1000}), mkAgg(0, dirSpec{800, 500 * time.Microsecond, 900 * time.Microsecond}, dirSpec{200, ms, 1500 * time.Microsecond}, 600*time.Microsecond), "h0"),
-		stepStatus(order(1, plan.Step{OfferedIOPS: 2000}), mkAgg(1, dirSpec{1600, 700 * time.Microsecond, 1200 * time.Microsecond}, dirSpec{}, 700*time.Microsecond), "h1"),
-	}
-	out := outcomes(steps)
-	if len(out) != 2 {
-		t.Fatalf("%d outcomes, want 2", len(out))
-	}
-	for i, o := range out {
-		if o.Index != i {
-			t.Errorf("outcome %d has index %d", i, o.Index)
-		}
-	}
-	if out[0].AchievedIOPS != 1000 || out[0].AchievedBytesPerSec != 1000*blockBytes || out[1].AchievedIOPS != 1600 {
-		t.Errorf("achieved %v/%v, %v", out[0].AchievedIOPS, out[0].AchievedBytesPerSec, out[1].AchievedIOPS)
-	}
-	if out[0].Read == nil || out[0].Write == nil || out[0].Total == nil || out[1].Write != nil || out[1].Read == nil {
-		t.Fatalf("latency presence: %+v %+v", out[0], out[1])
-	}
-	if out[0].Read.P99Ns != uint64(900*time.Microsecond) || out[0].Write.P99Ns != uint64(1500*time.Microsecond) {
-		t.Errorf("p99 read %d write %d", out[0].Read.P99Ns, out[0].Write.P99Ns)
-	}
-	if len(outcomes(nil)) != 0 {
-		t.Error("outcomes(nil) not empty")
-	}
-
-	// The planner decides from them: a p99 worst-direction limit of 1.2 ms
-	// lets step 0 (write p99 1.5 ms) stop the load; 2 ms lets it continue.
-	rate := plan.Load{Rate: &plan.RateSteps{Steps: []int64{1000, 2000, 3000}}, StepDuration: time.Minute}
-	stop := rate
-	stop.Stop.Latency = &plan.LatencyStop{Metric: plan.P99, Direction: plan.Worst, LimitMicroseconds: 1200}
-	next, reason, err := plan.Next(stop, out[:1])
-	if err != nil || next != nil || reason == nil || reason.Kind != plan.StopLatencyLimit {
-		t.Errorf("plan.Next() = %v, %+v, %v; want a latency stop", next, reason, err)
-	}
-	stop.Stop.Latency.LimitMicroseconds = 2000
-	next, reason, err = plan.Next(stop, out)
-	if err != nil || reason != nil || next == nil || next.Index != 2 || next.OfferedIOPS != 3000 {
-		t.Errorf("plan.Next() = %+v, %+v, %v; want step 2 at 3000 IOPS", next, reason, err)
-	}
-	// Total latency reaches the planner too.
-	stop.Stop.Latency = &plan.LatencyStop{Metric: plan.Mean, Direction: plan.Total, LimitMicroseconds: 650}
-	if _, reason, err = plan.Next(stop, out); err != nil || reason == nil || reason.Step != 1 {
-		t.Errorf("plan.Next() with a mean total limit = %+v, %v; want a stop at step 1", reason, err)
-	}
-}
-
 // curveBench is a benchmark with four finished IOPS steps: 80 % reads,
 // offered 10k, 20k, 30k, 40k; achieved 10k, 20k, 29k, 31k (the last
 // saturated); mean latency 200 µs, 250 µs, 400 µs, 2 ms (the knee at step 2).
-func curveBench(t *testing.T, objectives ...v1alpha1.Objective) (*v1alpha1.StorageBenchmark, desired) {
+func curveBench(t *testing.T, objectives ...v1alpha1.Objective) (*v1alpha1.StorageBenchmark, desired, []stepRecord) {
 	t.Helper()
 	b := newBench(withLoad(func(l *v1alpha1.LoadSpec) {
 		l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Steps: []int64{10000, 20000, 30000, 40000}}
@@ -347,6 +206,7 @@ func curveBench(t *testing.T, objectives ...v1alpha1.Objective) (*v1alpha1.Stora
 		b.Spec.SLO = &v1alpha1.SLOSpec{Objectives: objectives}
 	}
 	us := time.Microsecond
+	var recs []stepRecord
 	points := []struct {
 		offered, achieved  float64
 		mean               time.Duration
@@ -360,17 +220,18 @@ func curveBench(t *testing.T, objectives ...v1alpha1.Objective) (*v1alpha1.Stora
 	}
 	for i, p := range points {
 		agg := mkAgg(i, dirSpec{p.achieved * 0.8, p.readMean, p.readP99}, dirSpec{p.achieved * 0.2, p.writeAvg, p.writeP99}, p.mean)
-		b.Status.Steps = append(b.Status.Steps, stepStatus(order(i, plan.Step{OfferedIOPS: int64(p.offered)}), agg, exchange.StepName(b.Name, i)))
+		recs = append(recs, rec(order(i, plan.Step{OfferedIOPS: int64(p.offered)}), agg, exchange.StepName(b.Name, i)))
+		b.Status.Steps = append(b.Status.Steps, stepStatus(recs[i]))
 	}
-	return b, mustDesired(t, b)
+	return b, mustDesired(t, b), recs
 }
 
 func TestAnalyzeFlagsAndSummary(t *testing.T) {
-	b, d := curveBench(t)
+	b, d, recs := curveBench(t)
 	for i := range b.Status.Steps { // stale flags must be recomputed
 		b.Status.Steps[i].Saturated, b.Status.Steps[i].Knee = true, true
 	}
-	if err := analyze(b, &d, false); err != nil {
+	if err := analyze(b, &d, recs, false); err != nil {
 		t.Fatal(err)
 	}
 	var saturated, knees []int32
@@ -402,9 +263,9 @@ func TestAnalyzeFlagsAndSummary(t *testing.T) {
 
 func TestAnalyzeSummaryVariants(t *testing.T) {
 	t.Run("p99 at peak is the worse of read and write", func(t *testing.T) {
-		b, d := curveBench(t)
+		b, d, recs := curveBench(t)
 		b.Status.Steps[3].Read.Latency.P99 = metav1.Duration{Duration: 7 * time.Millisecond}
-		if err := analyze(b, &d, false); err != nil {
+		if err := analyze(b, &d, recs, false); err != nil {
 			t.Fatal(err)
 		}
 		if got := b.Status.Summary.P99LatencyAtPeak; got == nil || got.Duration != 7*time.Millisecond {
@@ -412,9 +273,9 @@ func TestAnalyzeSummaryVariants(t *testing.T) {
 		}
 	})
 	t.Run("read-only peak", func(t *testing.T) {
-		b, d := curveBench(t)
+		b, d, recs := curveBench(t)
 		b.Status.Steps[3].Write = nil
-		if err := analyze(b, &d, false); err != nil {
+		if err := analyze(b, &d, recs, false); err != nil {
 			t.Fatal(err)
 		}
 		if got := b.Status.Summary.P99LatencyAtPeak; got == nil || got.Duration != 3*time.Millisecond {
@@ -422,9 +283,9 @@ func TestAnalyzeSummaryVariants(t *testing.T) {
 		}
 	})
 	t.Run("a failed step is never the peak", func(t *testing.T) {
-		b, d := curveBench(t)
-		b.Status.Steps[3].Errors = []string{"fio: io_u error"}
-		if err := analyze(b, &d, false); err != nil {
+		b, d, recs := curveBench(t)
+		recs[3].agg.Errors = []string{"fio: io_u error"}
+		if err := analyze(b, &d, recs, false); err != nil {
 			t.Fatal(err)
 		}
 		s := b.Status.Summary
@@ -439,9 +300,9 @@ func TestAnalyzeSummaryVariants(t *testing.T) {
 		}
 	})
 	t.Run("nothing at target", func(t *testing.T) {
-		b, d := curveBench(t)
+		b, d, recs := curveBench(t)
 		d.Analysis.LatencyTarget = 100 * time.Microsecond
-		if err := analyze(b, &d, false); err != nil {
+		if err := analyze(b, &d, recs, false); err != nil {
 			t.Fatal(err)
 		}
 		if s := b.Status.Summary; s.AtTarget != nil || s.LatencyTarget.Duration != 100*time.Microsecond {
@@ -449,9 +310,9 @@ func TestAnalyzeSummaryVariants(t *testing.T) {
 		}
 	})
 	t.Run("no steps", func(t *testing.T) {
-		b, d := curveBench(t)
+		b, d, _ := curveBench(t)
 		b.Status.Steps = nil
-		if err := analyze(b, &d, true); err != nil {
+		if err := analyze(b, &d, nil, true); err != nil {
 			t.Fatal(err)
 		}
 		if b.Status.Summary != nil {
@@ -492,12 +353,12 @@ func TestAnalyzeSLOs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, d := curveBench(t, tt.objectives...)
+			b, d, recs := curveBench(t, tt.objectives...)
 			if len(d.Objectives) != len(tt.objectives) {
 				t.Fatalf("%d objectives translated", len(d.Objectives))
 			}
 			// While running: no verdicts.
-			if err := analyze(b, &d, false); err != nil {
+			if err := analyze(b, &d, recs, false); err != nil {
 				t.Fatal(err)
 			}
 			if len(b.Status.SLOs) != 0 || meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionSLOMet) != nil {
@@ -505,7 +366,7 @@ func TestAnalyzeSLOs(t *testing.T) {
 			}
 			// Complete, twice: the verdicts are recomputed, not appended.
 			for range 2 {
-				if err := analyze(b, &d, true); err != nil {
+				if err := analyze(b, &d, recs, true); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -549,8 +410,8 @@ func TestAnalyzeSLOs(t *testing.T) {
 }
 
 func TestAnalyzeCompleteWithoutObjectives(t *testing.T) {
-	b, d := curveBench(t)
-	if err := analyze(b, &d, true); err != nil {
+	b, d, recs := curveBench(t)
+	if err := analyze(b, &d, recs, true); err != nil {
 		t.Fatal(err)
 	}
 	if len(b.Status.SLOs) != 0 || meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionSLOMet) != nil {
@@ -613,7 +474,7 @@ func TestSetFailed(t *testing.T) {
 }
 
 func TestSetComplete(t *testing.T) {
-	b, _ := curveBench(t)
+	b, _, _ := curveBench(t)
 	b.Generation = 9
 	b.Status.CurrentStep = ptr.To[int32](3)
 	setProgressing(b, ReasonRunning, "step 4/4 running")
@@ -705,6 +566,7 @@ func bigStatus(t *testing.T, n int) *v1alpha1.StorageBenchmark {
 		b.Spec.Load.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Steps: steps}
 	})
 	dsr := mustDesired(t, b)
+	var recs []stepRecord
 	for i := range n {
 		// Odd nanosecond figures make the longest duration strings.
 		ns := func(base int64) time.Duration { return time.Duration(base + 123_456_789 + int64(i)) }
@@ -713,9 +575,9 @@ func bigStatus(t *testing.T, n int) *v1alpha1.StorageBenchmark {
 		agg := mkAgg(i, r, w, ns(1_500_000_000))
 		agg.Clients, agg.Jobs, agg.StartSkew = 100, 6400, ns(0)
 		agg.Read.IOs, agg.Write.IOs, agg.Total.IOs = 51_851_851_852, 22_690_435_163, 74_542_287_015
-		s := stepStatus(order(i, plan.Step{OfferedIOPS: int64(1_000_000 * (i + 1)), OfferedBytesPerSec: 123_456_789_012,
-			QueueDepthPerClient: 4096, PercentOfMax: 100, Unthrottled: true}), agg, exchange.StepName(name, i))
-		b.Status.Steps = append(b.Status.Steps, s)
+		recs = append(recs, rec(order(i, plan.Step{OfferedIOPS: int64(1_000_000 * (i + 1)), OfferedBytesPerSec: 123_456_789_012,
+			QueueDepthPerClient: 4096, PercentOfMax: 100, Unthrottled: true}), agg, exchange.StepName(name, i)))
+		b.Status.Steps = append(b.Status.Steps, stepStatus(recs[i]))
 	}
 	b.Status.ClientsReady, b.Status.ClientsTotal, b.Status.StepsPlanned = 100, 100, int32(n)
 	b.Status.Progress = progress(n, n)
@@ -727,7 +589,7 @@ func bigStatus(t *testing.T, n int) *v1alpha1.StorageBenchmark {
 	b.Status.Storage = &v1alpha1.StorageStatus{StorageClassName: strings.Repeat("s", 63), Provisioner: strings.Repeat("p", 63),
 		Claims: 100, ClaimsBound: 100, Capacity: qty("1100Gi"), VolumeMode: "Filesystem", AccessMode: "ReadWriteOnce"}
 	setComplete(b, t0.Add(time.Duration(n)*time.Minute), fmt.Sprintf("all %d steps completed", n))
-	if err := analyze(b, &dsr, true); err != nil {
+	if err := analyze(b, &dsr, recs, true); err != nil {
 		t.Fatal(err)
 	}
 	for i := range b.Status.Steps { // every optional field set
@@ -793,14 +655,14 @@ func drain(rec *record.FakeRecorder) []string {
 }
 
 func TestEmitEvents(t *testing.T) {
-	base, _ := curveBench(t)
+	base, _, _ := curveBench(t)
 	base.Status.Steps = base.Status.Steps[:1]
 	base.Status.StepsPlanned = 4
 	base.Status.ClientsTotal, base.Status.ClientsReady = 3, 3
 	base.Status.Storage = &v1alpha1.StorageStatus{StorageClassName: "fast", Claims: 3, ClaimsBound: 3}
 	base.Status.CurrentStep = ptr.To[int32](1)
 	setProgressing(base, ReasonRunning, "step 2/4 running")
-	full, _ := curveBench(t)
+	full, _, _ := curveBench(t)
 
 	type mod func(b *v1alpha1.StorageBenchmark)
 	tests := []struct {
@@ -868,26 +730,26 @@ func TestEmitEvents(t *testing.T) {
 			}},
 		{"SLO met", nil, func(b *v1alpha1.StorageBenchmark) {
 			setComplete(b, t0, "done")
-			setCondition(b, v1alpha1.ConditionSLOMet, true, ReasonAllMet, "every objective was met")
+			setCondition(b, v1alpha1.ConditionSLOMet, true, ReasonAllMet, t0, "every objective was met")
 		}, func(*v1alpha1.StorageBenchmark) []string {
 			return []string{"Normal Completed Completed: 1 steps ran: done", "Normal SLOMet every objective was met"}
 		}},
 		{"SLO not met", nil, func(b *v1alpha1.StorageBenchmark) {
 			setComplete(b, t0, "done")
-			setCondition(b, v1alpha1.ConditionSLOMet, false, ReasonNotMet, "objective peak not met: peak 10,000 IOPS < 50,000 IOPS (step 0)")
+			setCondition(b, v1alpha1.ConditionSLOMet, false, ReasonNotMet, t0, "objective peak not met: peak 10,000 IOPS < 50,000 IOPS (step 0)")
 		}, func(*v1alpha1.StorageBenchmark) []string {
 			return []string{"Normal Completed Completed: 1 steps ran: done",
 				"Warning SLONotMet objective peak not met: peak 10,000 IOPS < 50,000 IOPS (step 0)"}
 		}},
 		{"SLO not measurable", nil, func(b *v1alpha1.StorageBenchmark) {
-			setCondition(b, v1alpha1.ConditionSLOMet, false, ReasonNotMeasurable, "objective x could not be measured: no I/O")
+			setCondition(b, v1alpha1.ConditionSLOMet, false, ReasonNotMeasurable, t0, "objective x could not be measured: no I/O")
 		}, func(*v1alpha1.StorageBenchmark) []string {
 			return []string{"Warning SLONotMet objective x could not be measured: no I/O"}
 		}},
 		{"SLO verdict unchanged", func(b *v1alpha1.StorageBenchmark) {
-			setCondition(b, v1alpha1.ConditionSLOMet, false, ReasonNotMet, "before")
+			setCondition(b, v1alpha1.ConditionSLOMet, false, ReasonNotMet, t0, "before")
 		}, func(b *v1alpha1.StorageBenchmark) {
-			setCondition(b, v1alpha1.ConditionSLOMet, true, ReasonAllMet, "after")
+			setCondition(b, v1alpha1.ConditionSLOMet, true, ReasonAllMet, t0, "after")
 		}, nil},
 		{"run ended earlier", func(b *v1alpha1.StorageBenchmark) { setComplete(b, t0, "done") },
 			func(b *v1alpha1.StorageBenchmark) { setComplete(b, t0, "done"); b.Status.Progress = "1/4" }, nil},
@@ -930,7 +792,7 @@ func TestEmitEventsWithoutRecorder(t *testing.T) {
 }
 
 func TestStepLine(t *testing.T) {
-	b, _ := curveBench(t)
+	b, _, _ := curveBench(t)
 	s := b.Status.Steps[3]
 	s.Saturated = true
 	got := stepLine(&s)

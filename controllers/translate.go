@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -12,7 +11,7 @@ import (
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/plan"
-	"github.com/storagebench/storagebench/internal/runner"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/workload"
 )
 
@@ -24,7 +23,7 @@ type desired struct {
 	Load       plan.Load
 	Analysis   analysis.Options
 	Objectives []analysis.Objective
-	Volume     runner.Volume
+	Volume     protocol.Volume
 	Precond    bool
 	// StepsPlanned is the number of steps the load plans at most.
 	StepsPlanned int
@@ -45,13 +44,6 @@ func desiredOf(b *v1alpha1.StorageBenchmark) (desired, error) {
 	d.Load = loadOf(&s.Load)
 	if err := plan.Validate(d.Load, d.Topology, d.Workload); err != nil {
 		return d, specError(err)
-	}
-	// The runner divides the working set over its jobs (internal/runner);
-	// check here what it would otherwise refuse only once laid out.
-	if jobs, bs := int64(d.Topology.JobsPerClient), wl.BlockSizeBytes; wl.WorkingSetBytesPerClient/jobs < bs {
-		return d, &workload.FieldError{Field: "workload.workingSetPerClient", Value: strconv.FormatInt(wl.WorkingSetBytesPerClient, 10),
-			Allowed: fmt.Sprintf("must be at least one block per fio job: %d jobs per client (clients.jobsPerClient) × %d-byte blocks = %d bytes",
-				jobs, bs, jobs*bs)}
 	}
 	if err := fits(s, wl.WorkingSetBytesPerClient); err != nil {
 		return d, err
@@ -77,7 +69,7 @@ func desiredOf(b *v1alpha1.StorageBenchmark) (desired, error) {
 			d.Objectives = append(d.Objectives, obj)
 		}
 	}
-	d.Volume = runner.Volume{Path: exchange.DataMountPath, Shared: s.Storage.Sharing == v1alpha1.SharingShared}
+	d.Volume = protocol.Volume{Path: exchange.DataMountPath, Shared: s.Storage.Sharing == v1alpha1.SharingShared}
 	if s.Storage.ExistingClaim != nil && s.Storage.VolumeMode != corev1.PersistentVolumeBlock {
 		// Somebody else's volume: only a directory of the benchmark's own,
 		// emptied of what it wrote when the run ends (consent.go).
@@ -205,12 +197,9 @@ func deref[T any](p *T) T {
 
 // clientPlan is the plan template every client reads (Client and Seed are
 // filled in by each runner).
-func clientPlan(b *v1alpha1.StorageBenchmark, d *desired) runner.ClientPlan {
-	return runner.ClientPlan{Benchmark: b.Name, Topology: d.Topology, Workload: d.Workload, Volume: d.Volume, Precond: d.Precond}
+func clientPlan(b *v1alpha1.StorageBenchmark, d *desired) protocol.ClientPlan {
+	return protocol.ClientPlan{Benchmark: b.Name, Topology: d.Topology, Workload: d.Workload, Volume: d.Volume, Precond: d.Precond}
 }
-
-// stepEnd is when a step's clients should have finished measuring.
-func stepEnd(o runner.StepOrder) time.Time { return o.StartAt.Add(o.Ramp + o.Duration) }
 
 // fits checks the working set against the volume: admission checks it only
 // when workingSetPerClient is set, not the profile's default. An existing

@@ -18,7 +18,7 @@ import (
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/plan"
-	"github.com/storagebench/storagebench/internal/runner"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/workload"
 )
 
@@ -103,7 +103,7 @@ func TestDesiredOfTopologyAndPlan(t *testing.T) {
 		t.Errorf("topology %+v", d.Topology)
 	}
 	p := clientPlan(b, &d)
-	want := runner.ClientPlan{Benchmark: testName, Topology: d.Topology, Workload: d.Workload, Volume: d.Volume, Precond: true}
+	want := protocol.ClientPlan{Benchmark: testName, Topology: d.Topology, Workload: d.Workload, Volume: d.Volume, Precond: true}
 	if !reflect.DeepEqual(p, want) {
 		t.Errorf("clientPlan() = %+v, want %+v", p, want)
 	}
@@ -315,22 +315,22 @@ func TestDesiredOfVolumeAndPrecondition(t *testing.T) {
 	tests := []struct {
 		name        string
 		b           *v1alpha1.StorageBenchmark
-		wantVolume  runner.Volume
+		wantVolume  protocol.Volume
 		wantPrecond bool
 	}{
-		{"filesystem per client", newBench(clients(2)), runner.Volume{Path: exchange.DataMountPath}, true},
+		{"filesystem per client", newBench(clients(2)), protocol.Volume{Path: exchange.DataMountPath}, true},
 		{"filesystem shared", newBench(clients(2), sharing(v1alpha1.SharingShared)),
-			runner.Volume{Path: exchange.DataMountPath, Shared: true}, true},
+			protocol.Volume{Path: exchange.DataMountPath, Shared: true}, true},
 		{"block per client", newBench(volumeMode(corev1.PersistentVolumeBlock)),
-			runner.Volume{Path: exchange.DevicePath, Block: true}, true},
+			protocol.Volume{Path: exchange.DevicePath, Block: true}, true},
 		{"block shared", newBench(clients(2), sharing(v1alpha1.SharingShared), volumeMode(corev1.PersistentVolumeBlock)),
-			runner.Volume{Path: exchange.DevicePath, Block: true, Shared: true}, true},
+			protocol.Volume{Path: exchange.DevicePath, Block: true, Shared: true}, true},
 		{"existing claim shared: only its own directory, emptied afterwards", newBench(clients(2), sharing(v1alpha1.SharingShared), existingClaim("mine")),
-			runner.Volume{Path: exchange.DataMountPath, Shared: true, Subdir: "storagebench-bench-", RemoveWhenDone: true}, true},
+			protocol.Volume{Path: exchange.DataMountPath, Shared: true, Subdir: "storagebench-bench-", RemoveWhenDone: true}, true},
 		{"existing block claim: the whole device", newBench(clients(1), volumeMode(corev1.PersistentVolumeBlock), existingClaim("lun")),
-			runner.Volume{Path: exchange.DevicePath, Block: true}, true},
-		{"precondition explicit true", newBench(fill(ptr.To(true))), runner.Volume{Path: exchange.DataMountPath}, true},
-		{"precondition explicit false", newBench(fill(ptr.To(false))), runner.Volume{Path: exchange.DataMountPath}, false},
+			protocol.Volume{Path: exchange.DevicePath, Block: true}, true},
+		{"precondition explicit true", newBench(fill(ptr.To(true))), protocol.Volume{Path: exchange.DataMountPath}, true},
+		{"precondition explicit false", newBench(fill(ptr.To(false))), protocol.Volume{Path: exchange.DataMountPath}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -466,9 +466,9 @@ func TestDesiredOfInvalidObjectiveNamesIt(t *testing.T) {
 
 func TestStepEnd(t *testing.T) {
 	start := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	o := runner.StepOrder{StartAt: start, Ramp: 5 * time.Second, Duration: time.Minute}
-	if got, want := stepEnd(o), start.Add(65*time.Second); !got.Equal(want) {
-		t.Errorf("stepEnd() = %s, want %s", got, want)
+	o := protocol.StepOrder{StartAt: start, Ramp: 5 * time.Second, Duration: time.Minute}
+	if got, want := o.End(), start.Add(65*time.Second); !got.Equal(want) {
+		t.Errorf("End() = %s, want %s", got, want)
 	}
 }
 

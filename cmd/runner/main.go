@@ -21,6 +21,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -30,12 +31,15 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/internal/numfmt"
 	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/runner"
 	"github.com/storagebench/storagebench/internal/workload"
 )
@@ -115,7 +119,7 @@ func client(ctx context.Context, args []string) error {
 	if err != nil && *termLog != "" {
 		// Best effort: the message surfaces in the pod's status, where the
 		// operator reads it; without the file Kubernetes falls back to logs.
-		_ = os.WriteFile(*termLog, []byte(runner.Truncate(err.Error(), runner.MaxErrorBytes)), 0o644)
+		_ = os.WriteFile(*termLog, []byte(protocol.Truncate(err.Error(), protocol.MaxErrorBytes)), 0o644)
 	}
 	return err
 }
@@ -128,11 +132,11 @@ func fileClient(ctx context.Context, planPath, exchangeDir, workdir string, now 
 	if err != nil {
 		return err
 	}
-	var p runner.ClientPlan
+	var p protocol.ClientPlan
 	if err := json.Unmarshal(data, &p); err != nil {
 		return fmt.Errorf("%s: %w", planPath, err)
 	}
-	x := runner.Exchange{Dir: exchangeDir}
+	x := runner.FileExchange{Dir: exchangeDir}
 	r := &runner.Runner{Plan: p, Coordinator: x, Publisher: x, WorkDir: workdir, Now: now}
 	return r.Run(ctx)
 }
@@ -177,7 +181,7 @@ func local(ctx context.Context, args []string) error {
 	clients := fs.Int("clients", 3, "number of client processes")
 	jobs := fs.Int("jobs", 2, "fio jobs per client")
 	profile := fs.String("profile", "oltp", "workload profile: "+strings.Join(workload.ProfileNames(), ", "))
-	workingSet := fs.String("working-set", "64Mi", "working set per client (Ki, Mi, Gi suffixes)")
+	workingSet := fs.String("working-set", "64Mi", "working set per client in bytes, a Kubernetes quantity (64Mi, 1Gi, 500M)")
 	readPct := fs.Int("read-percent", -1, "override the profile's read percentage")
 	iodepth := fs.Int("iodepth", 0, "override the profile's I/O depth per job")
 	engine := fs.String("engine", "", "override the I/O engine")
@@ -193,9 +197,9 @@ func local(ctx context.Context, args []string) error {
 	precond := fs.Bool("precondition", true, "fill the working set before measuring")
 	_ = fs.Parse(args)
 
-	ws, err := parseSize(*workingSet)
+	ws, err := parseSize("--working-set", *workingSet)
 	if err != nil {
-		return fmt.Errorf("--working-set: %w", err)
+		return err
 	}
 	o := workload.Overrides{WorkingSetBytesPerClient: &ws}
 	if *readPct >= 0 {
@@ -261,29 +265,31 @@ func local(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	l := &runner.Local{Name: *name, Dir: abs, Workload: spec, Load: load,
+	l := &runner.Local{Name: *name, Dir: abs, Profile: *profile, Workload: spec, Load: load,
 		Topology:     plan.Topology{Clients: int32(*clients), JobsPerClient: int32(*jobs)},
 		Precondition: *precond, Launch: launchProcesses(abs)}
 	total := plan.TotalSteps(load)
-	fmt.Printf("storagebench local: %d clients × %d jobs, profile %s (%d KiB, %d%% read, %s, iodepth %d), %d steps of %s\n",
-		*clients, *jobs, *profile, spec.BlockSizeBytes/1024, spec.ReadPercent, spec.Pattern, spec.IODepth, total, *stepDur)
+	fmt.Printf("storagebench local: %d clients × %d jobs, profile %s (%s, %s read, %s, iodepth %d), %d steps of %s\n",
+		*clients, *jobs, *profile, numfmt.Size(spec.BlockSizeBytes), numfmt.Percent(float64(spec.ReadPercent), 0), spec.Pattern, spec.IODepth, total, *stepDur)
 	if *precond {
 		fmt.Printf("preconditioning %s per client…\n", *workingSet)
 	}
 	l.Progress = func(r runner.StepRecord) {
 		a := r.Aggregate
-		fmt.Printf("step %d/%d done: %s IOPS, skew %s\n", r.Aggregate.Step+1, total, analysis.FormatCount(a.Total.IOPS), a.StartSkew.Round(100_000))
+		fmt.Printf("step %d/%d done: %s IOPS, skew %s\n", r.Aggregate.Step+1, total, numfmt.Count(a.Total.IOPS), a.StartSkew.Round(100*time.Microsecond))
 	}
+	started := time.Now()
 	out, runErr := l.Run(ctx)
 	if out == nil {
 		return runErr
 	}
-	res, err := runner.Analyze(out, analysis.Options{LatencyTarget: *target}, nil)
+	opts := analysis.Options{LatencyTarget: *target}
+	res, err := runner.Analyze(out, opts, nil)
 	if err != nil {
 		return err
 	}
 	fmt.Println()
-	if err := runner.WriteReport(os.Stdout, out, res); err != nil {
+	if err := l.WriteReport(os.Stdout, out, runErr, opts, res, started, time.Now()); err != nil {
 		return err
 	}
 	report := struct {
@@ -304,8 +310,8 @@ func local(ctx context.Context, args []string) error {
 
 // launchProcesses starts every client as its own runner process, as the
 // operator starts one pod per client.
-func launchProcesses(dir string) func(context.Context, []runner.ClientPlan, runner.Exchange) (func() error, error) {
-	return func(ctx context.Context, plans []runner.ClientPlan, x runner.Exchange) (func() error, error) {
+func launchProcesses(dir string) func(context.Context, []protocol.ClientPlan, runner.FileExchange) (func() error, error) {
+	return func(ctx context.Context, plans []protocol.ClientPlan, x runner.FileExchange) (func() error, error) {
 		self, err := os.Executable()
 		if err != nil {
 			return nil, err
@@ -361,17 +367,29 @@ func parseInts(s string) ([]int64, error) {
 	return out, nil
 }
 
-func parseSize(s string) (int64, error) {
-	mult := int64(1)
-	for suffix, m := range map[string]int64{"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40} {
-		if strings.HasSuffix(s, suffix) {
-			s, mult = strings.TrimSuffix(s, suffix), m
-			break
-		}
+// parseSize reads a flag's size in bytes as a Kubernetes quantity (64Mi,
+// 1Gi, 500M, 1048576): a positive whole number of bytes below the largest
+// int64.
+func parseSize(flag, s string) (int64, error) {
+	bad := func(why string) error {
+		return fmt.Errorf("%s %q: %s; want a positive size in bytes like 64Mi or 1Gi", flag, s, why)
 	}
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || v <= 0 {
-		return 0, fmt.Errorf("%q is not a positive size like 64Mi", s)
+	q, err := resource.ParseQuantity(strings.TrimSpace(s))
+	if err != nil {
+		return 0, bad("not a quantity")
 	}
-	return v * mult, nil
+	if q.Sign() <= 0 {
+		return 0, bad("not positive")
+	}
+	// ParseQuantity clamps what overflows with a binary suffix (8Ei, 9Ei)
+	// to the largest int64: that value counts as overflowed too.
+	if q.Cmp(*resource.NewQuantity(math.MaxInt64, resource.BinarySI)) >= 0 {
+		return 0, bad("too large")
+	}
+	// Value rounds a fraction of a byte up: it must not have to.
+	v := q.Value()
+	if q.Cmp(*resource.NewQuantity(v, resource.BinarySI)) != 0 {
+		return 0, bad("not a whole number of bytes")
+	}
+	return v, nil
 }

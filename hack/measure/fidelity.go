@@ -18,6 +18,7 @@ import (
 	"github.com/storagebench/storagebench/controllers"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/internal/runner"
 )
@@ -165,7 +166,7 @@ func (m *measurer) plainRun(ctx context.Context, obs *observation, hostPath stri
 		return figures{}, "", fmt.Errorf("%s uses a raw block volume; the plain run only supports Filesystem volumes", b.Name)
 	}
 	// As the runner in the pod sets them (exchange.Client.LoadPlan).
-	p.Client, p.Seed = 0, runner.ClientSeed(b.Name, 0)
+	p.Client, p.Seed = 0, protocol.ClientSeed(b.Name, 0)
 	p.Volume.Path, p.Fio = hostPath, m.cfg.fio
 
 	rep := &replay{orders: obs.stepOrders()}
@@ -194,15 +195,15 @@ func (m *measurer) plainRun(ctx context.Context, obs *observation, hostPath stri
 // plan ConfigMap, or else rebuilt from status (which records each order's
 // step verbatim) and the spec's duration and ramp (which the operator copies
 // into every order).
-func (o *observation) stepOrders() []runner.StepOrder {
+func (o *observation) stepOrders() []protocol.StepOrder {
 	b := o.final
-	out := make([]runner.StepOrder, len(b.Status.Steps))
+	out := make([]protocol.StepOrder, len(b.Status.Steps))
 	for i, s := range b.Status.Steps {
 		if order, ok := o.orders[i]; ok {
 			out[i] = order
 			continue
 		}
-		out[i] = runner.StepOrder{Index: i, Duration: b.Spec.Load.StepDuration.Duration, Ramp: ptr.Deref(b.Spec.Load.RampTime, metav1.Duration{}).Duration,
+		out[i] = protocol.StepOrder{Index: i, Duration: b.Spec.Load.StepDuration.Duration, Ramp: ptr.Deref(b.Spec.Load.RampTime, metav1.Duration{}).Duration,
 			Step: plan.Step{Index: i, Unthrottled: s.Unthrottled, OfferedIOPS: s.OfferedIOPS, OfferedBytesPerSec: s.OfferedBytesPerSecond,
 				QueueDepthPerClient: s.QueueDepthPerClient, PercentOfMax: s.PercentOfMax}}
 	}
@@ -212,15 +213,15 @@ func (o *observation) stepOrders() []runner.StepOrder {
 // replay is the plain run's coordinator and publisher: it hands the runner
 // the operator's orders, each due startLead from now, and keeps its results.
 type replay struct {
-	orders  []runner.StepOrder
+	orders  []protocol.StepOrder
 	results []results.ClientStep
 }
 
-func (r *replay) ReportReady(context.Context, runner.Ready) error { return nil }
+func (r *replay) ReportReady(context.Context, protocol.Ready) error { return nil }
 
-func (r *replay) WaitOrder(_ context.Context, index int) (runner.StepOrder, error) {
+func (r *replay) WaitOrder(_ context.Context, index int) (protocol.StepOrder, error) {
 	if index >= len(r.orders) {
-		return runner.StepOrder{Index: index, Done: true, Reason: "replayed every step"}, nil
+		return protocol.StepOrder{Index: index, Done: true, Reason: "replayed every step"}, nil
 	}
 	o := r.orders[index]
 	o.StartAt = time.Now().Add(startLead)
@@ -280,7 +281,7 @@ func (m *measurer) waitClientPodsEnded(ctx context.Context, name string) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%d client pods of %s still run 2 minutes after it completed", running, name)
 		}
-		if err := runner.Pause(ctx, 250*time.Millisecond); err != nil {
+		if err := protocol.Pause(ctx, 250*time.Millisecond); err != nil {
 			return err
 		}
 	}

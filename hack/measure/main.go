@@ -67,7 +67,7 @@ import (
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/controllers"
 	"github.com/storagebench/storagebench/internal/fio"
-	"github.com/storagebench/storagebench/internal/runner"
+	"github.com/storagebench/storagebench/internal/protocol"
 )
 
 // Every object this program creates carries this label, so that it (and a
@@ -320,7 +320,7 @@ func (m *measurer) deleteOwn(ctx context.Context) error {
 		if len(bs.Items)+len(pvcs.Items) == 0 {
 			return nil
 		}
-		if err := runner.Pause(ctx, time.Second); err != nil {
+		if err := protocol.Pause(ctx, time.Second); err != nil {
 			return fmt.Errorf("waiting for %d benchmarks and %d claims to be deleted: %w", len(bs.Items), len(pvcs.Items), err)
 		}
 	}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
-	"github.com/storagebench/storagebench/internal/runner"
 )
 
 // stepClient keys a client's result of one step.
@@ -38,11 +38,11 @@ type observation struct {
 	podRunning map[string]time.Time
 	// ready is when each client's ready annotation was first seen.
 	ready        map[int]time.Time
-	readyReports map[int]runner.Ready
+	readyReports map[int]protocol.Ready
 	// orders are the step orders of the plan ConfigMap, exactly as the
 	// runners read them (order.json holds only the latest, so each is
 	// captured as it appears).
-	orders map[int]runner.StepOrder
+	orders map[int]protocol.StepOrder
 	// results are the clients' step results (result.json, likewise
 	// overwritten by the next step).
 	results map[stepClient]results.ClientStep
@@ -57,8 +57,8 @@ type observation struct {
 func newObservation(b *v1alpha1.StorageBenchmark) *observation {
 	return &observation{
 		name: b.Name, clients: int(b.Spec.Clients.Count),
-		podRunning: map[string]time.Time{}, ready: map[int]time.Time{}, readyReports: map[int]runner.Ready{},
-		orders: map[int]runner.StepOrder{}, results: map[stepClient]results.ClientStep{},
+		podRunning: map[string]time.Time{}, ready: map[int]time.Time{}, readyReports: map[int]protocol.Ready{},
+		orders: map[int]protocol.StepOrder{}, results: map[stepClient]results.ClientStep{},
 		done: make(chan struct{}),
 	}
 }
@@ -242,7 +242,7 @@ func follow(ctx context.Context, w watch.Interface, open func() (watch.Interface
 		}
 		w.Stop()
 		for {
-			if runner.Pause(ctx, 500*time.Millisecond) != nil {
+			if protocol.Pause(ctx, 500*time.Millisecond) != nil {
 				return
 			}
 			var err error

@@ -18,8 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
-	"github.com/storagebench/storagebench/internal/runner"
 )
 
 // Client is the runner's side of the exchange: it implements
@@ -42,12 +42,6 @@ type Client struct {
 	planUID types.UID
 }
 
-var (
-	_ runner.Coordinator = (*Client)(nil)
-	_ runner.Publisher   = (*Client)(nil)
-	_ runner.Clock       = (*Client)(nil)
-)
-
 // DefaultBackoff is the retry pace after a transient API error: 200 ms
 // doubling up to 3 s, each pause stretched by up to half at random.
 var DefaultBackoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: math.MaxInt32, Cap: 3 * time.Second}
@@ -68,7 +62,7 @@ func (c *Client) backoff() wait.Backoff {
 
 // LoadPlan waits for the plan ConfigMap (at most PlanTimeout) and returns
 // this client's plan.
-func (c *Client) LoadPlan(ctx context.Context) (runner.ClientPlan, error) {
+func (c *Client) LoadPlan(ctx context.Context) (protocol.ClientPlan, error) {
 	timeout := c.PlanTimeout
 	if timeout == 0 {
 		timeout = 10 * time.Minute
@@ -84,24 +78,24 @@ func (c *Client) LoadPlan(ctx context.Context) (runner.ClientPlan, error) {
 				return p, err
 			}
 			p.Client = c.Index
-			p.Seed = runner.ClientSeed(c.Benchmark, c.Index)
+			p.Seed = protocol.ClientSeed(c.Benchmark, c.Index)
 			c.planUID = cm.UID
 			return p, nil
 		}
 		if !apierrors.IsNotFound(err) && !retriable(err) {
-			return runner.ClientPlan{}, fmt.Errorf("reading the plan: %w", err)
+			return protocol.ClientPlan{}, fmt.Errorf("reading the plan: %w", err)
 		}
 		if time.Now().After(deadline) {
-			return runner.ClientPlan{}, fmt.Errorf("no plan ConfigMap %s after %s: %w", name, timeout, err)
+			return protocol.ClientPlan{}, fmt.Errorf("no plan ConfigMap %s after %s: %w", name, timeout, err)
 		}
-		if err := runner.Pause(ctx, b.Step()); err != nil {
-			return runner.ClientPlan{}, err
+		if err := protocol.Pause(ctx, b.Step()); err != nil {
+			return protocol.ClientPlan{}, err
 		}
 	}
 }
 
 // ReportReady records the client's readiness (or its preparation error).
-func (c *Client) ReportReady(ctx context.Context, r runner.Ready) error {
+func (c *Client) ReportReady(ctx context.Context, r protocol.Ready) error {
 	state := "true"
 	if r.Error != "" {
 		state = "error"
@@ -144,7 +138,7 @@ func (c *Client) patch(ctx context.Context, key string, v any, annotations map[s
 		case !retriable(err):
 			return fmt.Errorf("writing %s to ConfigMap %s: %w", key, name, err)
 		}
-		if err := runner.Pause(ctx, b.Step()); err != nil {
+		if err := protocol.Pause(ctx, b.Step()); err != nil {
 			return fmt.Errorf("writing %s to ConfigMap %s: %w", key, name, err)
 		}
 	}
@@ -154,7 +148,7 @@ func (c *Client) patch(ctx context.Context, key string, v any, annotations map[s
 // run is done). It watches the one ConfigMap by name, so the runner's Role
 // can restrict get/list/watch to that name. The plan ConfigMap deleted or
 // replaced by another object is final (ErrPlanGone).
-func (c *Client) WaitOrder(ctx context.Context, index int) (runner.StepOrder, error) {
+func (c *Client) WaitOrder(ctx context.Context, index int) (protocol.StepOrder, error) {
 	name := PlanName(c.Benchmark)
 	cms := c.Clientset.CoreV1().ConfigMaps(c.Namespace)
 	b := c.backoff()
@@ -162,13 +156,13 @@ func (c *Client) WaitOrder(ctx context.Context, index int) (runner.StepOrder, er
 		cm, err := cms.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			if apierrors.IsNotFound(err) {
-				return runner.StepOrder{}, c.planGone("deleted")
+				return protocol.StepOrder{}, c.planGone("deleted")
 			}
 			if !retriable(err) {
-				return runner.StepOrder{}, fmt.Errorf("reading the order: %w", err)
+				return protocol.StepOrder{}, fmt.Errorf("reading the order: %w", err)
 			}
-			if err := runner.Pause(ctx, b.Step()); err != nil {
-				return runner.StepOrder{}, err
+			if err := protocol.Pause(ctx, b.Step()); err != nil {
+				return protocol.StepOrder{}, err
 			}
 			continue
 		}
@@ -182,10 +176,10 @@ func (c *Client) WaitOrder(ctx context.Context, index int) (runner.StepOrder, er
 		})
 		if err != nil {
 			if !retriable(err) {
-				return runner.StepOrder{}, fmt.Errorf("watching the order: %w", err)
+				return protocol.StepOrder{}, fmt.Errorf("watching the order: %w", err)
 			}
-			if err := runner.Pause(ctx, b.Step()); err != nil {
-				return runner.StepOrder{}, err
+			if err := protocol.Pause(ctx, b.Step()); err != nil {
+				return protocol.StepOrder{}, err
 			}
 			continue
 		}
@@ -195,14 +189,14 @@ func (c *Client) WaitOrder(ctx context.Context, index int) (runner.StepOrder, er
 			return o, err
 		}
 		if ctx.Err() != nil {
-			return runner.StepOrder{}, ctx.Err()
+			return protocol.StepOrder{}, ctx.Err()
 		}
 		// The watch ended (timeout, compaction): read again, at once after
 		// a long watch, after a pause when watches keep failing.
 		if time.Since(started) > time.Second {
 			b = c.backoff()
-		} else if err := runner.Pause(ctx, b.Step()); err != nil {
-			return runner.StepOrder{}, err
+		} else if err := protocol.Pause(ctx, b.Step()); err != nil {
+			return protocol.StepOrder{}, err
 		}
 	}
 }
@@ -211,21 +205,21 @@ func (c *Client) planGone(how string) error {
 	return fmt.Errorf("plan ConfigMap %s was %s: %w", PlanName(c.Benchmark), how, ErrPlanGone)
 }
 
-func (c *Client) waitOrderEvent(ctx context.Context, w watch.Interface, index int) (runner.StepOrder, bool, error) {
+func (c *Client) waitOrderEvent(ctx context.Context, w watch.Interface, index int) (protocol.StepOrder, bool, error) {
 	for {
 		select {
 		case <-ctx.Done():
-			return runner.StepOrder{}, false, ctx.Err()
+			return protocol.StepOrder{}, false, ctx.Err()
 		case ev, open := <-w.ResultChan():
 			if !open || ev.Type == watch.Error {
-				return runner.StepOrder{}, false, nil
+				return protocol.StepOrder{}, false, nil
 			}
 			cm, isCM := ev.Object.(*corev1.ConfigMap)
 			if !isCM || cm.Name != PlanName(c.Benchmark) {
 				continue
 			}
 			if ev.Type == watch.Deleted {
-				return runner.StepOrder{}, false, c.planGone("deleted")
+				return protocol.StepOrder{}, false, c.planGone("deleted")
 			}
 			if o, ok, err := c.orderFor(cm, index); ok || err != nil {
 				return o, ok, err
@@ -238,9 +232,9 @@ func (c *Client) waitOrderEvent(ctx context.Context, w watch.Interface, index in
 // order beyond index means this client missed a step, which the lockstep
 // protocol never allows: it is an error. So is a plan ConfigMap that is not
 // the one the plan was loaded from.
-func (c *Client) orderFor(cm *corev1.ConfigMap, index int) (runner.StepOrder, bool, error) {
+func (c *Client) orderFor(cm *corev1.ConfigMap, index int) (protocol.StepOrder, bool, error) {
 	if c.planUID != "" && cm.UID != c.planUID {
-		return runner.StepOrder{}, false, c.planGone("replaced")
+		return protocol.StepOrder{}, false, c.planGone("replaced")
 	}
 	o, found, err := Order(cm)
 	if err != nil || !found {

@@ -18,8 +18,10 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
-	"github.com/storagebench/storagebench/internal/runner"
+	"github.com/storagebench/storagebench/internal/workload"
 )
 
 const ns = "tenant"
@@ -29,9 +31,10 @@ var (
 	fastRetry  = wait.Backoff{Duration: time.Millisecond, Factor: 2, Jitter: 0.5, Steps: 100, Cap: 5 * time.Millisecond}
 )
 
-func planCM(t *testing.T, uid types.UID, order *runner.StepOrder) *corev1.ConfigMap {
+func planCM(t *testing.T, uid types.UID, order *protocol.StepOrder) *corev1.ConfigMap {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: PlanName("b"), Namespace: ns, UID: uid},
-		Data: map[string]string{KeyPlan: encode(t, runner.ClientPlan{Benchmark: "b"})}}
+		Data: map[string]string{KeyPlan: encode(t, protocol.ClientPlan{Benchmark: "b",
+			Topology: plan.Topology{Clients: 1, JobsPerClient: 1}, Workload: workload.BaseSpec()})}}
 	if order != nil {
 		cm.Data[KeyOrder] = encode(t, order)
 	}
@@ -88,7 +91,7 @@ func TestLoadPlan(t *testing.T) {
 // TestWaitOrderEndsWhenThePlanGoes drives WaitOrder with a fake watch and
 // checks it returns the order, or stops when the plan ConfigMap goes away.
 func TestWaitOrderEndsWhenThePlanGoes(t *testing.T) {
-	step1 := &runner.StepOrder{Index: 1, StartAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	step1 := &protocol.StepOrder{Index: 1, StartAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	cases := []struct {
 		name     string
 		initial  *corev1.ConfigMap // nil: the plan is already gone
@@ -102,7 +105,7 @@ func TestWaitOrderEndsWhenThePlanGoes(t *testing.T) {
 			other := planCM(t, "u9", step1)
 			other.Name = "b-client-000" // another object's event is ignored
 			w.Modify(other)
-			w.Modify(planCM(t, "u1", &runner.StepOrder{Index: 0}))
+			w.Modify(planCM(t, "u1", &protocol.StepOrder{Index: 0}))
 			w.Modify(planCM(t, "u1", step1))
 		}, 1, nil, ""},
 		{"order already there", planCM(t, "u1", step1), nil, nil, 1, nil, ""},

@@ -11,7 +11,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/storagebench/storagebench/internal/runner"
+	"github.com/storagebench/storagebench/internal/protocol"
 )
 
 // ClockOffset implements runner.Clock: it measures the runner's clock (Now)
@@ -131,7 +131,7 @@ func measureClockOffset(ctx context.Context, now func() time.Time, probe func(co
 			if at.Sub(samples[0].sent) > p.duration {
 				break
 			}
-			if err := runner.Pause(ctx, at.Sub(now())); err != nil {
+			if err := protocol.Pause(ctx, at.Sub(now())); err != nil {
 				break
 			}
 		}

@@ -9,8 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
-	"github.com/storagebench/storagebench/internal/runner"
 )
 
 // MaxClientValueBytes caps each value a runner writes to its ConfigMap
@@ -18,7 +19,7 @@ import (
 // A real step result of two fio jobs (internal/results/testdata) encodes to
 // 7.5 KB; the largest valid one, with all 1,856 of fio's latency bins filled
 // in both directions with the largest counts results.ClientStep.Validate
-// allows and a runner.MaxErrorBytes error of JSON-escaped characters, to
+// allows and a protocol.MaxErrorBytes error of JSON-escaped characters, to
 // 112 KB (TestLargestValidResultFitsTheCap), less than half the cap.
 const MaxClientValueBytes = 256 << 10
 
@@ -69,19 +70,26 @@ func decode(cm *corev1.ConfigMap, key string, v any) (found bool, err error) {
 	return true, nil
 }
 
-// Plan reads the plan template from the plan ConfigMap.
-func Plan(cm *corev1.ConfigMap) (runner.ClientPlan, error) {
-	var p runner.ClientPlan
+// Plan reads the plan template from the plan ConfigMap and checks it with
+// the core's rules (plan.ValidateFor), once, where it enters the runner.
+func Plan(cm *corev1.ConfigMap) (protocol.ClientPlan, error) {
+	var p protocol.ClientPlan
 	found, err := decode(cm, KeyPlan, &p)
-	if err == nil && !found {
+	switch {
+	case err != nil:
+	case !found:
 		err = fmt.Errorf("ConfigMap %s has no %s", cm.Name, KeyPlan)
+	default:
+		if verr := plan.ValidateFor(p.Topology, p.Workload); verr != nil {
+			err = fmt.Errorf("ConfigMap %s key %s: %w", cm.Name, KeyPlan, verr)
+		}
 	}
 	return p, err
 }
 
 // Order reads the current order from the plan ConfigMap.
-func Order(cm *corev1.ConfigMap) (runner.StepOrder, bool, error) {
-	var o runner.StepOrder
+func Order(cm *corev1.ConfigMap) (protocol.StepOrder, bool, error) {
+	var o protocol.StepOrder
 	found, err := decode(cm, KeyOrder, &o)
 	return o, found, err
 }
@@ -111,26 +119,26 @@ func ReadinessOf(cm metav1.Object) ReadyState {
 // ReadyReport reads a client's ready.json (its fio version, clock offset and
 // mount, or why it could not prepare). The value is refused, with
 // ErrInvalidClientData, when it is over MaxClientValueBytes, not JSON, fails
-// runner.Ready.Validate or names another client than the ConfigMap's label;
-// its free text is cut to runner.MaxErrorBytes.
-func ReadyReport(cm *corev1.ConfigMap) (runner.Ready, bool, error) {
-	var r runner.Ready
+// protocol.Ready.Validate or names another client than the ConfigMap's label;
+// its free text is cut to protocol.MaxErrorBytes.
+func ReadyReport(cm *corev1.ConfigMap) (protocol.Ready, bool, error) {
+	var r protocol.Ready
 	found, err := decodeClient(cm, KeyReady, &r)
 	if err != nil || !found {
-		return runner.Ready{}, found, err
+		return protocol.Ready{}, found, err
 	}
 	if err := r.Validate(); err != nil {
-		return runner.Ready{}, true, invalid(cm, KeyReady, err)
+		return protocol.Ready{}, true, invalid(cm, KeyReady, err)
 	}
 	if err := checkIndex(cm, KeyReady, "client", LabelClient, cm.Labels[LabelClient], r.Client); err != nil {
-		return runner.Ready{}, true, err
+		return protocol.Ready{}, true, err
 	}
 	for _, s := range []*string{&r.Error, &r.FioVersion, &r.ClockOffsetError} {
-		*s = runner.Truncate(*s, runner.MaxErrorBytes)
+		*s = protocol.Truncate(*s, protocol.MaxErrorBytes)
 	}
 	if m := r.Mount; m != nil {
 		for _, s := range []*string{&m.Source, &m.FSType, &m.Options} {
-			*s = runner.Truncate(*s, runner.MaxErrorBytes)
+			*s = protocol.Truncate(*s, protocol.MaxErrorBytes)
 		}
 	}
 	return r, true, nil
@@ -150,7 +158,7 @@ func ResultStep(cm metav1.Object) int {
 // ErrInvalidClientData, when it is over MaxClientValueBytes, not JSON, fails
 // results.ClientStep.Validate, or names another client or step than the
 // ConfigMap's label and annotation; its error text is cut to
-// runner.MaxErrorBytes.
+// protocol.MaxErrorBytes.
 func Result(cm *corev1.ConfigMap) (results.ClientStep, bool, error) {
 	var r results.ClientStep
 	found, err := decodeClient(cm, KeyResult, &r)
@@ -164,7 +172,7 @@ func Result(cm *corev1.ConfigMap) (results.ClientStep, bool, error) {
 		checkIndex(cm, KeyResult, "step", AnnotationResultStep, cm.Annotations[AnnotationResultStep], r.Step)); err != nil {
 		return results.ClientStep{}, true, err
 	}
-	r.Error = runner.Truncate(r.Error, runner.MaxErrorBytes)
+	r.Error = protocol.Truncate(r.Error, protocol.MaxErrorBytes)
 	return r, true, nil
 }
 
@@ -176,6 +184,28 @@ func Aggregate(cm *corev1.ConfigMap) (results.StepAggregate, error) {
 		err = fmt.Errorf("ConfigMap %s has no %s", cm.Name, KeyAggregate)
 	}
 	return a, err
+}
+
+// Step reads a step ConfigMap: the order the step ran under and its
+// merged result, which must both be step k's. Status is rebuilt from these.
+func Step(cm *corev1.ConfigMap, k int) (protocol.StepOrder, results.StepAggregate, error) {
+	var o protocol.StepOrder
+	found, err := decode(cm, KeyOrder, &o)
+	if err == nil && !found {
+		err = fmt.Errorf("ConfigMap %s has no %s", cm.Name, KeyOrder)
+	}
+	if err != nil {
+		return o, results.StepAggregate{}, err
+	}
+	a, err := Aggregate(cm)
+	switch {
+	case err != nil:
+	case o.Done || o.Index != k:
+		err = fmt.Errorf("ConfigMap %s key %s: holds no order for step %d", cm.Name, KeyOrder, k)
+	case a.Step != k:
+		err = fmt.Errorf("ConfigMap %s key %s: holds step %d's result, not step %d's", cm.Name, KeyAggregate, a.Step, k)
+	}
+	return o, a, err
 }
 
 // Encode marshals v for a ConfigMap value.

@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/storagebench/storagebench/internal/fio"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
-	"github.com/storagebench/storagebench/internal/runner"
 )
 
 // realResult is a client's step result from a real fio json+ report.
@@ -55,7 +55,7 @@ func encode(t *testing.T, v any) string {
 func TestResultIsBoundedAndValidated(t *testing.T) {
 	good := realResult(t)
 	long := good
-	long.Error = strings.Repeat("é", 3*runner.MaxErrorBytes)
+	long.Error = strings.Repeat("é", 3*protocol.MaxErrorBytes)
 	negative := encode(t, good)
 	negative = strings.Replace(negative, `"iops":`, `"iops":-`, 1)
 	cases := []struct {
@@ -67,7 +67,7 @@ func TestResultIsBoundedAndValidated(t *testing.T) {
 	}{
 		{"real result", encode(t, good), "2", "1", "", 0},
 		{"without label and annotation", encode(t, good), "", "", "", 0},
-		{"error text cut", encode(t, long), "2", "1", "", runner.MaxErrorBytes},
+		{"error text cut", encode(t, long), "2", "1", "", protocol.MaxErrorBytes},
 		{"over the cap", `{"error":"` + strings.Repeat("x", MaxClientValueBytes) + `"}`, "2", "1",
 			fmt.Sprintf("ConfigMap b-client-002 key result.json: %d bytes exceed the %d-byte cap", MaxClientValueBytes+12, MaxClientValueBytes), 0},
 		{"not JSON", `{"client":`, "2", "1", "ConfigMap b-client-002 key result.json", 0},
@@ -102,20 +102,20 @@ func TestResultIsBoundedAndValidated(t *testing.T) {
 }
 
 func TestReadyReportIsBoundedAndValidated(t *testing.T) {
-	long := strings.Repeat("x", 10*runner.MaxErrorBytes)
+	long := strings.Repeat("x", 10*protocol.MaxErrorBytes)
 	cases := []struct {
 		name    string
 		value   string
 		client  string
 		wantErr string
 	}{
-		{"ready", encode(t, runner.Ready{Client: 2, FioVersion: "fio-3.33", ClockOffset: 1500}), "2", ""},
-		{"long texts cut", encode(t, runner.Ready{Client: 2, Error: long, FioVersion: long, ClockOffsetError: long,
-			Mount: &runner.Mount{Source: long, FSType: long, Options: long}}), "2", ""},
-		{"over the cap", encode(t, runner.Ready{Error: strings.Repeat("x", MaxClientValueBytes)}), "2", "exceed the 262144-byte cap"},
+		{"ready", encode(t, protocol.Ready{Client: 2, FioVersion: "fio-3.33", ClockOffset: 1500}), "2", ""},
+		{"long texts cut", encode(t, protocol.Ready{Client: 2, Error: long, FioVersion: long, ClockOffsetError: long,
+			Mount: &protocol.Mount{Source: long, FSType: long, Options: long}}), "2", ""},
+		{"over the cap", encode(t, protocol.Ready{Error: strings.Repeat("x", MaxClientValueBytes)}), "2", "exceed the 262144-byte cap"},
 		{"not JSON", "[", "2", "ready.json"},
-		{"absurd clock offset", encode(t, runner.Ready{Client: 2, ClockOffset: 48 * 3600e9}), "2", "clock offset"},
-		{"another client's report", encode(t, runner.Ready{Client: 5}), "2", "reports client 5"},
+		{"absurd clock offset", encode(t, protocol.Ready{Client: 2, ClockOffset: 48 * 3600e9}), "2", "clock offset"},
+		{"another client's report", encode(t, protocol.Ready{Client: 5}), "2", "reports client 5"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -130,11 +130,11 @@ func TestReadyReportIsBoundedAndValidated(t *testing.T) {
 				return
 			}
 			for _, s := range []string{r.Error, r.FioVersion, r.ClockOffsetError} {
-				if len(s) > runner.MaxErrorBytes {
+				if len(s) > protocol.MaxErrorBytes {
 					t.Fatalf("text of %d bytes kept", len(s))
 				}
 			}
-			if m := r.Mount; m != nil && (len(m.Source) > runner.MaxErrorBytes || len(m.Options) > runner.MaxErrorBytes || len(m.FSType) > runner.MaxErrorBytes) {
+			if m := r.Mount; m != nil && (len(m.Source) > protocol.MaxErrorBytes || len(m.Options) > protocol.MaxErrorBytes || len(m.FSType) > protocol.MaxErrorBytes) {
 				t.Fatal("mount text not cut")
 			}
 		})
@@ -154,7 +154,7 @@ func TestLargestValidResultFitsTheCap(t *testing.T) {
 	d.Latency.Count, d.Latency.MinNs, d.Latency.MaxNs = total, 0, results.MaxCount
 	d.Latency.MeanNs, d.Latency.StdNs = 123456789.123456789, 98765432.1987654321
 	c := results.ClientStep{Client: results.MaxClients - 1, Step: results.MaxSteps - 1, Jobs: results.MaxJobsPerClient,
-		Read: d, Write: d, Error: runner.Truncate(strings.Repeat("<", 2*runner.MaxErrorBytes), runner.MaxErrorBytes)}
+		Read: d, Write: d, Error: protocol.Truncate(strings.Repeat("<", 2*protocol.MaxErrorBytes), protocol.MaxErrorBytes)}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}

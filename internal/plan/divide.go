@@ -110,13 +110,10 @@ func directionWords(w workload.Spec) string {
 // client's outstanding I/Os are divided over its jobs (remainder one each to
 // the first jobs), so a client's jobs add up to QueueDepthPerClient exactly.
 // Unthrottled steps get no rate limits.
+//
+// t and w must have passed Validate (or ValidateFor): Divide checks only the
+// step.
 func Divide(s Step, t Topology, w workload.Spec) ([][]JobLoad, error) {
-	if err := validateTopology(t); err != nil {
-		return nil, err
-	}
-	if err := workload.Validate(w); err != nil {
-		return nil, err
-	}
 	switch {
 	case s.OfferedIOPS < 0 || s.OfferedBytesPerSec < 0 || s.QueueDepthPerClient < 0:
 		return nil, fmt.Errorf("step %d: negative offered load", s.Index)

@@ -41,9 +41,9 @@
 // block per second in MiBps mode — in every direction the workload does, and
 // the error states the minimum total (see MinimumRate).
 //
-// # Stop rules and the conductor
+// # Stop rules and the next step
 //
-// Next is the conductor: given the load and the outcomes of the finished
+// Next decides the next step: given the load and the outcomes of the finished
 // steps, it returns the next step or why the load stopped. It re-checks every
 // outcome on every call, so its answer depends only on its inputs. Rules:
 //

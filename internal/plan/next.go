@@ -3,9 +3,8 @@ package plan
 import (
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 
+	"github.com/storagebench/storagebench/internal/numfmt"
 	"github.com/storagebench/storagebench/internal/results"
 )
 
@@ -83,7 +82,7 @@ func Next(l Load, done []StepOutcome) (next *Step, stop *StopReason, err error) 
 			return nil, nil, fmt.Errorf("outcome %d has index %d; outcomes must be in step order from 0", i, o.Index)
 		}
 	}
-	c := conductor{l: l, planned: planned, done: done}
+	c := stepper{l: l, planned: planned, done: done}
 	for i := range done {
 		s, err := c.step(i)
 		if err != nil {
@@ -107,14 +106,14 @@ func Next(l Load, done []StepOutcome) (next *Step, stop *StopReason, err error) 
 	return &s, nil, nil
 }
 
-type conductor struct {
+type stepper struct {
 	l       Load
 	planned []Step
 	done    []StepOutcome
 }
 
 // step returns step i with its offered rate filled in.
-func (c *conductor) step(i int) (Step, error) {
+func (c *stepper) step(i int) (Step, error) {
 	s := c.planned[i]
 	if c.l.Curve == nil || i == 0 {
 		return s, nil
@@ -140,7 +139,7 @@ func (c *conductor) step(i int) (Step, error) {
 }
 
 // check applies the stop rules to one finished step.
-func (c *conductor) check(s Step, o StepOutcome) (*StopReason, error) {
+func (c *stepper) check(s Step, o StepOutcome) (*StopReason, error) {
 	if ls := c.l.Stop.Latency; ls != nil && !s.Unthrottled {
 		dir, ns, err := latencyOf(ls, o)
 		if err != nil {
@@ -148,10 +147,7 @@ func (c *conductor) check(s Step, o StepOutcome) (*StopReason, error) {
 		}
 		limitNs := uint64(ls.LimitMicroseconds) * 1000
 		if ns > limitNs {
-			got, lim := formatLatency(ns), formatLatency(limitNs)
-			if got == lim {
-				got, lim = exactMicros(ns), exactMicros(limitNs)
-			}
+			got, lim := numfmt.LatencyPair(ns, limitNs)
 			return &StopReason{
 				Kind: StopLatencyLimit,
 				Step: s.Index,
@@ -213,7 +209,7 @@ func latencyOf(ls *LatencyStop, o StepOutcome) (LatencyDirection, uint64, error)
 }
 
 // label names a step for messages: "step 4/10 (20000 IOPS offered)".
-func (c *conductor) label(s Step) string {
+func (c *stepper) label(s Step) string {
 	var what string
 	switch {
 	case s.Unthrottled:
@@ -221,7 +217,7 @@ func (c *conductor) label(s Step) string {
 	case s.OfferedIOPS > 0:
 		what = fmt.Sprintf("%d IOPS offered", s.OfferedIOPS)
 	case s.OfferedBytesPerSec > 0:
-		what = fmt.Sprintf("%s MiB/s offered", trimFloat(float64(s.OfferedBytesPerSec)/bytesPerMiB, 1))
+		what = fmt.Sprintf("%s MiB/s offered", numfmt.Plain(float64(s.OfferedBytesPerSec)/bytesPerMiB, 1))
 	case s.QueueDepthPerClient > 0:
 		what = fmt.Sprintf("queue depth %d per client", s.QueueDepthPerClient)
 	}
@@ -231,37 +227,14 @@ func (c *conductor) label(s Step) string {
 	return fmt.Sprintf("step %d/%d (%s)", s.Index+1, len(c.planned), what)
 }
 
-// formatRate prints an achieved rate with one decimal, or exactly if
-// rounding would make it look at or above the threshold it fell below.
+// formatRate prints an achieved rate as the reports do ("61,837 IOPS",
+// "1,041.5 MiB/s"), with more decimals where rounding would make it look at
+// or above the threshold it fell below.
 func formatRate(s Step, achieved, threshold float64) string {
-	unit, scale := " IOPS", 1.0
 	if s.OfferedBytesPerSec > 0 {
-		unit, scale = " MiB/s", bytesPerMiB
+		v, _ := numfmt.Pair(achieved/bytesPerMiB, threshold/bytesPerMiB, 1)
+		return v + " MiB/s"
 	}
-	v := trimFloat(achieved/scale, 1)
-	if f, err := strconv.ParseFloat(v, 64); err != nil || f*scale >= threshold {
-		v = strconv.FormatFloat(achieved/scale, 'f', -1, 64)
-	}
-	return v + unit
-}
-
-// formatLatency prints ns as "2.31 ms" (>= 1 ms) or "850 µs".
-func formatLatency(ns uint64) string {
-	if ns >= 1_000_000 {
-		return trimFloat(float64(ns)/1e6, 2) + " ms"
-	}
-	return trimFloat(float64(ns)/1e3, 1) + " µs"
-}
-
-// exactMicros prints ns in microseconds without rounding.
-func exactMicros(ns uint64) string {
-	return trimFloat(float64(ns)/1e3, 3) + " µs"
-}
-
-func trimFloat(v float64, decimals int) string {
-	s := strconv.FormatFloat(v, 'f', decimals, 64)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
+	v, _ := numfmt.Pair(achieved, threshold, 0)
+	return v + " IOPS"
 }

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,13 +15,29 @@ import (
 // the workload (workload.Validate), then the load (mode, steps, durations,
 // stop rules).
 func Validate(l Load, t Topology, w workload.Spec) error {
+	if err := ValidateFor(t, w); err != nil {
+		return err
+	}
+	return validateLoad(l, &t, &w)
+}
+
+// ValidateFor checks what every client's plan must satisfy, whatever the
+// load: the topology, the workload (workload.Validate), and a working set
+// that gives each fio job at least one block. Divide and the runner's
+// layout rely on it and do not check again.
+func ValidateFor(t Topology, w workload.Spec) error {
 	if err := validateTopology(t); err != nil {
 		return err
 	}
 	if err := workload.Validate(w); err != nil {
 		return err
 	}
-	return validateLoad(l, &t, &w)
+	if jobs, bs := int64(t.JobsPerClient), w.BlockSizeBytes; w.WorkingSetBytesPerClient/jobs < bs {
+		return fe("workload.workingSetBytesPerClient", strconv.FormatInt(w.WorkingSetBytesPerClient, 10),
+			fmt.Sprintf("must be at least one block per fio job: %d jobs per client (clients.jobsPerClient) × %d-byte blocks = %d bytes",
+				jobs, bs, jobs*bs))
+	}
+	return nil
 }
 
 func validateTopology(t Topology) error {
@@ -226,10 +243,10 @@ func validateCurve(c *CurveSpec) error {
 
 func validateStop(l Load, w *workload.Spec) error {
 	if ls := l.Stop.Latency; ls != nil {
-		if !contains(LatencyMetrics(), ls.Metric) {
+		if !slices.Contains(LatencyMetrics(), ls.Metric) {
 			return fe("load.stop.latency.metric", strconv.Quote(string(ls.Metric)), "must be one of mean, p50, p90, p99, p99.9")
 		}
-		if !contains(LatencyDirections(), ls.Direction) {
+		if !slices.Contains(LatencyDirections(), ls.Direction) {
 			return fe("load.stop.latency.operation", strconv.Quote(string(ls.Direction)), "must be one of read, write, any")
 		}
 		if w != nil && ls.Direction == Read && !w.HasReads() {
@@ -251,15 +268,6 @@ func validateStop(l Load, w *workload.Spec) error {
 			"must be 0 with queue-depth steps: saturation compares the achieved rate with the offered rate, and queue-depth steps offer none")
 	}
 	return nil
-}
-
-func contains[T comparable](list []T, v T) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func fe(field, value, allowed string) *workload.FieldError {

@@ -28,6 +28,16 @@ func TestValidate(t *testing.T) {
 		{"jobs 65", rateLoad(1000), topo(1, 65), rw, "clients.jobsPerClient", ""},
 		{"jobs 64", rateLoad(1000), topo(1, 64), rw, "", ""},
 		{"invalid workload", rateLoad(1000), ok, wlBS(80, 3000), "workload.blockSizeBytes", ""},
+		{"working set below one block per job", rateLoad(1000), ok, func() workload.Spec {
+			w := wlBS(80, 1<<20)
+			w.WorkingSetBytesPerClient = 7 << 20 // 8 jobs × 1 MiB blocks need 8 MiB
+			return w
+		}(), "workload.workingSetBytesPerClient", "at least one block per fio job: 8 jobs per client"},
+		{"working set of exactly one block per job", rateLoad(1000), ok, func() workload.Spec {
+			w := wlBS(80, 1<<20)
+			w.WorkingSetBytesPerClient = 8 << 20
+			return w
+		}(), "", ""},
 
 		// mode
 		{"no mode", Load{StepDuration: minute}, ok, rw, "load", "load: none is not allowed: must set exactly one of rate, queueDepth or curve"},

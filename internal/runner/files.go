@@ -9,76 +9,79 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
 )
 
-// Exchange is a directory through which a local conductor and its clients
+// FileExchange is a directory through which a local conductor and its clients
 // talk: clients write ready/client-NNN.json and results/step-KKKK/client-NNN.json,
 // the conductor writes orders/step-KKKK.json. Every file is written to a
 // temporary name and renamed, so a reader never sees half a document. The
 // Kubernetes operator uses the API server instead; the protocol is the same.
-type Exchange struct {
+type FileExchange struct {
 	Dir string
 	// Poll is how often waiting readers look for a file (default 100 ms).
 	Poll time.Duration
 }
 
-func (x Exchange) readyPath(client int) string {
+func (x FileExchange) readyPath(client int) string {
 	return filepath.Join(x.Dir, "ready", fmt.Sprintf("client-%03d.json", client))
 }
 
-func (x Exchange) orderPath(step int) string {
+func (x FileExchange) orderPath(step int) string {
 	return filepath.Join(x.Dir, "orders", fmt.Sprintf("step-%04d.json", step))
 }
 
-func (x Exchange) resultPath(step, client int) string {
+func (x FileExchange) resultPath(step, client int) string {
 	return filepath.Join(x.Dir, "results", fmt.Sprintf("step-%04d", step), fmt.Sprintf("client-%03d.json", client))
 }
 
 // ReportReady implements Coordinator.
-func (x Exchange) ReportReady(_ context.Context, r Ready) error {
+func (x FileExchange) ReportReady(_ context.Context, r protocol.Ready) error {
 	return writeJSON(x.readyPath(r.Client), r)
 }
 
 // WaitOrder implements Coordinator.
-func (x Exchange) WaitOrder(ctx context.Context, index int) (StepOrder, error) {
-	var o StepOrder
+func (x FileExchange) WaitOrder(ctx context.Context, index int) (protocol.StepOrder, error) {
+	var o protocol.StepOrder
 	err := x.wait(ctx, x.orderPath(index), &o)
 	return o, err
 }
 
 // Publish implements Publisher.
-func (x Exchange) Publish(_ context.Context, r results.ClientStep) error {
+func (x FileExchange) Publish(_ context.Context, r results.ClientStep) error {
 	return writeJSON(x.resultPath(r.Step, r.Client), r)
 }
 
 // WriteOrder publishes a step order to every client.
-func (x Exchange) WriteOrder(o StepOrder) error { return writeJSON(x.orderPath(o.Index), o) }
+func (x FileExchange) WriteOrder(o protocol.StepOrder) error {
+	return writeJSON(x.orderPath(o.Index), o)
+}
 
 // ReadReady returns the client's ready report, or ok=false if it has not
 // reported yet.
-func (x Exchange) ReadReady(client int) (Ready, bool, error) {
-	var r Ready
+func (x FileExchange) ReadReady(client int) (protocol.Ready, bool, error) {
+	var r protocol.Ready
 	ok, err := readJSON(x.readyPath(client), &r)
 	return r, ok, err
 }
 
 // ReadResult returns the client's result for a step, or ok=false if it has
 // not been published yet.
-func (x Exchange) ReadResult(step, client int) (results.ClientStep, bool, error) {
+func (x FileExchange) ReadResult(step, client int) (results.ClientStep, bool, error) {
 	var r results.ClientStep
 	ok, err := readJSON(x.resultPath(step, client), &r)
 	return r, ok, err
 }
 
-func (x Exchange) pollInterval() time.Duration {
+func (x FileExchange) pollInterval() time.Duration {
 	if x.Poll == 0 {
 		return 100 * time.Millisecond
 	}
 	return x.Poll
 }
 
-func (x Exchange) wait(ctx context.Context, path string, v any) error {
+func (x FileExchange) wait(ctx context.Context, path string, v any) error {
 	t := time.NewTicker(x.pollInterval())
 	defer t.Stop()
 	for {

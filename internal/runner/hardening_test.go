@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/internal/workload"
 )
@@ -31,7 +32,7 @@ func TestTruncate(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := Truncate(c.in, c.n)
+			got := protocol.Truncate(c.in, c.n)
 			if got != c.want {
 				t.Fatalf("Truncate(%d bytes, %d) = %q, want %q", len(c.in), c.n, got, c.want)
 			}
@@ -41,7 +42,7 @@ func TestTruncate(t *testing.T) {
 			if !utf8.ValidString(got) {
 				t.Fatalf("%q is not valid UTF-8", got)
 			}
-			if again := Truncate(got, c.n); again != got {
+			if again := protocol.Truncate(got, c.n); again != got {
 				t.Fatalf("truncating again changed %q to %q", got, again)
 			}
 		})
@@ -51,16 +52,16 @@ func TestTruncate(t *testing.T) {
 func TestReadyValidate(t *testing.T) {
 	cases := []struct {
 		name string
-		r    Ready
+		r    protocol.Ready
 		want string
 	}{
-		{"measured offset", Ready{Client: 3, ClockOffset: -2 * time.Second, ClockOffsetUncertainty: time.Millisecond}, ""},
-		{"negative client", Ready{Client: -1}, "client index -1"},
-		{"client beyond the API limit", Ready{Client: results.MaxClients}, "client index 1000"},
-		{"negative preconditioning", Ready{Precondition: -time.Second}, "negative preconditioning"},
-		{"offset beyond a day", Ready{ClockOffset: MaxClockOffset + 1}, "clock offset"},
-		{"offset beyond a day behind", Ready{ClockOffset: -MaxClockOffset - 1}, "clock offset"},
-		{"negative uncertainty", Ready{ClockOffsetUncertainty: -1}, "uncertainty"},
+		{"measured offset", protocol.Ready{Client: 3, ClockOffset: -2 * time.Second, ClockOffsetUncertainty: time.Millisecond}, ""},
+		{"negative client", protocol.Ready{Client: -1}, "client index -1"},
+		{"client beyond the API limit", protocol.Ready{Client: results.MaxClients}, "client index 1000"},
+		{"negative preconditioning", protocol.Ready{Precondition: -time.Second}, "negative preconditioning"},
+		{"offset beyond a day", protocol.Ready{ClockOffset: protocol.MaxClockOffset + 1}, "clock offset"},
+		{"offset beyond a day behind", protocol.Ready{ClockOffset: -protocol.MaxClockOffset - 1}, "clock offset"},
+		{"negative uncertainty", protocol.Ready{ClockOffsetUncertainty: -1}, "uncertainty"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -84,11 +85,11 @@ func (c fixedClock) ClockOffset(context.Context) (time.Duration, time.Duration, 
 
 // runOneStep runs one client through one short rate step and the done
 // order, over a file exchange, and returns its ready report and result.
-func runOneStep(t *testing.T, vol Volume, now func() time.Time, clock Clock) (Ready, results.ClientStep, error) {
+func runOneStep(t *testing.T, vol protocol.Volume, now func() time.Time, clock Clock) (protocol.Ready, results.ClientStep, error) {
 	t.Helper()
 	dir := t.TempDir()
-	x := Exchange{Dir: filepath.Join(dir, "exchange"), Poll: 5 * time.Millisecond}
-	r := &Runner{Plan: ClientPlan{Topology: plan.Topology{Clients: 1, JobsPerClient: 2},
+	x := FileExchange{Dir: filepath.Join(dir, "exchange"), Poll: 5 * time.Millisecond}
+	r := &Runner{Plan: protocol.ClientPlan{Topology: plan.Topology{Clients: 1, JobsPerClient: 2},
 		Workload: spec(t, "rand-read", workload.Overrides{WorkingSetBytesPerClient: ptr(int64(2 << 20)),
 			IOEngine: ptr(workload.PSync), IODepth: ptr(int32(1))}),
 		Volume: vol}, Coordinator: x, Publisher: x, WorkDir: filepath.Join(dir, "work"), Now: now, Clock: clock}
@@ -106,18 +107,18 @@ func runOneStep(t *testing.T, vol Volume, now func() time.Time, clock Clock) (Re
 			}
 		}
 	}
-	var ready Ready
+	var ready protocol.Ready
 	wait(func() (ok bool, err error) { ready, ok, err = x.ReadReady(0); return ok, err })
 	if ready.Error != "" {
 		return ready, results.ClientStep{}, <-errc
 	}
 	start := time.Now().Add(time.Second).Truncate(time.Millisecond)
-	if err := x.WriteOrder(StepOrder{StartAt: start, Step: plan.Step{OfferedIOPS: 50}, Duration: time.Second}); err != nil {
+	if err := x.WriteOrder(protocol.StepOrder{StartAt: start, Step: plan.Step{OfferedIOPS: 50}, Duration: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	var res results.ClientStep
 	wait(func() (ok bool, err error) { res, ok, err = x.ReadResult(0, 0); return ok, err })
-	if err := x.WriteOrder(StepOrder{Index: 1, Done: true}); err != nil {
+	if err := x.WriteOrder(protocol.StepOrder{Index: 1, Done: true}); err != nil {
 		t.Fatal(err)
 	}
 	return ready, res, <-errc
@@ -143,7 +144,7 @@ func TestStepsStartOnTheConductorsClock(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			now := func() time.Time { return time.Now().Add(c.skew) }
-			ready, res, err := runOneStep(t, Volume{Path: t.TempDir()}, now, c.clock)
+			ready, res, err := runOneStep(t, protocol.Volume{Path: t.TempDir()}, now, c.clock)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -196,7 +197,7 @@ func TestSubdirConfinesAndCleansUp(t *testing.T) {
 				mustWrite(t, notes, "theirs")
 				mustWrite(t, theirs, "theirs too")
 			}
-			_, res, err := runOneStep(t, Volume{Path: mount, Shared: c.shared, Subdir: "bench/run1", RemoveWhenDone: c.remove}, time.Now, nil)
+			_, res, err := runOneStep(t, protocol.Volume{Path: mount, Shared: c.shared, Subdir: "bench/run1", RemoveWhenDone: c.remove}, time.Now, nil)
 			if b, rerr := os.ReadFile(outside); rerr != nil || string(b) != "tenant data" {
 				t.Fatalf("a file outside the subdirectory was touched: %q %v", b, rerr)
 			}
@@ -254,9 +255,9 @@ func TestSubdirIsConfined(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.subdir, func(t *testing.T) {
-			r := &Runner{Plan: ClientPlan{Topology: plan.Topology{Clients: 1, JobsPerClient: 1},
+			r := &Runner{Plan: protocol.ClientPlan{Topology: plan.Topology{Clients: 1, JobsPerClient: 1},
 				Workload: spec(t, "rand-read", workload.Overrides{WorkingSetBytesPerClient: ptr(int64(1 << 20))}),
-				Volume:   Volume{Path: mount, Subdir: c.subdir}}}
+				Volume:   protocol.Volume{Path: mount, Subdir: c.subdir}}}
 			l, err := r.layout()
 			if c.want == "" {
 				if err != nil || l.Directory != filepath.Join(mount, c.subdir) {

@@ -4,23 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"path/filepath"
 	"sync"
 
 	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/workload"
 )
 
 // Local runs a whole benchmark on this machine: N clients (goroutines or
 // processes, each driving its own fio) on one directory standing in for a
-// shared volume, conducted in lockstep through an Exchange directory. It is
+// shared volume, conducted in lockstep through an FileExchange directory. It is
 // the operator's execution model without Kubernetes, used by `make demo-local` and
 // by the tests.
 type Local struct {
-	Name         string
-	Dir          string
+	Name string
+	Dir  string
+	// Profile names the workload profile Workload was resolved from, for
+	// the report ("" prints as custom).
+	Profile      string
 	Workload     workload.Spec
 	Load         plan.Load
 	Topology     plan.Topology
@@ -29,34 +32,27 @@ type Local struct {
 	Fio string
 	// Launch starts the clients; nil runs them as goroutines in this
 	// process. It returns a function that waits for all of them.
-	Launch func(ctx context.Context, plans []ClientPlan, x Exchange) (wait func() error, err error)
+	Launch func(ctx context.Context, plans []protocol.ClientPlan, x FileExchange) (wait func() error, err error)
 	// Progress is told about each finished step.
 	Progress func(StepRecord)
 }
 
 // Paths inside a local run's directory.
-func (l *Local) exchange() Exchange { return Exchange{Dir: filepath.Join(l.Dir, "exchange")} }
+func (l *Local) exchange() FileExchange { return FileExchange{Dir: filepath.Join(l.Dir, "exchange")} }
 
 // VolumePath is the directory standing in for the shared volume.
 func (l *Local) VolumePath() string { return filepath.Join(l.Dir, "volume") }
 
 // Plans returns every client's plan.
-func (l *Local) Plans() []ClientPlan {
-	plans := make([]ClientPlan, l.Topology.Clients)
+func (l *Local) Plans() []protocol.ClientPlan {
+	plans := make([]protocol.ClientPlan, l.Topology.Clients)
 	for i := range plans {
-		plans[i] = ClientPlan{Benchmark: l.Name, Client: i, Topology: l.Topology, Workload: l.Workload,
-			Volume:  Volume{Path: l.VolumePath(), Shared: true},
-			Seed:    ClientSeed(l.Name, i),
+		plans[i] = protocol.ClientPlan{Benchmark: l.Name, Client: i, Topology: l.Topology, Workload: l.Workload,
+			Volume:  protocol.Volume{Path: l.VolumePath(), Shared: true},
+			Seed:    protocol.ClientSeed(l.Name, i),
 			Precond: l.Precondition, Fio: l.Fio}
 	}
 	return plans
-}
-
-// ClientSeed gives each client of a benchmark its own random seed range.
-func ClientSeed(benchmark string, client int) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(benchmark))
-	return h.Sum64()>>16 + uint64(client)<<20
 }
 
 // Run validates the plan, starts the clients, conducts the steps and waits
@@ -81,7 +77,7 @@ func (l *Local) Run(ctx context.Context) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := Conductor{Exchange: x, Load: l.Load, Clients: int(l.Topology.Clients), Progress: l.Progress}
+	c := Conductor{Files: x, Load: l.Load, Topology: l.Topology, Workload: l.Workload, Progress: l.Progress}
 	out, runErr := c.Run(ctx)
 	waitErr := wait()
 	if runErr != nil {
@@ -93,7 +89,7 @@ func (l *Local) Run(ctx context.Context) (*Outcome, error) {
 	return out, nil
 }
 
-func (l *Local) launchInProcess(ctx context.Context, plans []ClientPlan, x Exchange) (func() error, error) {
+func (l *Local) launchInProcess(ctx context.Context, plans []protocol.ClientPlan, x FileExchange) (func() error, error) {
 	var wg sync.WaitGroup
 	errs := make([]error, len(plans))
 	for i, p := range plans {

@@ -5,23 +5,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-)
 
-// Mount is the file system a client's volume is mounted from, as the
-// client's kernel sees it: what was really negotiated (an NFS mount's
-// version, nconnect, rsize and wsize), not what the StorageClass asked for.
-type Mount struct {
-	Source  string `json:"source"`
-	FSType  string `json:"fsType"`
-	Options string `json:"options"`
-}
+	"github.com/storagebench/storagebench/internal/protocol"
+)
 
 // MountOf finds the mount holding path in a /proc/mounts listing: the entry
 // with the longest mount point that is path or one of its parents (the last
 // such entry wins, as later mounts hide earlier ones).
-func MountOf(procMounts, path string) (Mount, bool) {
+func MountOf(procMounts, path string) (protocol.Mount, bool) {
 	path = filepath.Clean(path)
-	var best Mount
+	var best protocol.Mount
 	bestLen := -1
 	for _, line := range strings.Split(procMounts, "\n") {
 		f := strings.Fields(line)
@@ -32,7 +25,7 @@ func MountOf(procMounts, path string) (Mount, bool) {
 		if !within(path, point) || len(point) < bestLen {
 			continue
 		}
-		best, bestLen = Mount{Source: unescapeMount(f[0]), FSType: f[2], Options: f[3]}, len(point)
+		best, bestLen = protocol.Mount{Source: unescapeMount(f[0]), FSType: f[2], Options: f[3]}, len(point)
 	}
 	return best, bestLen >= 0
 }
@@ -62,7 +55,7 @@ func unescapeMount(s string) string {
 
 // volumeMount reads this process' mounts for the volume's path; nil when
 // they cannot be read (the benchmark does not depend on it).
-func volumeMount(path string) *Mount {
+func volumeMount(path string) *protocol.Mount {
 	data, err := os.ReadFile("/proc/self/mounts")
 	if err != nil {
 		return nil

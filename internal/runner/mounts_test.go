@@ -1,6 +1,10 @@
 package runner
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/storagebench/storagebench/internal/protocol"
+)
 
 func TestMountOf(t *testing.T) {
 	const mounts = `overlay / overlay rw,relatime,lowerdir=/l,upperdir=/u,workdir=/w 0 0
@@ -12,15 +16,15 @@ tmpfs /storagebench/datadir tmpfs rw 0 0
 `
 	tests := []struct {
 		path string
-		want Mount
+		want protocol.Mount
 		ok   bool
 	}{
-		{"/storagebench/data", Mount{"10.0.0.5:/trident_pvc_1234", "nfs4", "rw,relatime,vers=4.1,rsize=65536,wsize=65536,namlen=255,hard,proto=tcp,nconnect=4,timeo=600,retrans=2,sec=sys"}, true},
-		{"/storagebench/data/", Mount{"10.0.0.5:/trident_pvc_1234", "nfs4", "rw,relatime,vers=4.1,rsize=65536,wsize=65536,namlen=255,hard,proto=tcp,nconnect=4,timeo=600,retrans=2,sec=sys"}, true},
-		{"/storagebench/data/client-001", Mount{"10.0.0.5:/trident_pvc_1234", "nfs4", "rw,relatime,vers=4.1,rsize=65536,wsize=65536,namlen=255,hard,proto=tcp,nconnect=4,timeo=600,retrans=2,sec=sys"}, true},
-		{"/storagebench/data/deeper/x", Mount{"/dev/sdb", "ext4", "rw,relatime"}, true},
-		{"/storagebench/datadir2", Mount{"overlay", "overlay", "rw,relatime,lowerdir=/l,upperdir=/u,workdir=/w"}, true},
-		{"/mnt/with space/f", Mount{"/dev/sdc", "xfs", "rw,noatime"}, true},
+		{"/storagebench/data", protocol.Mount{Source: "10.0.0.5:/trident_pvc_1234", FSType: "nfs4", Options: "rw,relatime,vers=4.1,rsize=65536,wsize=65536,namlen=255,hard,proto=tcp,nconnect=4,timeo=600,retrans=2,sec=sys"}, true},
+		{"/storagebench/data/", protocol.Mount{Source: "10.0.0.5:/trident_pvc_1234", FSType: "nfs4", Options: "rw,relatime,vers=4.1,rsize=65536,wsize=65536,namlen=255,hard,proto=tcp,nconnect=4,timeo=600,retrans=2,sec=sys"}, true},
+		{"/storagebench/data/client-001", protocol.Mount{Source: "10.0.0.5:/trident_pvc_1234", FSType: "nfs4", Options: "rw,relatime,vers=4.1,rsize=65536,wsize=65536,namlen=255,hard,proto=tcp,nconnect=4,timeo=600,retrans=2,sec=sys"}, true},
+		{"/storagebench/data/deeper/x", protocol.Mount{Source: "/dev/sdb", FSType: "ext4", Options: "rw,relatime"}, true},
+		{"/storagebench/datadir2", protocol.Mount{Source: "overlay", FSType: "overlay", Options: "rw,relatime,lowerdir=/l,upperdir=/u,workdir=/w"}, true},
+		{"/mnt/with space/f", protocol.Mount{Source: "/dev/sdc", FSType: "xfs", Options: "rw,noatime"}, true},
 	}
 	for _, tt := range tests {
 		got, ok := MountOf(mounts, tt.path)

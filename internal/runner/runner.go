@@ -11,106 +11,10 @@ import (
 
 	"github.com/storagebench/storagebench/internal/fio"
 	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/internal/workload"
 )
-
-// ClientPlan is everything one client needs to know for the whole benchmark.
-// The per-step load is not in it: every step order names the step, and each
-// client derives its own jobs' share with plan.Divide, which is deterministic,
-// so all clients agree without the order listing every job.
-type ClientPlan struct {
-	Benchmark string          `json:"benchmark"`
-	Client    int             `json:"client"`
-	Topology  plan.Topology   `json:"topology"`
-	Workload  workload.Spec   `json:"workload"`
-	Volume    Volume          `json:"volume"`
-	Seed      uint64          `json:"seed"`
-	Precond   bool            `json:"precondition"`
-	Fio       string          `json:"fio,omitempty"`
-	Options   ExecutorOptions `json:"-"`
-}
-
-// ExecutorOptions tune how fio is run (tests shorten the grace period).
-type ExecutorOptions struct {
-	GracePeriod time.Duration
-}
-
-// Volume says where the client's I/O goes.
-type Volume struct {
-	// Path is the volume's mount point (Filesystem) or device (Block).
-	Path string `json:"path"`
-	// Block is set for raw block volumes: jobs use disjoint regions.
-	Block bool `json:"block,omitempty"`
-	// Shared is set when several clients mount the same volume: each client
-	// then works in its own directory, client-NNN.
-	Shared bool `json:"shared,omitempty"`
-	// Subdir confines a Filesystem client to <Path>/<Subdir> (a relative
-	// path inside the volume; client-NNN goes below it when Shared), so the
-	// other files of an existing claim are never touched. It is created with
-	// mode 0700 when missing. Ignored for Block volumes.
-	Subdir string `json:"subdir,omitempty"`
-	// RemoveWhenDone makes the runner remove, when it ends, exactly the files
-	// it created (its jobs' files that did not exist before, its client-NNN
-	// directory when empty), then Subdir itself when empty. Ignored for Block
-	// volumes.
-	RemoveWhenDone bool `json:"removeWhenDone,omitempty"`
-}
-
-// StepOrder tells the clients to run one step, or that there is none left.
-type StepOrder struct {
-	Index int `json:"index"`
-	// Done says there are no more steps; the other fields are unset.
-	Done bool `json:"done,omitempty"`
-	// Reason says why the run ended (with Done).
-	Reason string `json:"reason,omitempty"`
-	// StartAt is the wall-clock instant every client starts this step.
-	StartAt  time.Time     `json:"startAt"`
-	Step     plan.Step     `json:"step"`
-	Duration time.Duration `json:"duration"`
-	Ramp     time.Duration `json:"ramp"`
-}
-
-// Ready is what a client reports once its files are laid out and
-// preconditioned.
-type Ready struct {
-	Client     int    `json:"client"`
-	FioVersion string `json:"fioVersion"`
-	// Mount is the volume's file system as the client sees it (nil for a
-	// raw block device, or when /proc/self/mounts cannot be read).
-	Mount        *Mount        `json:"mount,omitempty"`
-	Precondition time.Duration `json:"precondition"`
-	Error        string        `json:"error,omitempty"`
-	// ClockOffset is the runner's clock minus the conductor's (the API
-	// server's): positive when the runner is ahead. It is zero when they
-	// share a clock (local runs) or when it could not be measured.
-	ClockOffset time.Duration `json:"clockOffset"`
-	// ClockOffsetUncertainty bounds the error of ClockOffset: the true
-	// offset is within ClockOffset ± ClockOffsetUncertainty.
-	ClockOffsetUncertainty time.Duration `json:"clockOffsetUncertainty"`
-	// ClockOffsetError, when set, says why the offset could not be
-	// measured; the runner then starts steps by its own clock.
-	ClockOffsetError string `json:"clockOffsetError,omitempty"`
-}
-
-// MaxClockOffset bounds the clock offset a runner may have: a node whose
-// clock is further off cannot take part in a timed benchmark.
-const MaxClockOffset = 24 * time.Hour
-
-// Validate checks a ready report read from a runner that may not be trusted.
-func (r Ready) Validate() error {
-	switch {
-	case r.Client < 0 || r.Client >= results.MaxClients:
-		return fmt.Errorf("client index %d is outside [0, %d)", r.Client, results.MaxClients)
-	case r.Precondition < 0:
-		return fmt.Errorf("client %d: negative preconditioning time %s", r.Client, r.Precondition)
-	case r.ClockOffset < -MaxClockOffset || r.ClockOffset > MaxClockOffset:
-		return fmt.Errorf("client %d: clock offset %s is beyond ±%s", r.Client, r.ClockOffset, MaxClockOffset)
-	case r.ClockOffsetUncertainty < 0 || r.ClockOffsetUncertainty > MaxClockOffset:
-		return fmt.Errorf("client %d: clock offset uncertainty %s is outside [0, %s]", r.Client, r.ClockOffsetUncertainty, MaxClockOffset)
-	}
-	return nil
-}
 
 // Clock measures the runner's clock against the conductor's.
 type Clock interface {
@@ -122,9 +26,9 @@ type Clock interface {
 // Coordinator is the client's side of the lockstep protocol.
 type Coordinator interface {
 	// ReportReady tells the conductor the client is prepared (or failed).
-	ReportReady(ctx context.Context, r Ready) error
+	ReportReady(ctx context.Context, r protocol.Ready) error
 	// WaitOrder blocks until the order for step index exists.
-	WaitOrder(ctx context.Context, index int) (StepOrder, error)
+	WaitOrder(ctx context.Context, index int) (protocol.StepOrder, error)
 }
 
 // Publisher receives each step's result as soon as the step ends.
@@ -138,7 +42,7 @@ var ErrInterrupted = errors.New("runner interrupted; the partial step was publis
 
 // Runner drives fio for one client.
 type Runner struct {
-	Plan        ClientPlan
+	Plan        protocol.ClientPlan
 	Coordinator Coordinator
 	Publisher   Publisher
 	// WorkDir holds job files and fio reports (not on the volume under test).
@@ -172,11 +76,11 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 			}
 		}()
 	}
-	exe := fio.Executor{Binary: r.Plan.Fio, WorkDir: r.WorkDir, GracePeriod: r.Plan.Options.GracePeriod}
-	ready := Ready{Client: r.Plan.Client}
+	exe := fio.Executor{Binary: r.Plan.Fio, WorkDir: r.WorkDir}
+	ready := protocol.Ready{Client: r.Plan.Client}
 	layout, err := r.prepare(ctx, exe, &ready)
 	if err != nil {
-		ready.Error = Truncate(err.Error(), MaxErrorBytes)
+		ready.Error = protocol.Truncate(err.Error(), protocol.MaxErrorBytes)
 		// The conductor must learn why this client will never be ready.
 		_ = r.Coordinator.ReportReady(context.WithoutCancel(ctx), ready)
 		return err
@@ -201,12 +105,12 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	}
 }
 
-func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *Ready) (fio.Layout, error) {
+func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *protocol.Ready) (fio.Layout, error) {
 	v, err := exe.Version(ctx)
 	if err != nil {
 		return fio.Layout{}, err
 	}
-	ready.FioVersion = Truncate(v, MaxErrorBytes)
+	ready.FioVersion = protocol.Truncate(v, protocol.MaxErrorBytes)
 	layout, err := r.layout()
 	if err != nil {
 		return fio.Layout{}, err
@@ -236,9 +140,9 @@ func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *Ready) (f
 		off, unc, err := r.Clock.ClockOffset(ctx)
 		switch {
 		case err != nil:
-			ready.ClockOffsetError = Truncate(err.Error(), MaxErrorBytes)
-		case off < -MaxClockOffset || off > MaxClockOffset:
-			return layout, fmt.Errorf("this node's clock is %s off the API server's (more than %s)", off, MaxClockOffset)
+			ready.ClockOffsetError = protocol.Truncate(err.Error(), protocol.MaxErrorBytes)
+		case off < -protocol.MaxClockOffset || off > protocol.MaxClockOffset:
+			return layout, fmt.Errorf("this node's clock is %s off the API server's (more than %s)", off, protocol.MaxClockOffset)
 		default:
 			r.offset, ready.ClockOffset, ready.ClockOffsetUncertainty = off, off, unc
 		}
@@ -251,16 +155,10 @@ func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *Ready) (f
 // the node's root file system and measure the wrong storage.
 func (r *Runner) layout() (fio.Layout, error) {
 	p := r.Plan
+	// The plan passed plan.ValidateFor: at least one block per job.
 	jobs := int64(p.Topology.JobsPerClient)
-	if jobs < 1 {
-		return fio.Layout{}, fmt.Errorf("plan has %d jobs per client", jobs)
-	}
 	bs := p.Workload.BlockSizeBytes
 	perJob := p.Workload.WorkingSetBytesPerClient / jobs / bs * bs
-	if perJob < bs {
-		return fio.Layout{}, fmt.Errorf("working set %d bytes over %d jobs leaves less than one %d-byte block per job",
-			p.Workload.WorkingSetBytesPerClient, jobs, bs)
-	}
 	fi, err := os.Stat(p.Volume.Path)
 	if err != nil {
 		return fio.Layout{}, fmt.Errorf("volume %s: %w", p.Volume.Path, err)
@@ -300,7 +198,7 @@ func (r *Runner) layout() (fio.Layout, error) {
 	return fio.Layout{Directory: dir, BytesPerJob: perJob}, nil
 }
 
-func (r *Runner) step(ctx context.Context, exe fio.Executor, layout fio.Layout, order StepOrder) error {
+func (r *Runner) step(ctx context.Context, exe fio.Executor, layout fio.Layout, order protocol.StepOrder) error {
 	p := r.Plan
 	loads, err := plan.Divide(order.Step, p.Topology, p.Workload)
 	if err != nil {
@@ -337,7 +235,7 @@ func (r *Runner) step(ctx context.Context, exe fio.Executor, layout fio.Layout, 
 	res, runErr := exe.Run(ctx, run.Name, job)
 	cs.End = r.conductorNow()
 	if runErr != nil {
-		cs.Error = Truncate(runErr.Error(), MaxErrorBytes)
+		cs.Error = protocol.Truncate(runErr.Error(), protocol.MaxErrorBytes)
 	} else {
 		cs.Read, cs.Write = results.FromFio(res.Output)
 		cs.Interrupted = res.Interrupted

@@ -14,6 +14,7 @@ import (
 
 	"github.com/storagebench/storagebench/internal/fio"
 	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/internal/workload"
 )
@@ -105,10 +106,10 @@ func TestMissingVolumeIsReportedNotCreated(t *testing.T) {
 	requireFio(t)
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "not-mounted")
-	x := Exchange{Dir: filepath.Join(dir, "x"), Poll: 10 * time.Millisecond}
-	r := &Runner{Plan: ClientPlan{Client: 0, Topology: plan.Topology{Clients: 1, JobsPerClient: 1},
+	x := FileExchange{Dir: filepath.Join(dir, "x"), Poll: 10 * time.Millisecond}
+	r := &Runner{Plan: protocol.ClientPlan{Client: 0, Topology: plan.Topology{Clients: 1, JobsPerClient: 1},
 		Workload: spec(t, "rand-read", workload.Overrides{WorkingSetBytesPerClient: ptr(int64(1 << 20))}),
-		Volume:   Volume{Path: missing, Shared: true}}, Coordinator: x, Publisher: x, WorkDir: filepath.Join(dir, "w")}
+		Volume:   protocol.Volume{Path: missing, Shared: true}}, Coordinator: x, Publisher: x, WorkDir: filepath.Join(dir, "w")}
 	err := r.Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "no such file or directory") {
 		t.Fatalf("want a missing-volume error, got %v", err)
@@ -120,7 +121,7 @@ func TestMissingVolumeIsReportedNotCreated(t *testing.T) {
 	if !ok || !strings.Contains(ready.Error, missing) {
 		t.Fatalf("conductor was not told why: %+v", ready)
 	}
-	c := Conductor{Exchange: x, Clients: 1, Load: plan.Load{Rate: &plan.RateSteps{Steps: []int64{10}}, StepDuration: 5 * time.Second}}
+	c := Conductor{Files: x, Topology: plan.Topology{Clients: 1, JobsPerClient: 1}, Load: plan.Load{Rate: &plan.RateSteps{Steps: []int64{10}}, StepDuration: 5 * time.Second}}
 	out, err := c.Run(context.Background())
 	if err == nil || !strings.Contains(out.Failure, "client 0 could not prepare") {
 		t.Fatalf("conductor outcome %+v, %v", out, err)
@@ -135,8 +136,8 @@ func TestBlockVolumeMustBeABlockDevice(t *testing.T) {
 	if err := os.WriteFile(f, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := &Runner{Plan: ClientPlan{Topology: plan.Topology{Clients: 1, JobsPerClient: 1},
-		Workload: spec(t, "rand-read", workload.Overrides{WorkingSetBytesPerClient: ptr(int64(1 << 20))}), Volume: Volume{Path: f, Block: true}}}
+	r := &Runner{Plan: protocol.ClientPlan{Topology: plan.Topology{Clients: 1, JobsPerClient: 1},
+		Workload: spec(t, "rand-read", workload.Overrides{WorkingSetBytesPerClient: ptr(int64(1 << 20))}), Volume: protocol.Volume{Path: f, Block: true}}}
 	if _, err := r.layout(); err == nil || !strings.Contains(err.Error(), "not a block device") {
 		t.Fatalf("got %v", err)
 	}

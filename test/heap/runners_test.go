@@ -19,8 +19,8 @@ import (
 
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/fio"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
-	"github.com/storagebench/storagebench/internal/runner"
 )
 
 // realResult is a client's step result from a real fio json+ report of two
@@ -67,7 +67,7 @@ func runners(ctx context.Context, k8s client.Client, cs kubernetes.Interface, ns
 			go func() { errs <- fakeRunner(ctx, x, result) }()
 		}
 		if n < clients {
-			if err := runner.Pause(ctx, time.Second); err != nil {
+			if err := protocol.Pause(ctx, time.Second); err != nil {
 				return err
 			}
 		}
@@ -86,10 +86,10 @@ func fakeRunner(ctx context.Context, x *exchange.Client, result results.ClientSt
 	if _, err := x.LoadPlan(ctx); err != nil {
 		return fmt.Errorf("client %d: %w", x.Index, err)
 	}
-	ready := runner.Ready{
+	ready := protocol.Ready{
 		Client:     x.Index,
 		FioVersion: "fio-3.33",
-		Mount: &runner.Mount{Source: fmt.Sprintf("10.0.0.4:/trident_pvc_%03d", x.Index), FSType: "nfs4",
+		Mount: &protocol.Mount{Source: fmt.Sprintf("10.0.0.4:/trident_pvc_%03d", x.Index), FSType: "nfs4",
 			Options: "rw,relatime,vers=4.1,rsize=1048576,wsize=1048576,namlen=255,hard,proto=tcp,timeo=600,retrans=2,sec=sys"},
 		ClockOffsetUncertainty: 2 * time.Millisecond,
 	}
@@ -104,12 +104,12 @@ func fakeRunner(ctx context.Context, x *exchange.Client, result results.ClientSt
 		if order.Done {
 			return nil
 		}
-		if err := runner.Pause(ctx, time.Until(order.StartAt)); err != nil {
+		if err := protocol.Pause(ctx, time.Until(order.StartAt)); err != nil {
 			return err
 		}
 		r := result
 		r.Client, r.Step, r.PlannedStart, r.ActualStart = x.Index, order.Index, order.StartAt, time.Now()
-		if err := runner.Pause(ctx, order.Ramp+order.Duration); err != nil {
+		if err := protocol.Pause(ctx, order.Ramp+order.Duration); err != nil {
 			return err
 		}
 		r.End = time.Now()
@@ -138,7 +138,7 @@ func bindClaims(ctx context.Context, k8s client.Client, ns string) error {
 				return ignoreCanceled(ctx, err)
 			}
 		}
-		if err := runner.Pause(ctx, time.Second); err != nil {
+		if err := protocol.Pause(ctx, time.Second); err != nil {
 			return nil
 		}
 	}

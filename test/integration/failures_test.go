@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"time"
@@ -11,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -177,3 +179,59 @@ func tinyVolume(ns, name string) string {
 	Expect(os.Chmod(dir, 0o777)).To(Succeed())
 	return dir
 }
+
+var _ = Describe("A manager restarted with its status wiped", Serial, func() {
+	// wipe stops the manager, empties the benchmark's status and starts
+	// the manager again: all it has to go on are the children.
+	wipe := func(b *v1alpha1.StorageBenchmark) {
+		GinkgoHelper()
+		mgr.stop()
+		cur := get(b)
+		cur.Status = v1alpha1.StorageBenchmarkStatus{}
+		Expect(k8s.Status().Update(ctx(), cur)).To(Succeed())
+		Expect(get(b).Status.Steps).To(BeEmpty())
+		mgr = startManager()
+	}
+	It("rebuilds mid-step, finishes without losing or repeating a step, and rebuilds the ended status byte for byte", func() {
+		ns := newNamespace()
+		b := benchmark(ns, "wiped", func(b *v1alpha1.StorageBenchmark) {
+			b.Spec.Clients.Count = 2
+			b.Spec.Load.Rate.Steps = []int64{100, 200, 300}
+			// Retained claims keep the storage observable after the run.
+			b.Spec.Cleanup.Volumes = v1alpha1.VolumesRetain
+			b.Spec.SLO = &v1alpha1.SLOSpec{Objectives: []v1alpha1.Objective{{Name: "peak", PeakIOPS: ptr.To[int64](50)}}}
+		})
+		Expect(k8s.Create(ctx(), b)).To(Succeed())
+
+		By("wiped in step 1: step 0 comes back from its ConfigMap, and the run goes on")
+		waitFor(b, 2*time.Minute, "in step 1", k8stest.StepRunning(1))
+		wipe(b)
+		rebuilt := waitFor(b, time.Minute, "rebuilt", func(cur *v1alpha1.StorageBenchmark) bool { return len(cur.Status.Steps) >= 1 })
+		Expect(rebuilt.Status.StartTime).NotTo(BeNil())
+		cur := waitComplete(b, 2*time.Minute)
+		Expect(cur.Status.Steps).To(HaveLen(3))
+		for k, s := range cur.Status.Steps {
+			Expect(s.Index).To(BeEquivalentTo(k))
+			Expect(s.OfferedIOPS).To(Equal([]int64{100, 200, 300}[k]))
+			agg := stepAggregate(b, k)
+			Expect(s.Read.IOs).To(BeEquivalentTo(agg.Read.IOs), "step %d", k)
+			Expect(s.Write.IOs).To(BeEquivalentTo(agg.Write.IOs), "step %d", k)
+		}
+		Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, v1alpha1.ConditionSLOMet)).To(BeTrue())
+
+		By("wiped after the end: the same status, byte for byte")
+		// Let the manager settle (finish, cleanup) before the snapshot.
+		Eventually(func() bool {
+			rv := get(b).ResourceVersion
+			time.Sleep(2 * time.Second)
+			return get(b).ResourceVersion == rv
+		}, time.Minute).Should(BeTrue())
+		before, err := json.Marshal(get(b).Status)
+		Expect(err).NotTo(HaveOccurred())
+		wipe(b)
+		after := waitComplete(b, time.Minute)
+		got, err := json.Marshal(after.Status)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(got)).To(Equal(string(before)))
+	})
+})

@@ -25,6 +25,7 @@ import (
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/controllers"
 	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/test/k8stest"
 )
 
 // The hostile-input suite: what a careless or hostile tenant can put in
@@ -343,6 +344,18 @@ var _ = Describe("Hostile input", func() {
 			Entry("the plan", func(b *v1alpha1.StorageBenchmark) string { return exchange.PlanName(b.Name) }),
 			Entry("a client's ConfigMap", func(b *v1alpha1.StorageBenchmark) string { return exchange.ClientName(b.Name, 1) }),
 		)
+		It("fails with ExchangeObjectLost when a finished step's record is deleted: status is built from it", func() {
+			b := benchmark(newNamespace(), "lost-step", func(b *v1alpha1.StorageBenchmark) {
+				b.Spec.Clients.Count = 2
+				b.Spec.Load.Rate.Steps = []int64{100, 200, 300}
+				b.Spec.Load.StepDuration = metav1.Duration{Duration: 15 * time.Second}
+			})
+			Expect(k8s.Create(ctx, b)).To(Succeed())
+			waitFor(b, 2*time.Minute, "in step 1", k8stest.StepRunning(1))
+			Expect(k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: meta2(b.Namespace, exchange.StepName(b.Name, 0))})).To(Succeed())
+			waitFailed(b, 30*time.Second, controllers.ReasonExchangeLost, "the step ConfigMaps record 0 steps")
+			noPodsRunning(b, time.Minute)
+		})
 	})
 
 	Describe("clients' clocks", func() {

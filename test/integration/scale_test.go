@@ -31,7 +31,9 @@ var _ = Describe("Scale", func() {
 		for _, b := range all {
 			cur := waitComplete(b, 4*time.Minute)
 			Expect(cur.Status.Steps).To(HaveLen(1))
-			Expect(float64(cur.Status.Steps[0].AchievedIOPS)).To(BeNumerically("~", 100, 5))
+			// Twenty runs share two cores here: this spec is about running
+			// them side by side, not fidelity, so the margin is wide.
+			Expect(float64(cur.Status.Steps[0].AchievedIOPS)).To(BeNumerically("~", 100, 25))
 		}
 	})
 

@@ -1,0 +1,209 @@
+package controllers
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/internal/protocol"
+)
+
+// The reconciler's decisions, as pure functions of what it observed and
+// the clock: no API calls, so the table tests in decide_test.go cover
+// every deadline and transition without an API server.
+
+// timeouts are the run's deadlines and leads, defaulted in one place.
+type timeouts struct {
+	// claimBind bounds how long a claim may stay unbound.
+	claimBind time.Duration
+	// ready bounds how long after creation every client must be prepared.
+	ready time.Duration
+	// startLead is how far ahead the first step's start instant is set.
+	startLead time.Duration
+	// nextStepLead is the same for every later step.
+	nextStepLead time.Duration
+	// resultGrace is how long after a step's end its results may arrive.
+	resultGrace time.Duration
+}
+
+// verdict is a reason to end the run: a condition reason and its message.
+type verdict struct{ reason, message string }
+
+// failureOf checks what was observed for a reason to end the run, and
+// otherwise says when the next deadline falls (for a timed re-check).
+// readyError says why client i could not prepare (read on demand).
+func failureOf(b *v1alpha1.StorageBenchmark, obs *observed, t timeouts, now time.Time, readyError func(int) string) (*verdict, time.Duration) {
+	var retry time.Duration
+	created := b.CreationTimestamp.Time
+	bindDeadline := created.Add(t.claimBind)
+	for _, name := range slices.Sorted(maps.Keys(obs.claims)) {
+		if pvc := obs.claims[name]; pvc != nil && pvc.Status.Phase == corev1.ClaimBound {
+			continue
+		}
+		if now.After(bindDeadline) {
+			return &verdict{ReasonClaimNotBound, fmt.Sprintf("claim %s is not bound %s after the benchmark was created (StorageClass %s): check the provisioner and the claim's events",
+				name, t.claimBind, ptrOr(b.Spec.Storage.StorageClassName, "default"))}, 0
+		}
+		retry = bindDeadline.Sub(now)
+	}
+	for i, cm := range obs.clients {
+		if cm != nil && exchange.ReadinessOf(cm) == exchange.ReadyError {
+			return &verdict{ReasonClientFailed, fmt.Sprintf("client %d could not prepare: %s", i, readyError(i))}, 0
+		}
+	}
+	if v := clockFailure(b, t.startLead); v != nil {
+		return v, 0
+	}
+	if v := stepFailure(obs.steps); v != nil {
+		return v, 0
+	}
+	order, ordered := obs.order, obs.ordered
+	for i, job := range obs.jobs {
+		if job == nil {
+			continue
+		}
+		if jobCondition(job, batchv1.JobFailed) || jobCondition(job, batchv1.JobFailureTarget) {
+			return clientGone(i, obs, "failed"), 0
+		}
+		if jobCondition(job, batchv1.JobComplete) && (!ordered || !order.Done) {
+			return clientGone(i, obs, "exited before the run ended"), 0
+		}
+	}
+	if ready := readyCount(obs); int(ready) < len(obs.clients) {
+		deadline := created.Add(t.ready)
+		if now.After(deadline) {
+			return &verdict{ReasonClientsNotReady, fmt.Sprintf("%d of %d clients were not ready %s after the benchmark was created (scheduling, image pull, layout and preconditioning): check the client pods",
+				len(obs.clients)-int(ready), len(obs.clients), t.ready)}, 0
+		}
+		retry = minPositive(retry, deadline.Sub(now))
+	}
+	if ordered && !order.Done && order.Index == len(obs.steps) {
+		deadline := order.End().Add(t.resultGrace)
+		if now.After(deadline) {
+			return &verdict{ReasonStepTimedOut, fmt.Sprintf("step %d: %d of %d clients did not report a result by %s", order.Index+1,
+				len(obs.clients)-resultsFor(obs, order.Index), len(obs.clients), deadline.UTC().Format(time.RFC3339))}, 0
+		}
+		retry = minPositive(retry, deadline.Sub(now))
+	}
+	return nil, retry
+}
+
+// stepFailure ends the run on a recorded step that a client failed or
+// that was interrupted (protocol.StepFailure): its result stays recorded.
+func stepFailure(steps []stepRecord) *verdict {
+	for _, s := range steps {
+		if kind, msg := protocol.StepFailure(s.agg); kind != "" {
+			return &verdict{kind, msg}
+		}
+	}
+	return nil
+}
+
+// clientGone explains a client Job that ended: fio's or the runner's error
+// when its pod failed on its own, otherwise the pod was deleted or lost.
+func clientGone(i int, obs *observed, what string) *verdict {
+	for _, p := range obs.pods[i] {
+		if p.DeletionTimestamp != nil {
+			continue // deleted: its exit says nothing about the storage
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+				msg := strings.TrimSpace(t.Message)
+				if msg == "" {
+					msg = t.Reason
+				}
+				return &verdict{ReasonClientFailed, fmt.Sprintf("client %d (pod %s) failed with exit code %d: %s", i, p.Name, t.ExitCode, msg)}
+			}
+		}
+	}
+	return &verdict{ReasonClientLost, fmt.Sprintf("client %d's pod %s: it was deleted or lost before the run ended; the run is not resumed with a new client, whose fresh layout would change what the storage caches (see docs/operator.md)", i, what)}
+}
+
+// action is the lockstep protocol's next move.
+type action int
+
+const (
+	// actPrepare: not every client is ready (or the plan is missing).
+	actPrepare action = iota
+	// actWait: a step is ordered and some of its results are still out.
+	actWait
+	// actCollect: every result of the ordered step is in: record it.
+	actCollect
+	// actOrder: the recorded steps are all there are so far: order the
+	// next step (or the end).
+	actOrder
+	// actEnded: the final order was written; the run has ended.
+	actEnded
+)
+
+// nextAction is the protocol's transition for what was observed: all
+// ready → order step 0; step k's results all in → record step k; step k
+// recorded → order step k+1 (or the end). An order the records do not lead
+// to (a step ConfigMap deleted under the run) is an error that ends it.
+func nextAction(obs *observed) (action, error) {
+	n := len(obs.steps)
+	switch {
+	case obs.ordered && obs.order.Done:
+		return actEnded, nil
+	case int(readyCount(obs)) < len(obs.clients) || obs.plan == nil:
+		return actPrepare, nil
+	case obs.ordered && obs.order.Index == n:
+		if resultsFor(obs, n) < len(obs.clients) {
+			return actWait, nil
+		}
+		return actCollect, nil
+	case !obs.ordered && n == 0, obs.ordered && obs.order.Index == n-1:
+		return actOrder, nil
+	}
+	return actPrepare, fmt.Errorf("step %d is ordered, but the step ConfigMaps record %d steps: a step's record was deleted or replaced during the run, and the run cannot go on without losing it", obs.order.Index+1, n)
+}
+
+func jobCondition(j *batchv1.Job, t batchv1.JobConditionType) bool {
+	for _, c := range j.Status.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func readyCount(obs *observed) int32 {
+	var n int32
+	for _, cm := range obs.clients {
+		if cm != nil && exchange.ReadinessOf(cm) == exchange.Ready {
+			n++
+		}
+	}
+	return n
+}
+
+func resultsFor(obs *observed, step int) int {
+	n := 0
+	for _, cm := range obs.clients {
+		if cm != nil && exchange.ResultStep(cm) == step {
+			n++
+		}
+	}
+	return n
+}
+
+func ptrOr(p *string, def string) string {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func minPositive(a, b time.Duration) time.Duration {
+	if a <= 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,316 @@
+package controllers
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/protocol"
+	"github.com/storagebench/storagebench/internal/results"
+)
+
+// The decisions' table tests: every deadline, transition and ending, from
+// observed children built in memory, with no API server.
+
+var testTimeouts = timeouts{claimBind: 5 * time.Minute, ready: 30 * time.Minute, startLead: 3 * time.Second,
+	nextStepLead: time.Second, resultGrace: 2 * time.Minute}
+
+// world is a run of two clients as observed: claims bound, clients ready,
+// Jobs running, the plan present. Options change it.
+type world func(*observed)
+
+func observedRun(opts ...world) *observed {
+	o := &observed{claims: map[string]*corev1.PersistentVolumeClaim{"bench-data": bound()},
+		clients: []*metav1.PartialObjectMetadata{clientCM(true, -1), clientCM(true, -1)},
+		jobs:    []*batchv1.Job{{}, {}}, pods: map[int][]corev1.Pod{},
+		plan: &metav1.PartialObjectMetadata{}, bound: 1}
+	for _, opt := range opts {
+		opt(o)
+	}
+	return o
+}
+
+func bound() *corev1.PersistentVolumeClaim {
+	return &corev1.PersistentVolumeClaim{Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound}}
+}
+
+func clientCM(ready bool, resultStep int) *metav1.PartialObjectMetadata {
+	a := map[string]string{}
+	if ready {
+		a[exchange.AnnotationReady] = "true"
+	}
+	if resultStep >= 0 {
+		a[exchange.AnnotationResultStep] = strconv.Itoa(resultStep)
+	}
+	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Annotations: a}}
+}
+
+// ordered: step k ordered, starting at start, 20 s long with a 2 s ramp.
+func ordered(k int, start time.Time) world {
+	return func(o *observed) {
+		o.order, o.ordered = protocol.StepOrder{Index: k, StartAt: start, Duration: 20 * time.Second, Ramp: 2 * time.Second}, true
+	}
+}
+
+func recorded(n int) world {
+	return func(o *observed) {
+		for k := range n {
+			o.steps = append(o.steps, stepRecord{order: protocol.StepOrder{Index: k}, agg: results.StepAggregate{Step: k, Clients: 2}})
+		}
+	}
+}
+
+func allResults(step int) world {
+	return func(o *observed) {
+		for i := range o.clients {
+			o.clients[i] = clientCM(true, step)
+		}
+	}
+}
+
+func jobWith(i int, t batchv1.JobConditionType, pods ...corev1.Pod) world {
+	return func(o *observed) {
+		o.jobs[i] = &batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: t, Status: corev1.ConditionTrue}}}}
+		o.pods[i] = pods
+	}
+}
+
+func exited(name string, code int32, msg string, deleted bool) corev1.Pod {
+	p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{
+		{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Message: msg, Reason: "Error"}}}}}}
+	if deleted {
+		p.DeletionTimestamp = &metav1.Time{Time: t0}
+	}
+	return p
+}
+
+func TestFailureOf(t *testing.T) {
+	created := t0
+	stepStart := created.Add(10 * time.Minute)
+	stepEnds := stepStart.Add(22 * time.Second)
+	tests := []struct {
+		name   string
+		obs    *observed
+		clock  *v1alpha1.ClockStatus
+		now    time.Time
+		reason string
+		msg    string
+		retry  time.Duration
+	}{
+		{name: "all ready, nothing ordered: no deadline", obs: observedRun(), now: created.Add(time.Minute)},
+		{name: "a client preparing: re-check at the ready deadline", now: created.Add(time.Minute),
+			obs: observedRun(func(o *observed) { o.clients[0] = clientCM(false, -1) }), retry: 29 * time.Minute},
+		{name: "a claim not bound yet: re-check at the bind deadline", now: created.Add(time.Minute),
+			obs: observedRun(func(o *observed) { o.claims["bench-data"] = nil; o.bound = 0 }), retry: 4 * time.Minute},
+		{name: "a claim not bound in time", now: created.Add(5*time.Minute + time.Second),
+			obs:    observedRun(func(o *observed) { o.claims["bench-data"] = &corev1.PersistentVolumeClaim{} }),
+			reason: ReasonClaimNotBound, msg: "claim bench-data is not bound 5m0s after the benchmark was created"},
+		{name: "a client that could not prepare", now: created.Add(time.Minute),
+			obs: observedRun(func(o *observed) {
+				o.clients[1].Annotations[exchange.AnnotationReady] = "error"
+			}), reason: ReasonClientFailed, msg: "client 1 could not prepare: no space left"},
+		{name: "a clock too far off", now: created.Add(time.Minute), obs: observedRun(),
+			clock: &v1alpha1.ClockStatus{MaxOffset: metav1.Duration{Duration: 4 * time.Second}}, reason: ReasonClockOffsetTooLarge},
+		{name: "a clock off, but within the lead", now: created.Add(time.Minute), obs: observedRun(),
+			clock: &v1alpha1.ClockStatus{MaxOffset: metav1.Duration{Duration: 2 * time.Second}}},
+		{name: "clients not ready in time", now: created.Add(31 * time.Minute),
+			obs:    observedRun(func(o *observed) { o.clients[0] = clientCM(false, -1) }),
+			reason: ReasonClientsNotReady, msg: "1 of 2 clients were not ready 30m0s after the benchmark was created"},
+		{name: "a recorded step a client failed", now: stepEnds, obs: observedRun(recorded(1), func(o *observed) {
+			o.steps[0].agg.Errors, o.steps[0].agg.FailedClients = []string{"client 1: fio: io_u error"}, 1
+		}), reason: ReasonClientFailed, msg: "step 1: client 1: fio: io_u error"},
+		{name: "a recorded step that was interrupted", now: stepEnds, obs: observedRun(recorded(2), func(o *observed) {
+			o.steps[1].agg.Interrupted = true
+		}), reason: ReasonClientLost, msg: "step 2 was interrupted"},
+		{name: "a client Job failed with its pod's exit", now: stepStart, obs: observedRun(ordered(0, stepStart),
+			jobWith(1, batchv1.JobFailed, exited("bench-client-001-x", 3, " fio: bad job file \n", false))),
+			reason: ReasonClientFailed, msg: "client 1 (pod bench-client-001-x) failed with exit code 3: fio: bad job file"},
+		{name: "a client Job failed because its pod was deleted", now: stepStart, obs: observedRun(ordered(0, stepStart),
+			jobWith(0, batchv1.JobFailureTarget, exited("bench-client-000-x", 137, "", true))),
+			reason: ReasonClientLost, msg: "client 0's pod failed: it was deleted or lost"},
+		{name: "a client that exited before the end", now: stepStart, obs: observedRun(ordered(0, stepStart), jobWith(0, batchv1.JobComplete)),
+			reason: ReasonClientLost, msg: "client 0's pod exited before the run ended"},
+		{name: "a client Job complete after the final order is no failure", now: stepStart,
+			obs: observedRun(jobWith(0, batchv1.JobComplete), func(o *observed) { o.order, o.ordered = protocol.StepOrder{Index: 1, Done: true}, true })},
+		{name: "a step running: re-check when its results are due", now: stepStart.Add(5 * time.Second),
+			obs: observedRun(ordered(0, stepStart)), retry: 17*time.Second + 2*time.Minute},
+		{name: "a step whose results are late", now: stepEnds.Add(2*time.Minute + time.Second),
+			obs:    observedRun(ordered(1, stepStart), recorded(1), func(o *observed) { o.clients[0] = clientCM(true, 1) }),
+			reason: ReasonStepTimedOut, msg: "step 2: 1 of 2 clients did not report a result by"},
+		{name: "a recorded step's order is no longer awaited", now: stepEnds.Add(time.Hour),
+			obs: observedRun(ordered(0, stepStart), recorded(1))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newBench()
+			b.CreationTimestamp = metav1.Time{Time: created}
+			b.Status.Clock = tt.clock
+			v, retry := failureOf(b, tt.obs, testTimeouts, tt.now, func(int) string { return "no space left" })
+			switch {
+			case tt.reason == "" && v != nil:
+				t.Fatalf("failure %s: %s, want none", v.reason, v.message)
+			case tt.reason != "" && v == nil:
+				t.Fatalf("no failure, want %s", tt.reason)
+			case v != nil && (v.reason != tt.reason || !strings.Contains(v.message, tt.msg)):
+				t.Fatalf("failure %s: %q, want %s containing %q", v.reason, v.message, tt.reason, tt.msg)
+			case v == nil && retry != tt.retry:
+				t.Fatalf("retry after %s, want %s", retry, tt.retry)
+			}
+		})
+	}
+}
+
+func TestNextAction(t *testing.T) {
+	start := t0.Add(time.Minute)
+	tests := []struct {
+		name string
+		obs  *observed
+		want action
+		err  bool
+	}{
+		{"a client not ready", observedRun(func(o *observed) { o.clients[1] = clientCM(false, -1) }), actPrepare, false},
+		{"no plan yet", observedRun(func(o *observed) { o.plan = nil }), actPrepare, false},
+		{"all ready, nothing ordered: order step 0", observedRun(), actOrder, false},
+		{"step 0 ordered, one result in", observedRun(ordered(0, start), func(o *observed) { o.clients[0] = clientCM(true, 0) }), actWait, false},
+		{"step 0 ordered, every result in: record it", observedRun(ordered(0, start), allResults(0)), actCollect, false},
+		{"step 0 recorded: order step 1", observedRun(ordered(0, start), allResults(0), recorded(1)), actOrder, false},
+		{"step 1 ordered, results still of step 0", observedRun(ordered(1, start), allResults(0), recorded(1)), actWait, false},
+		{"the final order", observedRun(recorded(2), func(o *observed) { o.order, o.ordered = protocol.StepOrder{Index: 2, Done: true}, true }), actEnded, false},
+		{"the final order, even with a client gone", observedRun(recorded(2), func(o *observed) {
+			o.order, o.ordered = protocol.StepOrder{Index: 2, Done: true}, true
+			o.clients[0] = nil
+		}), actEnded, false},
+		{"an order ahead of the records", observedRun(ordered(3, start), recorded(1)), actPrepare, true},
+		{"records ahead of the order", observedRun(ordered(0, start), recorded(3)), actPrepare, true},
+		{"records without any order", observedRun(recorded(1)), actPrepare, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := nextAction(tt.obs)
+			if got != tt.want || (err != nil) != tt.err {
+				t.Fatalf("nextAction = %v, %v; want %v, error %v", got, err, tt.want, tt.err)
+			}
+		})
+	}
+}
+
+func TestEndingOf(t *testing.T) {
+	end := t0.Add(time.Hour)
+	complete := func(b *v1alpha1.StorageBenchmark) { setComplete(b, end, "all 3 steps completed") }
+	failed := func(b *v1alpha1.StorageBenchmark) { setFailed(b, end, ReasonClientLost, "client 0's pod failed") }
+	tests := []struct {
+		name  string
+		mods  []func(*v1alpha1.StorageBenchmark)
+		want  ending
+		final protocol.StepOrder
+	}{
+		{"complete, volumes deleted: Jobs go first, then the claims", []func(*v1alpha1.StorageBenchmark){complete},
+			ending{deleteJobs: true, deleteClaims: true}, protocol.StepOrder{Index: 2, Done: true, Reason: "all 3 steps completed", EndedAt: end}},
+		{"failed, volumes deleted: Jobs suspended and kept for their logs", []func(*v1alpha1.StorageBenchmark){failed},
+			ending{suspendJobs: true, deleteClaims: true},
+			protocol.StepOrder{Index: 2, Done: true, Reason: "client 0's pod failed", Failure: ReasonClientLost, EndedAt: end}},
+		{"complete, volumes retained", []func(*v1alpha1.StorageBenchmark){complete, func(b *v1alpha1.StorageBenchmark) {
+			b.Spec.Cleanup.Volumes = v1alpha1.VolumesRetain
+		}}, ending{}, protocol.StepOrder{Index: 2, Done: true, Reason: "all 3 steps completed", EndedAt: end}},
+		{"complete on an existing claim: the runners remove their files, their Jobs stay", []func(*v1alpha1.StorageBenchmark){complete,
+			func(b *v1alpha1.StorageBenchmark) { b.Spec.Storage.ExistingClaim = ptr.To("app-data") }},
+			ending{deleteClaims: true}, protocol.StepOrder{Index: 2, Done: true, Reason: "all 3 steps completed", EndedAt: end}},
+		{"a TTL", []func(*v1alpha1.StorageBenchmark){complete, func(b *v1alpha1.StorageBenchmark) {
+			b.Spec.Cleanup.TTLSecondsAfterFinished = ptr.To[int32](60)
+		}}, ending{deleteJobs: true, deleteClaims: true, deleteAt: end.Add(time.Minute)},
+			protocol.StepOrder{Index: 2, Done: true, Reason: "all 3 steps completed", EndedAt: end}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newBench()
+			b.Status.Steps = make([]v1alpha1.StepStatus, 2)
+			for _, m := range tt.mods {
+				m(b)
+			}
+			got := endingOf(b)
+			if !got.final.EndedAt.Equal(tt.final.EndedAt) {
+				t.Fatalf("final order ended at %s, want %s", got.final.EndedAt, tt.final.EndedAt)
+			}
+			got.final.EndedAt, tt.final.EndedAt = time.Time{}, time.Time{}
+			if got.final != tt.final {
+				t.Fatalf("final order %+v, want %+v", got.final, tt.final)
+			}
+			got.final = protocol.StepOrder{}
+			if !got.deleteAt.Equal(tt.want.deleteAt) {
+				t.Fatalf("deleteAt %s, want %s", got.deleteAt, tt.want.deleteAt)
+			}
+			got.deleteAt, tt.want.deleteAt = time.Time{}, time.Time{}
+			if got != tt.want {
+				t.Fatalf("ending %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestProjectRebuildsStatus: status is a function of the children. A
+// status projected over a stale or empty one equals the status projected
+// from scratch, conditions and their times included.
+func TestProjectRebuildsStatus(t *testing.T) {
+	b := newBench(withLoad(func(l *v1alpha1.LoadSpec) {
+		l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Steps: []int64{1000, 2000}}
+	}))
+	b.CreationTimestamp = metav1.Time{Time: t0}
+	d := mustDesired(t, b)
+	end := t0.Add(10 * time.Minute)
+	obs := observedRun(allResults(1), func(o *observed) {
+		for k := range 2 {
+			agg := mkAgg(k, dirSpec{800 * float64(k+1), 300 * time.Microsecond, time.Millisecond}, dirSpec{200 * float64(k+1), time.Millisecond, 3 * time.Millisecond}, 500*time.Microsecond)
+			o.steps = append(o.steps, rec(order(k, plan.Step{OfferedIOPS: int64(1000 * (k + 1))}), agg, exchange.StepName(b.Name, k)))
+		}
+		o.order, o.ordered = protocol.StepOrder{Index: 2, Done: true, Reason: "all 2 steps completed", EndedAt: end}, true
+	})
+	// As the run went: progressing since creation, then ended.
+	lived := b.DeepCopy()
+	setProgressing(lived, ReasonRunning, "step 2/2 running")
+	if err := project(lived, &d, obs); err != nil {
+		t.Fatal(err)
+	}
+	fresh := b.DeepCopy()
+	if err := project(fresh, &d, obs); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := jsonOf(t, fresh.Status), jsonOf(t, lived.Status); got != want {
+		t.Fatalf("rebuilt status differs\n got %s\nwant %s", got, want)
+	}
+	if !finished(fresh) || fresh.Status.CompletionTime == nil || !fresh.Status.CompletionTime.Time.Equal(end) ||
+		len(fresh.Status.Steps) != 2 || fresh.Status.Progress != "2/2" || fresh.Status.Summary == nil {
+		t.Fatalf("rebuilt status %s", jsonOf(t, fresh.Status))
+	}
+	for _, c := range fresh.Status.Conditions {
+		if !c.LastTransitionTime.Time.Equal(end) {
+			t.Errorf("condition %s changed at %s, want the end %s", c.Type, c.LastTransitionTime, end)
+		}
+	}
+	// A failed run's final order rebuilds Failed with its reason.
+	obs.order = protocol.StepOrder{Index: 2, Done: true, Reason: "step 2: boom", Failure: ReasonClientFailed, EndedAt: end}
+	failedRun := b.DeepCopy()
+	if err := project(failedRun, &d, obs); err != nil {
+		t.Fatal(err)
+	}
+	if c := failedCondition(failedRun); c == nil || c.Reason != ReasonClientFailed || c.Message != "step 2: boom" {
+		t.Fatalf("Failed condition %+v", c)
+	}
+}
+
+func failedCondition(b *v1alpha1.StorageBenchmark) *metav1.Condition {
+	for i := range b.Status.Conditions {
+		if c := &b.Status.Conditions[i]; c.Type == v1alpha1.ConditionFailed && c.Status == metav1.ConditionTrue {
+			return c
+		}
+	}
+	return nil
+}

@@ -1,0 +1,124 @@
+package protocol
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/internal/workload"
+)
+
+// The step decisions both conductors make, the operator from its step
+// ConfigMaps and `runner local` from its files: what to order after the
+// recorded steps, and whether a recorded step ends the run.
+
+// Leads and timeouts both conductors use unless told otherwise.
+const (
+	// DefaultStartLead is how far ahead the first step's start instant is
+	// set, so every client sees the order before it is due.
+	DefaultStartLead = 3 * time.Second
+	// DefaultNextStepLead is the same for every later step, when every
+	// client is idle and already waiting for the order.
+	DefaultNextStepLead = time.Second
+	// DefaultResultGrace is how long after a step's end its results may
+	// take to arrive.
+	DefaultResultGrace = 2 * time.Minute
+	// DefaultReadyTimeout bounds layout and preconditioning.
+	DefaultReadyTimeout = 30 * time.Minute
+)
+
+// Leads are the start leads of the first step and of the later ones.
+type Leads struct{ First, Next time.Duration }
+
+// DefaultLeads are the leads both conductors use by default.
+var DefaultLeads = Leads{First: DefaultStartLead, Next: DefaultNextStepLead}
+
+// Next decides the order that follows the recorded steps (in step order
+// from 0): the next step, divided over the topology to check every job gets
+// a share, starting a lead after now; or, when the plan has no step left
+// (every step ran, or a stop rule holds), the final order, with the stop
+// rule's message and the end instant to the second. An error says the plan
+// cannot go on (an invalid load, a step too small to divide). With the
+// final order comes the stop reason.
+func Next(l plan.Load, t plan.Topology, w workload.Spec, recorded []results.StepAggregate, now time.Time, leads Leads) (StepOrder, *plan.StopReason, error) {
+	n := len(recorded)
+	done := make([]plan.StepOutcome, n)
+	for i, a := range recorded {
+		done[i] = OutcomeOf(i, a)
+	}
+	step, stop, err := plan.Next(l, done)
+	if err == nil && step != nil {
+		_, err = plan.Divide(*step, t, w)
+	}
+	switch {
+	case err != nil:
+		return StepOrder{}, nil, fmt.Errorf("planning step %d: %w", n+1, err)
+	case step == nil:
+		return StepOrder{Index: n, Done: true, Reason: stop.Message, EndedAt: now.Truncate(time.Second)}, stop, nil
+	}
+	lead := leads.First
+	if n > 0 {
+		lead = leads.Next
+	}
+	return StepOrder{Index: n, StartAt: now.Add(lead).Truncate(time.Millisecond), Step: *step,
+		Duration: l.StepDuration, Ramp: l.RampTime}, nil, nil
+}
+
+// OutcomeOf turns a step's aggregate into what the planner (stop rules,
+// curve mode) needs.
+func OutcomeOf(index int, a results.StepAggregate) plan.StepOutcome {
+	lat := func(s results.LatencySummary) *results.LatencySummary {
+		if s.Count == 0 {
+			return nil
+		}
+		return &s
+	}
+	return plan.StepOutcome{Index: index, AchievedIOPS: a.Total.IOPS, AchievedBytesPerSec: a.Total.BytesPerSec,
+		Read: lat(a.Read.Latency), Write: lat(a.Write.Latency), Total: lat(a.Total.Latency)}
+}
+
+// Why a recorded step ends the run.
+const (
+	// ClientFailed: a client reported an error in the step.
+	ClientFailed = "ClientFailed"
+	// ClientLost: a client was stopped mid-step (its partial result is
+	// recorded).
+	ClientLost = "ClientLost"
+)
+
+// MaxStepErrors bounds the errors listed for a step, and MaxErrorLine each
+// one, so a step's record in status stays small.
+const (
+	MaxStepErrors = 5
+	MaxErrorLine  = 512
+)
+
+// ErrorLines are a step's client errors as they are shown: the first
+// MaxStepErrors-1 (all when they fit), each cut to MaxErrorLine bytes, then
+// how many more clients failed.
+func ErrorLines(a results.StepAggregate) []string {
+	var out []string
+	for _, e := range a.Errors[:min(len(a.Errors), MaxStepErrors)] {
+		out = append(out, Truncate(e, MaxErrorLine))
+	}
+	// The merger lists only the first errors: the count is of clients.
+	if failed := max(a.FailedClients, len(a.Errors)); failed > MaxStepErrors {
+		out = append(out[:MaxStepErrors-1:MaxStepErrors-1], fmt.Sprintf("… and %d more errors", failed-MaxStepErrors+1))
+	}
+	return out
+}
+
+// StepFailure says why recorded step a ends the run: ClientFailed when a
+// client reported an error, ClientLost when the step was interrupted, and
+// "" when it does not.
+func StepFailure(a results.StepAggregate) (kind, message string) {
+	switch {
+	case len(a.Errors) > 0:
+		return ClientFailed, fmt.Sprintf("step %d: %s", a.Step+1, strings.Join(ErrorLines(a), "; "))
+	case a.Interrupted:
+		return ClientLost, fmt.Sprintf("step %d was interrupted: a client was stopped mid-step (its partial result is recorded)", a.Step+1)
+	}
+	return "", ""
+}

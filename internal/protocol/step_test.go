@@ -1,0 +1,136 @@
+package protocol
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/internal/workload"
+)
+
+var now = time.Date(2026, 1, 2, 3, 4, 5, 678_901_234, time.UTC)
+
+// agg is a recorded step: iops achieved, read and write p99 (0: none).
+func agg(step int, iops float64, readP99, writeP99 time.Duration) results.StepAggregate {
+	a := results.StepAggregate{Step: step, Clients: 2}
+	a.Total.IOPS, a.Total.BytesPerSec = iops, iops*4096
+	for _, d := range []struct {
+		s   *results.DirectionSummary
+		p99 time.Duration
+	}{{&a.Read, readP99}, {&a.Write, writeP99}} {
+		if d.p99 > 0 {
+			d.s.Latency = results.LatencySummary{Count: 100, P99Ns: uint64(d.p99), MeanNs: float64(d.p99 / 2)}
+		}
+	}
+	a.Total.Latency = results.LatencySummary{Count: 200, P99Ns: uint64(max(readP99, writeP99)), MeanNs: float64(max(readP99, writeP99) / 2)}
+	return a
+}
+
+func TestOutcomeOf(t *testing.T) {
+	o := OutcomeOf(1, agg(1, 1600, 900*time.Microsecond, 0))
+	if o.Index != 1 || o.AchievedIOPS != 1600 || o.AchievedBytesPerSec != 1600*4096 {
+		t.Fatalf("outcome %+v", o)
+	}
+	if o.Read == nil || o.Read.P99Ns != uint64(900*time.Microsecond) || o.Write != nil || o.Total == nil {
+		t.Fatalf("latencies read %v write %v total %v: want read and total, no write", o.Read, o.Write, o.Total)
+	}
+}
+
+func TestNext(t *testing.T) {
+	topo := plan.Topology{Clients: 2, JobsPerClient: 1}
+	w := workload.BaseSpec()
+	w.ReadPercent = 50
+	rate := plan.Load{Rate: &plan.RateSteps{Steps: []int64{1000, 2000, 3000}}, StepDuration: time.Minute, RampTime: 5 * time.Second}
+	stopAt := rate
+	stopAt.Stop.Latency = &plan.LatencyStop{Metric: plan.P99, Direction: plan.Worst, LimitMicroseconds: 1200}
+	tiny := plan.Load{Curve: &plan.CurveSpec{Percents: []int32{1}}, StepDuration: time.Minute}
+	leads := Leads{First: 3 * time.Second, Next: time.Second}
+	tests := []struct {
+		name     string
+		load     plan.Load
+		recorded []results.StepAggregate
+		want     StepOrder
+		stop     plan.StopKind
+		err      string
+	}{
+		{name: "step 0, a first lead ahead", load: rate,
+			want: StepOrder{Index: 0, StartAt: now.Add(3 * time.Second).Truncate(time.Millisecond), Step: plan.Step{Index: 0, OfferedIOPS: 1000},
+				Duration: time.Minute, Ramp: 5 * time.Second}},
+		{name: "step 1, the next lead ahead", load: rate, recorded: []results.StepAggregate{agg(0, 1000, time.Millisecond, time.Millisecond)},
+			want: StepOrder{Index: 1, StartAt: now.Add(time.Second).Truncate(time.Millisecond), Step: plan.Step{Index: 1, OfferedIOPS: 2000},
+				Duration: time.Minute, Ramp: 5 * time.Second}},
+		{name: "every step ran: the final order", load: rate, recorded: []results.StepAggregate{agg(0, 1000, 0, time.Millisecond),
+			agg(1, 2000, 0, time.Millisecond), agg(2, 3000, 0, time.Millisecond)},
+			want: StepOrder{Index: 3, Done: true, Reason: "all 3 steps completed", EndedAt: now.Truncate(time.Second)}, stop: plan.StopCompleted},
+		{name: "a stop rule: the final order says why", load: stopAt, recorded: []results.StepAggregate{agg(0, 1000, 900*time.Microsecond, 1500*time.Microsecond)},
+			want: StepOrder{Index: 1, Done: true, EndedAt: now.Truncate(time.Second)}, stop: plan.StopLatencyLimit},
+		{name: "a step too small to divide over the jobs", load: tiny, recorded: []results.StepAggregate{agg(0, 150, time.Millisecond, time.Millisecond)},
+			err: "planning step 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, stop, err := Next(tt.load, topo, w, tt.recorded, now, leads)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want one containing %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.stop != "" {
+				if stop == nil || stop.Kind != tt.stop || got.Reason != stop.Message || got.Reason == "" {
+					t.Fatalf("stop %+v, reason %q; want %s", stop, got.Reason, tt.stop)
+				}
+				if tt.want.Reason == "" {
+					tt.want.Reason = got.Reason
+				}
+			} else if stop != nil {
+				t.Fatalf("stop %+v, want none", stop)
+			}
+			if got.Index != tt.want.Index || got.Done != tt.want.Done || got.Reason != tt.want.Reason || !got.EndedAt.Equal(tt.want.EndedAt) ||
+				!got.StartAt.Equal(tt.want.StartAt) || got.Step != tt.want.Step || got.Duration != tt.want.Duration || got.Ramp != tt.want.Ramp {
+				t.Fatalf("order %+v\nwant  %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStepFailure(t *testing.T) {
+	many := results.StepAggregate{Step: 2, FailedClients: 100}
+	for i := range 5 {
+		many.Errors = append(many.Errors, "client "+string(rune('0'+i))+": "+strings.Repeat("x", 600))
+	}
+	tests := []struct {
+		name       string
+		a          results.StepAggregate
+		kind, want string
+	}{
+		{"a clean step", results.StepAggregate{Step: 0}, "", ""},
+		{"a client's error", results.StepAggregate{Step: 1, Errors: []string{"client 1: fio: io_u error"}, FailedClients: 1},
+			ClientFailed, "step 2: client 1: fio: io_u error"},
+		{"errors first, then interruption", results.StepAggregate{Step: 1, Errors: []string{"boom"}, Interrupted: true}, ClientFailed, "step 2: boom"},
+		{"interrupted", results.StepAggregate{Step: 0, Interrupted: true}, ClientLost, "step 1 was interrupted"},
+		{"a hundred failed clients, each error cut", many, ClientFailed, "… and 96 more errors"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kind, msg := StepFailure(tt.a)
+			if kind != tt.kind || !strings.Contains(msg, tt.want) {
+				t.Fatalf("StepFailure = %s, %q; want %s, containing %q", kind, msg, tt.kind, tt.want)
+			}
+		})
+	}
+	lines := ErrorLines(many)
+	if len(lines) != MaxStepErrors {
+		t.Fatalf("%d lines, want %d", len(lines), MaxStepErrors)
+	}
+	for _, l := range lines {
+		if len(l) > MaxErrorLine {
+			t.Fatalf("a line of %d bytes", len(l))
+		}
+	}
+}
