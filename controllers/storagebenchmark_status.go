@@ -166,7 +166,7 @@ func stepStatus(rec stepRecord) v1alpha1.StepStatus {
 		QueueDepthPerClient: o.Step.QueueDepthPerClient, PercentOfMax: o.Step.PercentOfMax, Unthrottled: o.Step.Unthrottled,
 		Clients: int32(agg.Clients), StartTime: *stamp(o.StartAt), StartSkew: metav1.Duration{Duration: agg.StartSkew},
 		AchievedIOPS: int64(math.Round(agg.Total.IOPS)), AchievedBytesPerSecond: int64(math.Round(agg.Total.BytesPerSec)),
-		Read: operationStatus(agg.Read), Write: operationStatus(agg.Write), Interrupted: agg.Interrupted, Histograms: rec.name,
+		Read: operationStatus(agg.Read), Write: operationStatus(agg.Write), Interrupted: agg.Interrupted, ConfigMap: rec.name,
 	}
 	if agg.Total.IOs > 0 {
 		l := latencyStatus(agg.Total.Latency)

@@ -95,7 +95,7 @@ func TestStepStatus(t *testing.T) {
 			Latency: v1alpha1.LatencyStatus{Mean: d(813), P50: d(700), P90: d(1200), P99: d(2_500_000), P999: d(9_000_000), Max: d(12_345_678)}},
 		Write: &v1alpha1.OperationStatus{IOPS: 10000, BytesPerSecond: 81925, IOs: 600_029,
 			Latency: v1alpha1.LatencyStatus{Mean: d(1_000_000), P50: d(900_000), P90: d(1_500_000), P99: d(3_000_000), P999: d(10_000_000), Max: d(20_000_000)}},
-		Interrupted: true, Histograms: "bench-step-004",
+		Interrupted: true, ConfigMap: "bench-step-004",
 	}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("stepStatus(rec())\n got %s\nwant %s", jsonOf(t, s), jsonOf(t, want))
@@ -613,7 +613,7 @@ func TestStatusSize(t *testing.T) {
 		t.Run(fmt.Sprintf("%d steps", tt.steps), func(t *testing.T) {
 			b := bigStatus(t, tt.steps)
 			for _, s := range b.Status.Steps {
-				if s.Read == nil || s.Write == nil || s.Latency == nil || s.Histograms == "" || s.Clients != 100 {
+				if s.Read == nil || s.Write == nil || s.Latency == nil || s.ConfigMap == "" || s.Clients != 100 {
 					t.Fatalf("step %d not fully populated", s.Index)
 				}
 			}

@@ -313,10 +313,12 @@ type StepStatus struct {
 	// volumes' service-level entitlement (Google Cloud NetApp Volumes).
 	// +optional
 	EntitlementPercent int32 `json:"entitlementPercent,omitempty"`
-	// histograms names the ConfigMap holding the step's merged fio latency
-	// histograms (kept out of status to keep it small).
+	// configMap names the step's ConfigMap, its record: the order it ran
+	// under and its exact merge over all clients, fio's latency histograms
+	// included (kept out of status to keep it small). Status is rebuilt
+	// from it.
 	// +optional
-	Histograms string `json:"histograms,omitempty"`
+	ConfigMap string `json:"configMap,omitempty"`
 	// errors fio reported (at most 5).
 	// +optional
 	// +listType=atomic

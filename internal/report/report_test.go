@@ -45,6 +45,11 @@ func TestDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	asIndented, err := json.MarshalIndent(fixture(t, "oltp"), "", "    ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oneS, twoS, js := string(one), string(two), string(asIndented)+"\n"
 	list := "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimSpace(stripCommentLines(string(one))), "\n", "\n  ") + "\n"
 	cases := []struct {
 		name    string
@@ -61,6 +66,25 @@ func TestDecode(t *testing.T) {
 		{name: "list of other kinds", in: "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: p}}\n", wantErr: "kind Pod is not a StorageBenchmark"},
 		{name: "empty", in: "# nothing\n", wantErr: "no StorageBenchmark"},
 		{name: "not yaml", in: "kind: [", wantErr: "document 1"},
+		// Streams as `kubectl get -o yaml`, `helm template` or a hand-edited
+		// file produce them: separators with or without a leading one,
+		// comments-only documents, JSON among YAML, errors naming the document.
+		{name: "leading separator", in: "---\n" + oneS, want: []string{"oltp-ontap-nas"}},
+		{name: "separators and a JSON document", in: "---\n" + oneS + "---\n" + js + "---\n" + twoS, want: []string{"oltp-ontap-nas", "oltp-ontap-nas", "seq-gcnv-extreme"}},
+		{name: "JSON first, no leading separator", in: js + "---\n" + twoS, want: []string{"oltp-ontap-nas", "seq-gcnv-extreme"}},
+		{name: "trailing separator", in: oneS + "---\n", want: []string{"oltp-ontap-nas"}},
+		{name: "separator with trailing blanks and comment", in: oneS + "---  \t\n" + twoS + "--- # last\n" + oneS, want: []string{"oltp-ontap-nas", "seq-gcnv-extreme", "oltp-ontap-nas"}},
+		{name: "empty and comments-only documents skipped", in: "---\n---\n# nothing here\n---\n" + twoS + "---\n\n---\n", want: []string{"seq-gcnv-extreme"}},
+		{name: "CRLF line endings", in: strings.ReplaceAll("---\n"+oneS+"---\n"+twoS, "\n", "\r\n"), want: []string{"oltp-ontap-nas", "seq-gcnv-extreme"}},
+		{name: "separator-like text inside a document", in: "# --- not a separator\n" + oneS, want: []string{"oltp-ontap-nas"}},
+		{name: "error names the document", in: oneS + "---\n" + js + "---\nkind: [\n", wantErr: "document 3: "},
+		{name: "error numbering counts comments-only documents", in: "# saved by hand\n---\n" + oneS + "---\nkind: [\n", wantErr: "document 3: "},
+		{name: "error in a JSON document", in: twoS + "---\n{\"kind\": \"StorageBenchmark\", \"spec\": [}\n", wantErr: "document 2: "},
+		{name: "other kind in the stream", in: oneS + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", wantErr: `document 2: kind "ConfigMap"`},
+		{name: "list item in the stream", in: oneS + "---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: p}}\n", wantErr: "document 2, item 1: kind Pod"},
+		{name: "error after a leading separator is in document 1", in: "---\nkind: [\n", wantErr: "document 1: "},
+		{name: "malformed separator belongs to the document it ends", in: oneS + "----\n" + twoS, wantErr: "document 1: "},
+		{name: "only separators", in: "---\n--- # nothing\n---\n", wantErr: "no StorageBenchmark"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

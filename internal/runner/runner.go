@@ -260,16 +260,8 @@ func (r *Runner) step(ctx context.Context, exe fio.Executor, layout fio.Layout, 
 func (r *Runner) conductorNow() time.Time { return r.Now().Add(-r.offset) }
 
 func sleepUntil(ctx context.Context, now func() time.Time, t time.Time) error {
-	d := t.Sub(now())
-	if d <= 0 {
-		return ctx.Err()
+	if d := t.Sub(now()); d > 0 {
+		return protocol.Pause(ctx, d)
 	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
+	return ctx.Err()
 }

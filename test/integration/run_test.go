@@ -46,7 +46,7 @@ var _ = Describe("A benchmark run", func() {
 				Expect(op).NotTo(BeNil())
 				k8stest.ExpectOrderedPercentiles(op.Latency)
 			}
-			Expect(s.Histograms).To(Equal(exchange.StepName(b.Name, k)))
+			Expect(s.ConfigMap).To(Equal(exchange.StepName(b.Name, k)))
 		}
 		Expect(cur.Status.Summary).NotTo(BeNil())
 		Expect(cur.Status.Summary.PeakIOPS).To(BeNumerically(">", 0))
