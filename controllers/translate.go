@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/analysis"
@@ -144,15 +145,15 @@ func loadOf(l *v1alpha1.LoadSpec) plan.Load {
 	case l.Rate != nil:
 		r := l.Rate
 		out.Rate = &plan.RateSteps{Unit: plan.RateUnit(r.Unit), Steps: r.Steps,
-			Start: deref(r.Start), Increment: deref(r.Increment), FactorPercent: deref(r.FactorPercent), Max: deref(r.Max)}
+			Start: ptr.Deref(r.Start, 0), Increment: ptr.Deref(r.Increment, 0), FactorPercent: ptr.Deref(r.FactorPercent, 0), Max: ptr.Deref(r.Max, 0)}
 	case l.QueueDepth != nil:
 		q := l.QueueDepth
-		out.QueueDepth = &plan.QueueDepthSteps{Steps: q.Steps, Start: deref(q.Start), Max: deref(q.Max)}
+		out.QueueDepth = &plan.QueueDepthSteps{Steps: q.Steps, Start: ptr.Deref(q.Start, 0), Max: ptr.Deref(q.Max, 0)}
 	case l.Curve != nil:
 		out.Curve = &plan.CurveSpec{Percents: l.Curve.Percents, Unit: plan.RateUnit(l.Curve.Unit)}
 	}
 	if st := l.Stop; st != nil {
-		out.Stop.SaturationPercent = deref(st.SaturationPercent)
+		out.Stop.SaturationPercent = ptr.Deref(st.SaturationPercent, 0)
 		if lt := st.Latency; lt != nil {
 			sel := selectorOf(lt.LatencySelector)
 			out.Stop.Latency = &plan.LatencyStop{Metric: plan.LatencyMetric(sel.Metric),
@@ -163,14 +164,7 @@ func loadOf(l *v1alpha1.LoadSpec) plan.Load {
 }
 
 func selectorOf(s v1alpha1.LatencySelector) analysis.LatencySelector {
-	sel := analysis.LatencySelector{Metric: string(s.Metric), Direction: string(s.Operation)}
-	if sel.Metric == "" {
-		sel.Metric = analysis.MetricMean
-	}
-	if sel.Direction == "" {
-		sel.Direction = analysis.DirectionTotal
-	}
-	return sel
+	return analysis.LatencySelector{Metric: string(s.Metric), Direction: string(s.Operation)}.WithDefaults()
 }
 
 func objectiveOf(o v1alpha1.Objective) analysis.Objective {
@@ -185,14 +179,6 @@ func objectiveOf(o v1alpha1.Objective) analysis.Objective {
 		out.MiBpsAtLatency = &analysis.MiBpsAtLatency{Selector: selectorOf(l.LatencySelector), MaxLatency: l.MaxLatency.Duration, MinMiBps: l.MinMiBps}
 	}
 	return out
-}
-
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
 }
 
 // clientPlan is the plan template every client reads (Client and Seed are

@@ -70,7 +70,7 @@ func (o Options) WithDefaults() Options {
 	if o.LatencyTarget == 0 {
 		o.LatencyTarget = DefaultLatencyTarget
 	}
-	o.TargetSelector = o.TargetSelector.normalized()
+	o.TargetSelector = o.TargetSelector.WithDefaults()
 	if o.SaturationPercent == 0 {
 		o.SaturationPercent = DefaultSaturationPercent
 	}

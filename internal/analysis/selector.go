@@ -51,7 +51,9 @@ type LatencySelector struct {
 	Direction string
 }
 
-func (s LatencySelector) normalized() LatencySelector {
+// WithDefaults returns s with an unset metric as the mean and an unset
+// direction as the total: the one place these defaults live.
+func (s LatencySelector) WithDefaults() LatencySelector {
 	if s.Metric == "" {
 		s.Metric = MetricMean
 	}
@@ -64,7 +66,7 @@ func (s LatencySelector) normalized() LatencySelector {
 // Validate reports an unknown metric or direction (empty fields are the
 // defaults and valid).
 func (s LatencySelector) Validate() error {
-	n := s.normalized()
+	n := s.WithDefaults()
 	if !slices.Contains(latencyMetrics, n.Metric) {
 		return fmt.Errorf("%w: unknown latency metric %q (want one of %s)", ErrInvalidSelector, s.Metric, strings.Join(latencyMetrics, ", "))
 	}
@@ -78,7 +80,7 @@ func (s LatencySelector) Validate() error {
 // the selected direction has no samples (for "worst": neither reads nor
 // writes have samples) or the selector is invalid.
 func (s LatencySelector) Of(a results.StepAggregate) (ns uint64, ok bool) {
-	s = s.normalized()
+	s = s.WithDefaults()
 	switch s.Direction {
 	case DirectionRead:
 		return a.Read.Latency.Metric(s.Metric)
@@ -104,7 +106,7 @@ func (s LatencySelector) Of(a results.StepAggregate) (ns uint64, ok bool) {
 // String names the figure for humans: "p99 read latency", "p99 write
 // latency", "mean latency" (total), "p99 worst-direction latency".
 func (s LatencySelector) String() string {
-	s = s.normalized()
+	s = s.WithDefaults()
 	switch s.Direction {
 	case DirectionTotal:
 		return s.Metric + " latency"
@@ -116,7 +118,7 @@ func (s LatencySelector) String() string {
 
 // missing explains why Of found nothing, for reasons.
 func (s LatencySelector) missing() string {
-	switch s.normalized().Direction {
+	switch s.WithDefaults().Direction {
 	case DirectionRead:
 		return "no read I/O"
 	case DirectionWrite:

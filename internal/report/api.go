@@ -10,6 +10,7 @@ import (
 	"io"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
@@ -101,12 +102,7 @@ func latencyTarget(sb *v1alpha1.StorageBenchmark) time.Duration {
 
 // condition returns the condition of a type, or nil.
 func condition(sb *v1alpha1.StorageBenchmark, t string) *metav1.Condition {
-	for i := range sb.Status.Conditions {
-		if sb.Status.Conditions[i].Type == t {
-			return &sb.Status.Conditions[i]
-		}
-	}
-	return nil
+	return meta.FindStatusCondition(sb.Status.Conditions, t)
 }
 
 // StateOf reads the Complete and Failed conditions.
