@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
@@ -49,7 +50,7 @@ func failureOf(b *v1alpha1.StorageBenchmark, obs *observed, t timeouts, now time
 		}
 		if now.After(bindDeadline) {
 			return &verdict{ReasonClaimNotBound, fmt.Sprintf("claim %s is not bound %s after the benchmark was created (StorageClass %s): check the provisioner and the claim's events",
-				name, t.claimBind, ptrOr(b.Spec.Storage.StorageClassName, "default"))}, 0
+				name, t.claimBind, ptr.Deref(b.Spec.Storage.StorageClassName, "default"))}, 0
 		}
 		retry = bindDeadline.Sub(now)
 	}
@@ -192,13 +193,6 @@ func resultsFor(obs *observed, step int) int {
 		}
 	}
 	return n
-}
-
-func ptrOr(p *string, def string) string {
-	if p == nil {
-		return def
-	}
-	return *p
 }
 
 func minPositive(a, b time.Duration) time.Duration {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
-	"github.com/storagebench/storagebench/internal/fio"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
 )
@@ -232,11 +231,12 @@ func (r *Reconciler) observeStorage(ctx context.Context, b *v1alpha1.StorageBenc
 // became ready, which is the first step's start less its lead (or now,
 // before the first step is ordered).
 func (r *Reconciler) clocksJudged(obs *observed) time.Time {
+	lead := r.timeouts().startLead
 	switch {
 	case len(obs.steps) > 0:
-		return obs.steps[0].order.StartAt.Add(-r.timeouts().startLead).Truncate(time.Second)
+		return obs.steps[0].order.StartAt.Add(-lead).Truncate(time.Second)
 	case obs.ordered && !obs.order.Done && obs.order.Index == 0:
-		return obs.order.StartAt.Add(-r.timeouts().startLead).Truncate(time.Second)
+		return obs.order.StartAt.Add(-lead).Truncate(time.Second)
 	}
 	return r.now().Truncate(time.Second)
 }
@@ -305,10 +305,7 @@ func (r *Reconciler) collect(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 	if err := r.writeStep(ctx, b, order, agg); err != nil {
 		return err
 	}
-	for _, d := range []*results.DirectionSummary{&agg.Read, &agg.Write, &agg.Total} {
-		d.Histogram = fio.Histogram{}
-	}
-	obs.steps = append(obs.steps, stepRecord{order: order, agg: agg, name: exchange.StepName(b.Name, order.Index)})
+	obs.steps = append(obs.steps, recordOf(order, agg, exchange.StepName(b.Name, order.Index)))
 	return nil
 }
 

@@ -33,6 +33,15 @@ type stepRecord struct {
 	name string
 }
 
+// recordOf is a step's record as a reconcile keeps it: the histograms,
+// which only the step ConfigMap needs, are dropped.
+func recordOf(order protocol.StepOrder, agg results.StepAggregate, name string) stepRecord {
+	for _, d := range []*results.DirectionSummary{&agg.Read, &agg.Write, &agg.Total} {
+		d.Histogram = fio.Histogram{}
+	}
+	return stepRecord{order: order, agg: agg, name: name}
+}
+
 // stepMemo remembers decoded step records by the ConfigMap's UID and
 // resourceVersion: an unchanged object is decoded once, not on every
 // reconcile. It is a cache of what was read, never a source of truth: an
@@ -122,10 +131,7 @@ func (r *Reconciler) observeSteps(ctx context.Context, b *v1alpha1.StorageBenchm
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", exchange.ErrInvalidClientData, err)
 		}
-		for _, d := range []*results.DirectionSummary{&agg.Read, &agg.Write, &agg.Total} {
-			d.Histogram = fio.Histogram{}
-		}
-		rec := stepRecord{order: order, agg: agg, name: name}
+		rec := recordOf(order, agg, name)
 		r.steps.put(key, &cm, rec)
 		out = append(out, rec)
 	}

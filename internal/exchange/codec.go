@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
 )
@@ -70,8 +69,8 @@ func decode(cm *corev1.ConfigMap, key string, v any) (found bool, err error) {
 	return true, nil
 }
 
-// Plan reads the plan template from the plan ConfigMap and checks it with
-// the core's rules (plan.ValidateFor), once, where it enters the runner.
+// Plan reads the plan template from the plan ConfigMap and checks it
+// (ClientPlan.Validate), once, where it enters the runner.
 func Plan(cm *corev1.ConfigMap) (protocol.ClientPlan, error) {
 	var p protocol.ClientPlan
 	found, err := decode(cm, KeyPlan, &p)
@@ -80,7 +79,7 @@ func Plan(cm *corev1.ConfigMap) (protocol.ClientPlan, error) {
 	case !found:
 		err = fmt.Errorf("ConfigMap %s has no %s", cm.Name, KeyPlan)
 	default:
-		if verr := plan.ValidateFor(p.Topology, p.Workload); verr != nil {
+		if verr := p.Validate(); verr != nil {
 			err = fmt.Errorf("ConfigMap %s key %s: %w", cm.Name, KeyPlan, verr)
 		}
 	}
