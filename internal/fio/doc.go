@@ -11,8 +11,8 @@
 // the bin. fio's own percentiles are computed from the same bins: for
 // percentile p over N samples it walks the bins in ascending order and
 // reports the first bin whose cumulative count reaches p/100 × N, evaluated
-// in long double. Accumulator.Percentiles applies exactly that rule (see
-// Threshold), so a percentile computed here from one job's bins equals, value
+// in long double in the order fio's optimised build evaluates it.
+// Accumulator.Percentiles applies exactly that rule (see Threshold), so a percentile computed here from one job's bins equals, value
 // for value, the one fio printed; the tests prove it against the real fio
 // binary.
 //

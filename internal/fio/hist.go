@@ -345,19 +345,28 @@ func (a *Accumulator) lastIndex() int {
 	return 0
 }
 
-// thresholdPrec is the mantissa width of x87 extended precision, in which fio
-// evaluates "(long double) p / 100.0 * nr" on x86-64 Linux.
+// thresholdPrec is the mantissa width of x87 extended precision, the
+// long double in which fio computes percentile thresholds on x86-64 Linux.
 const thresholdPrec = 64
 
+// hundredth is 0.01 rounded to long double, the constant fio's build uses.
+var hundredth = new(big.Float).SetPrec(thresholdPrec).Quo(
+	new(big.Float).SetPrec(thresholdPrec).SetInt64(1),
+	new(big.Float).SetPrec(thresholdPrec).SetInt64(100))
+
 // Threshold returns fio's cumulative-count threshold for percentile p over n
-// samples, computed with fio's own arithmetic: p (a double, as parsed from the
-// percentile list) divided by 100 and multiplied by n in 64-bit-mantissa long
-// double precision. Plain float64 arithmetic rounds 99.9/100 differently and
-// would pick a different bin whenever the threshold lands near an integer.
+// samples, computed as the fio binary computes it. fio's source says
+// "(long double) p / 100.0 * nr", but fio builds with -O3 -ffast-math, and
+// the compiled code (checked by disassembling the fio the runner image ships)
+// multiplies n by 0.01 in long double once, then p by that product: each step
+// rounded to a 64-bit mantissa. The order matters: evaluating the source's
+// order instead gives a threshold a hair above 840 for p60 of 1,400 samples,
+// where fio's is exactly 840, and picks a different bin whenever the
+// cumulative count lands on that integer.
 func Threshold(p float64, n uint64) *big.Float {
-	q := new(big.Float).SetPrec(thresholdPrec).SetFloat64(p)
-	q.Quo(q, new(big.Float).SetPrec(thresholdPrec).SetInt64(100))
-	return q.Mul(q, new(big.Float).SetPrec(thresholdPrec).SetUint64(n))
+	scaled := new(big.Float).SetPrec(thresholdPrec).SetUint64(n)
+	scaled.Mul(scaled, hundredth)
+	return scaled.Mul(scaled, new(big.Float).SetPrec(thresholdPrec).SetFloat64(p))
 }
 
 // Percentiles is a convenience wrapper over an Accumulator for one histogram.

@@ -88,6 +88,10 @@ func TestPercentiles(t *testing.T) {
 		// 1000 samples: fio's long double threshold for 99.9 is slightly
 		// above 999, so the 999th sample is not enough.
 		{"99.9 of 1000 needs the 1000th sample", hist(10, 999, 20, 1), []float64{99.9}, []uint64{20}},
+		// 1,400 samples: fio's build computes 60 × (1400 × 0.01) = 840
+		// exactly, so the 840th sample is enough (the source's order of
+		// operations would ask for the 841st).
+		{"p60 of 1400 takes the 840th sample", hist(10, 840, 20, 560), []float64{60}, []uint64{10}},
 		{"unordered request", hist(10, 90, 20, 10), []float64{99, 50}, []uint64{20, 10}},
 	}
 	for _, c := range cases {

@@ -3,6 +3,7 @@ package fio
 import (
 	"context"
 	"errors"
+	"math/big"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -152,4 +153,77 @@ func TestVersion(t *testing.T) {
 	if _, err := (Executor{Binary: filepath.Join(t.TempDir(), "nofio")}).Version(context.Background()); err == nil {
 		t.Fatal("missing binary not reported")
 	}
+}
+
+// sourceOrderThreshold evaluates fio's percentile threshold in the order its
+// source is written, (long double) p / 100.0 * n, which is not what the fio
+// binary computes. The test below uses it only to pick percentiles where
+// the two orders disagree, so that real fio decides between them.
+func sourceOrderThreshold(p float64, n uint64) *big.Float {
+	q := new(big.Float).SetPrec(thresholdPrec).SetFloat64(p)
+	q.Quo(q, new(big.Float).SetPrec(thresholdPrec).SetInt64(100))
+	return q.Mul(q, new(big.Float).SetPrec(thresholdPrec).SetUint64(n))
+}
+
+// TestPercentileTiesFollowFioBinary runs fio for exactly 100 I/Os and asks it
+// for integer percentiles p whose threshold, in the source's order, is a
+// hair above p. Whenever the cumulative count lands exactly on p (a tie),
+// that order and the binary's pick different bins; every percentile must
+// still equal fio's, and ties must have been seen, or the runs decided
+// nothing.
+func TestPercentileTiesFollowFioBinary(t *testing.T) {
+	e := requireFio(t)
+	const n = 100
+	var ps []string
+	var pv []float64
+	for p := 1.0; p < 100 && len(pv) < 20; p++ {
+		k := new(big.Float).SetUint64(uint64(p))
+		if sourceOrderThreshold(p, n).Cmp(k) > 0 {
+			pv = append(pv, p)
+			ps = append(ps, strconv.FormatFloat(p, 'f', -1, 64))
+		}
+	}
+	if len(pv) < 3 {
+		t.Fatalf("only %d discriminating percentiles for %d samples", len(pv), n)
+	}
+	ties := 0
+	for run := 0; run < 40 && ties < 3; run++ {
+		dir := t.TempDir()
+		job := strings.Join([]string{"[global]", "ioengine=psync", "rw=randread", "bs=4k", "size=4m",
+			"norandommap=1", "randrepeat=0", "randseed=" + strconv.Itoa(run+1), "number_ios=" + strconv.Itoa(n),
+			"percentile_list=" + strings.Join(ps, ":"),
+			"[ties]", "filename=" + filepath.Join(dir, "ties.dat"), ""}, "\n")
+		res, err := e.Run(context.Background(), "ties", job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := res.Output.Jobs[0].Read
+		if d.Latency.Count != n {
+			t.Fatalf("fio did %d reads, want %d", d.Latency.Count, n)
+		}
+		got := d.Latency.Hist.Percentiles(pv)
+		var cum uint64
+		hit := map[uint64]bool{}
+		for _, b := range d.Latency.Hist.Bins {
+			cum += b.Count
+			hit[cum] = true
+		}
+		for i, p := range pv {
+			key := strconv.FormatFloat(p, 'f', 6, 64)
+			want, ok := d.Latency.Printed[key]
+			if !ok {
+				t.Fatalf("fio printed no percentile %q: %v", key, d.Latency.Printed)
+			}
+			if got[i] != want {
+				t.Errorf("run %d p%s: from bins %d ns, fio printed %d ns", run, key, got[i], want)
+			}
+			if hit[uint64(p)] {
+				ties++
+			}
+		}
+	}
+	if ties == 0 {
+		t.Fatal("no cumulative count landed on a threshold in 40 runs: the test decided nothing")
+	}
+	t.Logf("%d ties decided", ties)
 }
