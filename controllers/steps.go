@@ -36,7 +36,7 @@ type stepRecord struct {
 // recordOf is a step's record as a reconcile keeps it: the histograms,
 // which only the step ConfigMap needs, are dropped.
 func recordOf(order protocol.StepOrder, agg results.StepAggregate, name string) stepRecord {
-	for _, d := range []*results.DirectionSummary{&agg.Read, &agg.Write, &agg.Total} {
+	for _, d := range []*results.OperationSummary{&agg.Read, &agg.Write, &agg.Total} {
 		d.Histogram = fio.Histogram{}
 	}
 	return stepRecord{order: order, agg: agg, name: name}

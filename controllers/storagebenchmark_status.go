@@ -150,7 +150,7 @@ func latencyStatus(l results.LatencySummary) v1alpha1.LatencyStatus {
 	}
 }
 
-func operationStatus(d results.DirectionSummary) *v1alpha1.OperationStatus {
+func operationStatus(d results.OperationSummary) *v1alpha1.OperationStatus {
 	if d.IOs == 0 {
 		return nil
 	}

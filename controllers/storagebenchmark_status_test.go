@@ -39,12 +39,12 @@ func latencyOf(mean, p99 time.Duration, count uint64) results.LatencySummary {
 		P99Ns: uint64(p99), P999Ns: uint64(2 * p99), P9999Ns: uint64(3 * p99)}
 }
 
-func dirOf(d dirSpec) results.DirectionSummary {
+func dirOf(d dirSpec) results.OperationSummary {
 	if d.iops == 0 {
-		return results.DirectionSummary{}
+		return results.OperationSummary{}
 	}
 	ios := uint64(d.iops * 60)
-	return results.DirectionSummary{IOPS: d.iops, BytesPerSec: d.iops * blockBytes, IOs: ios, Bytes: ios * blockBytes,
+	return results.OperationSummary{IOPS: d.iops, BytesPerSec: d.iops * blockBytes, IOs: ios, Bytes: ios * blockBytes,
 		Latency: latencyOf(d.mean, d.p99, ios)}
 }
 
@@ -52,7 +52,7 @@ func dirOf(d dirSpec) results.DirectionSummary {
 // total mean latency.
 func mkAgg(step int, r, w dirSpec, totalMean time.Duration) results.StepAggregate {
 	a := results.StepAggregate{Step: step, Clients: 3, Jobs: 3, Read: dirOf(r), Write: dirOf(w), StartSkew: 2 * time.Millisecond}
-	a.Total = results.DirectionSummary{IOPS: r.iops + w.iops, BytesPerSec: (r.iops + w.iops) * blockBytes,
+	a.Total = results.OperationSummary{IOPS: r.iops + w.iops, BytesPerSec: (r.iops + w.iops) * blockBytes,
 		IOs: a.Read.IOs + a.Write.IOs, Bytes: a.Read.Bytes + a.Write.Bytes}
 	if a.Total.IOs > 0 {
 		a.Total.Latency = latencyOf(totalMean, max(r.p99, w.p99), a.Total.IOs)
@@ -75,11 +75,11 @@ func TestStepStatus(t *testing.T) {
 	ms := time.Millisecond
 	agg := results.StepAggregate{
 		Step: 4, Clients: 3, Jobs: 12, StartSkew: 1500 * time.Microsecond, Interrupted: true,
-		Read: results.DirectionSummary{IOPS: 29999.5, BytesPerSec: 245756.49, IOs: 1_799_970,
+		Read: results.OperationSummary{IOPS: 29999.5, BytesPerSec: 245756.49, IOs: 1_799_970,
 			Latency: results.LatencySummary{Count: 1_799_970, MeanNs: 812.5, P50Ns: 700, P90Ns: 1200, P99Ns: 2_500_000, P999Ns: 9_000_000, MaxNs: 12_345_678}},
-		Write: results.DirectionSummary{IOPS: 10000.49, BytesPerSec: 81924.5, IOs: 600_029,
+		Write: results.OperationSummary{IOPS: 10000.49, BytesPerSec: 81924.5, IOs: 600_029,
 			Latency: results.LatencySummary{Count: 600_029, MeanNs: 1_000_000.4999, P50Ns: 900_000, P90Ns: 1_500_000, P99Ns: 3 * uint64(ms), P999Ns: 10 * uint64(ms), MaxNs: 20 * uint64(ms)}},
-		Total: results.DirectionSummary{IOPS: 39999.99, BytesPerSec: 327680.99, IOs: 2_399_999,
+		Total: results.OperationSummary{IOPS: 39999.99, BytesPerSec: 327680.99, IOs: 2_399_999,
 			Latency: results.LatencySummary{Count: 2_399_999, MeanNs: 250_609.5, P50Ns: 800, P90Ns: 1_400_000, P99Ns: 2_900_000, P999Ns: 9_900_000, MaxNs: math.MaxUint64}},
 	}
 	o := order(4, plan.Step{OfferedIOPS: 40000, QueueDepthPerClient: 16, PercentOfMax: 80})

@@ -157,14 +157,14 @@ func loadOf(l *v1alpha1.LoadSpec) plan.Load {
 		if lt := st.Latency; lt != nil {
 			sel := selectorOf(lt.LatencySelector)
 			out.Stop.Latency = &plan.LatencyStop{Metric: plan.LatencyMetric(sel.Metric),
-				Direction: plan.LatencyDirection(sel.Direction), LimitMicroseconds: lt.Limit.Microseconds()}
+				Operation: plan.LatencyOperation(sel.Operation), LimitMicroseconds: lt.Limit.Microseconds()}
 		}
 	}
 	return out
 }
 
 func selectorOf(s v1alpha1.LatencySelector) analysis.LatencySelector {
-	return analysis.LatencySelector{Metric: string(s.Metric), Direction: string(s.Operation)}.WithDefaults()
+	return analysis.LatencySelector{Metric: string(s.Metric), Operation: string(s.Operation)}.WithDefaults()
 }
 
 func objectiveOf(o v1alpha1.Objective) analysis.Objective {

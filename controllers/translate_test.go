@@ -189,22 +189,22 @@ func TestDesiredOfStopRules(t *testing.T) {
 		{"none", nil, "oltp", plan.StopRules{}},
 		{"p99 worst 2ms", &v1alpha1.StopRules{Latency: &v1alpha1.LatencyStop{
 			LatencySelector: v1alpha1.LatencySelector{Metric: "p99", Operation: "worst"}, Limit: metav1.Duration{Duration: 2 * time.Millisecond}}},
-			"oltp", plan.StopRules{Latency: &plan.LatencyStop{Metric: plan.P99, Direction: plan.Worst, LimitMicroseconds: 2000}}},
+			"oltp", plan.StopRules{Latency: &plan.LatencyStop{Metric: plan.P99, Operation: plan.Worst, LimitMicroseconds: 2000}}},
 		{"mean total 1.5ms", &v1alpha1.StopRules{Latency: &v1alpha1.LatencyStop{
 			LatencySelector: v1alpha1.LatencySelector{Metric: "mean", Operation: "total"}, Limit: metav1.Duration{Duration: 1500 * time.Microsecond}}},
-			"oltp", plan.StopRules{Latency: &plan.LatencyStop{Metric: plan.Mean, Direction: plan.Total, LimitMicroseconds: 1500}}},
+			"oltp", plan.StopRules{Latency: &plan.LatencyStop{Metric: plan.Mean, Operation: plan.Total, LimitMicroseconds: 1500}}},
 		{"p99.9 read 750us", &v1alpha1.StopRules{Latency: &v1alpha1.LatencyStop{
 			LatencySelector: v1alpha1.LatencySelector{Metric: "p99.9", Operation: "read"}, Limit: metav1.Duration{Duration: 750 * time.Microsecond}}},
-			"oltp", plan.StopRules{Latency: &plan.LatencyStop{Metric: plan.P999, Direction: plan.Read, LimitMicroseconds: 750}}},
+			"oltp", plan.StopRules{Latency: &plan.LatencyStop{Metric: plan.P999, Operation: plan.Read, LimitMicroseconds: 750}}},
 		{"p90 write 1h", &v1alpha1.StopRules{Latency: &v1alpha1.LatencyStop{
 			LatencySelector: v1alpha1.LatencySelector{Metric: "p90", Operation: "write"}, Limit: metav1.Duration{Duration: time.Hour}}},
-			"rand-write", plan.StopRules{Latency: &plan.LatencyStop{Metric: plan.P90, Direction: plan.Write, LimitMicroseconds: 3_600_000_000}}},
+			"rand-write", plan.StopRules{Latency: &plan.LatencyStop{Metric: plan.P90, Operation: plan.Write, LimitMicroseconds: 3_600_000_000}}},
 		{"empty selector means mean total", &v1alpha1.StopRules{Latency: &v1alpha1.LatencyStop{Limit: metav1.Duration{Duration: 3 * time.Millisecond}}},
-			"oltp", plan.StopRules{Latency: &plan.LatencyStop{Metric: plan.Mean, Direction: plan.Total, LimitMicroseconds: 3000}}},
+			"oltp", plan.StopRules{Latency: &plan.LatencyStop{Metric: plan.Mean, Operation: plan.Total, LimitMicroseconds: 3000}}},
 		{"saturation only", &v1alpha1.StopRules{SaturationPercent: ptr.To[int32](85)}, "oltp", plan.StopRules{SaturationPercent: 85}},
 		{"both", &v1alpha1.StopRules{SaturationPercent: ptr.To[int32](70), Latency: &v1alpha1.LatencyStop{
 			LatencySelector: v1alpha1.LatencySelector{Metric: "p50", Operation: "total"}, Limit: metav1.Duration{Duration: time.Millisecond}}},
-			"oltp", plan.StopRules{SaturationPercent: 70, Latency: &plan.LatencyStop{Metric: plan.P50, Direction: plan.Total, LimitMicroseconds: 1000}}},
+			"oltp", plan.StopRules{SaturationPercent: 70, Latency: &plan.LatencyStop{Metric: plan.P50, Operation: plan.Total, LimitMicroseconds: 1000}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -228,29 +228,29 @@ func TestDesiredOfAnalysis(t *testing.T) {
 		want analysis.Options
 	}{
 		{"defaults, IOPS rate", nil, analysis.Options{LatencyTarget: time.Millisecond,
-			TargetSelector: analysis.LatencySelector{Metric: "mean", Direction: "total"}, SaturationPercent: 90}},
+			TargetSelector: analysis.LatencySelector{Metric: "mean", Operation: "total"}, SaturationPercent: 90}},
 		{"custom", []func(*v1alpha1.StorageBenchmark){custom}, analysis.Options{LatencyTarget: 500 * time.Microsecond,
-			TargetSelector: analysis.LatencySelector{Metric: "p99", Direction: "worst"}, SaturationPercent: 80}},
+			TargetSelector: analysis.LatencySelector{Metric: "p99", Operation: "worst"}, SaturationPercent: 80}},
 		{"empty selector means mean total", []func(*v1alpha1.StorageBenchmark){func(b *v1alpha1.StorageBenchmark) {
 			b.Spec.Analysis.TargetLatency = v1alpha1.LatencySelector{}
 		}}, analysis.Options{LatencyTarget: time.Millisecond,
-			TargetSelector: analysis.LatencySelector{Metric: "mean", Direction: "total"}, SaturationPercent: 90}},
+			TargetSelector: analysis.LatencySelector{Metric: "mean", Operation: "total"}, SaturationPercent: 90}},
 		{"MiBps rate plots bytes", []func(*v1alpha1.StorageBenchmark){withLoad(func(l *v1alpha1.LoadSpec) {
 			l.Rate = &v1alpha1.RateSteps{Unit: "MiBps", Steps: []int64{10, 20}}
 		})}, analysis.Options{LatencyTarget: time.Millisecond,
-			TargetSelector: analysis.LatencySelector{Metric: "mean", Direction: "total"}, SaturationPercent: 90, Throughput: analysis.ThroughputBytes}},
+			TargetSelector: analysis.LatencySelector{Metric: "mean", Operation: "total"}, SaturationPercent: 90, Throughput: analysis.ThroughputBytes}},
 		{"MiBps curve plots bytes", []func(*v1alpha1.StorageBenchmark){withLoad(func(l *v1alpha1.LoadSpec) {
 			l.Curve = &v1alpha1.CurveSteps{Unit: "MiBps"}
 		})}, analysis.Options{LatencyTarget: time.Millisecond,
-			TargetSelector: analysis.LatencySelector{Metric: "mean", Direction: "total"}, SaturationPercent: 90, Throughput: analysis.ThroughputBytes}},
+			TargetSelector: analysis.LatencySelector{Metric: "mean", Operation: "total"}, SaturationPercent: 90, Throughput: analysis.ThroughputBytes}},
 		{"IOPS curve plots IOPS", []func(*v1alpha1.StorageBenchmark){withLoad(func(l *v1alpha1.LoadSpec) {
 			l.Curve = &v1alpha1.CurveSteps{Unit: "IOPS"}
 		})}, analysis.Options{LatencyTarget: time.Millisecond,
-			TargetSelector: analysis.LatencySelector{Metric: "mean", Direction: "total"}, SaturationPercent: 90}},
+			TargetSelector: analysis.LatencySelector{Metric: "mean", Operation: "total"}, SaturationPercent: 90}},
 		{"queue depth plots IOPS", []func(*v1alpha1.StorageBenchmark){withLoad(func(l *v1alpha1.LoadSpec) {
 			l.QueueDepth = &v1alpha1.QueueDepthSteps{Steps: []int32{1, 4}}
 		})}, analysis.Options{LatencyTarget: time.Millisecond,
-			TargetSelector: analysis.LatencySelector{Metric: "mean", Direction: "total"}, SaturationPercent: 90}},
+			TargetSelector: analysis.LatencySelector{Metric: "mean", Operation: "total"}, SaturationPercent: 90}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -286,13 +286,13 @@ func TestDesiredOfObjectives(t *testing.T) {
 	})
 	d := mustDesired(t, b)
 	want := []analysis.Objective{
-		{Name: "latency-at-load", LatencyAtLoad: &analysis.LatencyAtLoad{Selector: analysis.LatencySelector{Metric: "p99", Direction: "read"},
+		{Name: "latency-at-load", LatencyAtLoad: &analysis.LatencyAtLoad{Selector: analysis.LatencySelector{Metric: "p99", Operation: "read"},
 			MaxLatency: 2 * time.Millisecond, MinIOPS: 40000}},
 		{Name: "peak-iops", PeakIOPS: ptr.To[int64](50000)},
 		{Name: "peak-mibps", PeakMiBps: ptr.To[int64](4000)},
-		{Name: "iops-at-latency", IOPSAtLatency: &analysis.IOPSAtLatency{Selector: analysis.LatencySelector{Metric: "mean", Direction: "total"},
+		{Name: "iops-at-latency", IOPSAtLatency: &analysis.IOPSAtLatency{Selector: analysis.LatencySelector{Metric: "mean", Operation: "total"},
 			MaxLatency: time.Millisecond, MinIOPS: 30000}},
-		{Name: "mibps-at-latency", MiBpsAtLatency: &analysis.MiBpsAtLatency{Selector: analysis.LatencySelector{Metric: "p99.9", Direction: "worst"},
+		{Name: "mibps-at-latency", MiBpsAtLatency: &analysis.MiBpsAtLatency{Selector: analysis.LatencySelector{Metric: "p99.9", Operation: "worst"},
 			MaxLatency: 5 * time.Millisecond, MinMiBps: 800}},
 	}
 	if !reflect.DeepEqual(d.Objectives, want) {

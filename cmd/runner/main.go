@@ -258,7 +258,7 @@ func local(ctx context.Context, args []string) error {
 		if err != nil {
 			return fmt.Errorf("--stop-latency: %w", err)
 		}
-		load.Stop.Latency = &plan.LatencyStop{Metric: plan.LatencyMetric(parts[0]), Direction: plan.LatencyDirection(parts[1]),
+		load.Stop.Latency = &plan.LatencyStop{Metric: plan.LatencyMetric(parts[0]), Operation: plan.LatencyOperation(parts[1]),
 			LimitMicroseconds: limit.Microseconds()}
 	}
 	abs, err := filepath.Abs(*dir)

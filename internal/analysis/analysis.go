@@ -36,7 +36,7 @@ const (
 // DefaultTargetSelector is the latency the "performance @ latency target" and
 // the knee are judged on: the mean (average response time) over all I/O, as
 // the published "performance @ 1 ms" figures use.
-var DefaultTargetSelector = LatencySelector{Metric: MetricMean, Direction: DirectionTotal}
+var DefaultTargetSelector = LatencySelector{Metric: MetricMean, Operation: OperationTotal}
 
 // StepInput is one step of a run: what was measured and what was offered.
 type StepInput struct {
@@ -118,7 +118,7 @@ type StepAnalysis struct {
 	// Knee marks the knee of the ops–latency curve (at most one step).
 	Knee bool
 	// LatencyNs is the TargetSelector latency of the step; HasLatency is
-	// false (and LatencyNs 0) when the selected direction has no samples.
+	// false (and LatencyNs 0) when the selected operation has no samples.
 	LatencyNs  uint64
 	HasLatency bool
 	// Failed: the step carries errors and is not used as evidence for the

@@ -13,7 +13,7 @@ func TestOptionsDefaults(t *testing.T) {
 	got := Options{}.WithDefaults()
 	want := Options{
 		LatencyTarget:     time.Millisecond,
-		TargetSelector:    LatencySelector{Metric: "mean", Direction: "total"},
+		TargetSelector:    LatencySelector{Metric: "mean", Operation: "total"},
 		SaturationPercent: 90,
 		Throughput:        "iops",
 	}
@@ -40,7 +40,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"one percent", Options{SaturationPercent: 1}, nil},
 		{"negative target", Options{LatencyTarget: -time.Millisecond}, ErrInvalidOptions},
 		{"bad metric", Options{TargetSelector: LatencySelector{Metric: "p42"}}, ErrInvalidSelector},
-		{"bad direction", Options{TargetSelector: LatencySelector{Direction: "up"}}, ErrInvalidOptions},
+		{"bad direction", Options{TargetSelector: LatencySelector{Operation: "up"}}, ErrInvalidOptions},
 		{"negative saturation", Options{SaturationPercent: -1}, ErrInvalidOptions},
 		{"saturation above 100", Options{SaturationPercent: 101}, ErrInvalidOptions},
 		{"bad throughput", Options{Throughput: "mibps"}, ErrInvalidOptions},

@@ -20,10 +20,10 @@
 // # Latency selectors
 //
 // A LatencySelector picks a metric ("mean", "min", "max", "p50", "p90",
-// "p95", "p99", "p99.9", "p99.99") of a direction ("read", "write", "total"
+// "p95", "p99", "p99.9", "p99.99") of an operation ("read", "write", "total"
 // = all I/O pooled, "worst" = the higher of read and write among the
-// directions that have samples). Empty fields mean "mean" and "total". A
-// selector finds nothing when its direction has no samples (a read-only step
+// operations that have samples). Empty fields mean "mean" and "total". A
+// selector finds nothing when its operation has no samples (a read-only step
 // has no write latency); such steps are skipped wherever that latency is
 // needed.
 //
@@ -110,7 +110,7 @@
 //   - IOPSAtLatency / MiBpsAtLatency ("IOPS at 1 ms ≥ Y"): the highest
 //     throughput among steps whose selected latency is ≤ MaxLatency must be ≥
 //     the threshold; NotMet when no step is at or below MaxLatency;
-//     NotMeasurable when no step has samples for the selector's direction.
+//     NotMeasurable when no step has samples for the selector's operation.
 //
 // Latency comparisons are "at or below" (≤): a latency exactly equal to the
 // limit passes, and so does a throughput exactly equal to a minimum.

@@ -20,9 +20,9 @@ func lat(count, ns uint64) results.LatencySummary {
 
 // dir is one direction at iops with every latency figure ns (no samples when
 // iops is 0).
-func dir(iops float64, ns uint64) results.DirectionSummary {
+func dir(iops float64, ns uint64) results.OperationSummary {
 	count := uint64(iops * 60)
-	return results.DirectionSummary{
+	return results.OperationSummary{
 		IOPS: iops, BytesPerSec: iops * blockSize, IOs: count, Bytes: count * blockSize,
 		Latency: lat(count, ns),
 	}

@@ -22,73 +22,73 @@ const (
 	MetricP9999 = "p99.99"
 )
 
-// Directions a LatencySelector accepts.
+// Operations a LatencySelector accepts.
 const (
-	DirectionRead  = "read"
-	DirectionWrite = "write"
-	// DirectionTotal is the latency over all I/O of the step, reads and
+	OperationRead  = "read"
+	OperationWrite = "write"
+	// OperationTotal is the latency over all I/O of the step, reads and
 	// writes pooled.
-	DirectionTotal = "total"
-	// DirectionWorst is the higher of the read and the write figure, among
-	// the directions that have samples.
-	DirectionWorst = "worst"
+	OperationTotal = "total"
+	// OperationWorst is the higher of the read and the write figure, among
+	// the operations that have samples.
+	OperationWorst = "worst"
 )
 
 // latencyMetrics lists the accepted LatencySelector.Metric values.
 var latencyMetrics = []string{MetricMean, MetricMin, MetricMax, MetricP50, MetricP90, MetricP95, MetricP99, MetricP999, MetricP9999}
 
-// latencyDirections lists the accepted LatencySelector.Direction values.
-var latencyDirections = []string{DirectionRead, DirectionWrite, DirectionTotal, DirectionWorst}
+// latencyOperations lists the accepted LatencySelector.Operation values.
+var latencyOperations = []string{OperationRead, OperationWrite, OperationTotal, OperationWorst}
 
 // LatencySelector picks one latency figure of a step: a metric of one
-// direction's merged distribution. An empty Metric means "mean" and an empty
-// Direction means "total", so the zero value is the mean latency over all I/O.
+// operation's merged distribution. An empty Metric means "mean" and an empty
+// Operation means "total", so the zero value is the mean latency over all I/O.
 type LatencySelector struct {
 	// Metric is one of "mean", "min", "max", "p50", "p90",
 	// "p95", "p99", "p99.9", "p99.99".
 	Metric string
-	// Direction is "read", "write", "total" or "worst".
-	Direction string
+	// Operation is "read", "write", "total" or "worst".
+	Operation string
 }
 
 // WithDefaults returns s with an unset metric as the mean and an unset
-// direction as the total: the one place these defaults live.
+// operation as the total: the one place these defaults live.
 func (s LatencySelector) WithDefaults() LatencySelector {
 	if s.Metric == "" {
 		s.Metric = MetricMean
 	}
-	if s.Direction == "" {
-		s.Direction = DirectionTotal
+	if s.Operation == "" {
+		s.Operation = OperationTotal
 	}
 	return s
 }
 
-// Validate reports an unknown metric or direction (empty fields are the
+// Validate reports an unknown metric or operation (empty fields are the
 // defaults and valid).
 func (s LatencySelector) Validate() error {
 	n := s.WithDefaults()
 	if !slices.Contains(latencyMetrics, n.Metric) {
 		return fmt.Errorf("%w: unknown latency metric %q (want one of %s)", ErrInvalidSelector, s.Metric, strings.Join(latencyMetrics, ", "))
 	}
-	if !slices.Contains(latencyDirections, n.Direction) {
-		return fmt.Errorf("%w: unknown direction %q (want one of %s)", ErrInvalidSelector, s.Direction, strings.Join(latencyDirections, ", "))
+	if !slices.Contains(latencyOperations, n.Operation) {
+		return fmt.Errorf("%w: unknown operation %q (want one of %s)", ErrInvalidSelector, s.Operation, strings.Join(latencyOperations, ", "))
 	}
 	return nil
 }
 
 // Of returns the selected latency of a step in nanoseconds. ok is false when
-// the selected direction has no samples (for "worst": neither reads nor
+// the selected operation has no samples (for "worst": neither reads nor
 // writes have samples) or the selector is invalid.
 func (s LatencySelector) Of(a results.StepAggregate) (ns uint64, ok bool) {
 	s = s.WithDefaults()
-	switch s.Direction {
-	case DirectionRead:
+	switch s.Operation {
+	case OperationRead:
 		return a.Read.Latency.Metric(s.Metric)
-	case DirectionWrite:
+	case OperationWrite:
 		return a.Write.Latency.Metric(s.Metric)
-	case DirectionTotal:
+	case OperationTotal:
 		return a.Total.Latency.Metric(s.Metric)
-	case DirectionWorst:
+	case OperationWorst:
 		r, rok := a.Read.Latency.Metric(s.Metric)
 		w, wok := a.Write.Latency.Metric(s.Metric)
 		switch {
@@ -104,24 +104,25 @@ func (s LatencySelector) Of(a results.StepAggregate) (ns uint64, ok bool) {
 }
 
 // String names the figure for humans: "p99 read latency", "p99 write
-// latency", "mean latency" (total), "p99 worst-direction latency".
+// latency", "mean latency" (total), "p99 worst-direction latency" (the
+// worse of read and write).
 func (s LatencySelector) String() string {
 	s = s.WithDefaults()
-	switch s.Direction {
-	case DirectionTotal:
+	switch s.Operation {
+	case OperationTotal:
 		return s.Metric + " latency"
-	case DirectionWorst:
+	case OperationWorst:
 		return s.Metric + " worst-direction latency"
 	}
-	return s.Metric + " " + s.Direction + " latency"
+	return s.Metric + " " + s.Operation + " latency"
 }
 
 // missing explains why Of found nothing, for reasons.
 func (s LatencySelector) missing() string {
-	switch s.WithDefaults().Direction {
-	case DirectionRead:
+	switch s.WithDefaults().Operation {
+	case OperationRead:
 		return "no read I/O"
-	case DirectionWrite:
+	case OperationWrite:
 		return "no write I/O"
 	}
 	return "no I/O"

@@ -25,7 +25,7 @@ func TestLatencySelectorOf(t *testing.T) {
 	}{
 		{"zero selector is mean total", LatencySelector{}, both, 1460 * us, true},
 		{"explicit mean total", LatencySelector{"mean", "total"}, both, 1460 * us, true},
-		{"empty metric is mean", LatencySelector{Direction: "read"}, both, 800 * us, true},
+		{"empty metric is mean", LatencySelector{Operation: "read"}, both, 800 * us, true},
 		{"read", LatencySelector{"p99", "read"}, pct, 1840 * us, true},
 		{"read p50", LatencySelector{"p50", "read"}, pct, 500 * us, true},
 		{"write", LatencySelector{"p99", "write"}, both, 3 * ms, true},
@@ -40,7 +40,7 @@ func TestLatencySelectorOf(t *testing.T) {
 		{"write selector on a read-only step", LatencySelector{"mean", "write"}, readOnly, 0, false},
 		{"total without I/O", LatencySelector{}, empty, 0, false},
 		{"unknown metric", LatencySelector{"p98", "read"}, both, 0, false},
-		{"unknown direction", LatencySelector{"p99", "sideways"}, both, 0, false},
+		{"unknown operation", LatencySelector{"p99", "sideways"}, both, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := tc.sel.Of(tc.a)

@@ -42,8 +42,8 @@ func TestValidateObjective(t *testing.T) {
 		{"zero peak IOPS", Objective{PeakIOPS: ptr[int64](0)}, ErrInvalidThreshold, "PeakIOPS must be positive, got 0"},
 		{"negative peak MiB/s", Objective{PeakMiBps: ptr[int64](-5)}, ErrInvalidThreshold, "PeakMiBps must be positive, got -5"},
 		{
-			"IOPS at latency: bad direction", Objective{IOPSAtLatency: &IOPSAtLatency{LatencySelector{"p99", "reads"}, time.Millisecond, 1}},
-			ErrInvalidSelector, `IOPSAtLatency.Selector: invalid latency selector: unknown direction "reads"`,
+			"IOPS at latency: bad operation", Objective{IOPSAtLatency: &IOPSAtLatency{LatencySelector{"p99", "reads"}, time.Millisecond, 1}},
+			ErrInvalidSelector, `IOPSAtLatency.Selector: invalid latency selector: unknown operation "reads"`,
 		},
 		{
 			"IOPS at latency: negative latency", Objective{IOPSAtLatency: &IOPSAtLatency{sel, -time.Millisecond, 1}},

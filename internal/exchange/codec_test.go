@@ -145,7 +145,7 @@ func TestReadyReportIsBoundedAndValidated(t *testing.T) {
 // validation: every histogram bin filled in both directions with the largest
 // count, and the longest error text, made of characters JSON escapes.
 func TestLargestValidResultFitsTheCap(t *testing.T) {
-	d := results.Direction{IOs: results.MaxCount, Bytes: results.MaxCount, IOPS: results.MaxFloat, BytesPerSec: results.MaxFloat}
+	d := results.Operation{IOs: results.MaxCount, Bytes: results.MaxCount, IOPS: results.MaxFloat, BytesPerSec: results.MaxFloat}
 	var total uint64
 	for i := range fio.PlatNR {
 		d.Latency.Hist.Bins = append(d.Latency.Hist.Bins, fio.Bin{Index: i, Count: results.MaxCount / fio.PlatNR})

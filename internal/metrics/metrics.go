@@ -35,11 +35,12 @@ const (
 	LabelReason       = "reason"
 )
 
-// Operations: reads, writes, and all I/O of a step pooled.
+// Operations: reads, writes, and all I/O of a step pooled ("total", as in
+// the API's latency selector).
 const (
 	OperationRead  = "read"
 	OperationWrite = "write"
-	OperationAll   = "all"
+	OperationTotal = "total"
 )
 
 // Run states (storagebench_run_state is one-hot over them).
@@ -69,13 +70,13 @@ func with(base []string, more ...string) []string {
 // Descriptors of the collector's series.
 var (
 	descStepIOPS = desc("step_achieved_iops",
-		"Achieved I/O operations per second of a finished step, summed over clients, per operation (read, write, all).", opLabels...)
+		"Achieved I/O operations per second of a finished step, summed over clients, per operation (read, write, total).", opLabels...)
 	descStepBytes = desc("step_achieved_bytes_per_second",
-		"Achieved bytes per second of a finished step, summed over clients, per operation (read, write, all).", opLabels...)
+		"Achieved bytes per second of a finished step, summed over clients, per operation (read, write, total).", opLabels...)
 	descStepLatency = desc("step_latency_seconds",
-		"Completion latency percentile (50, 90, 99, 99.9) of a finished step's merged fio histogram, per operation (read, write, all).", with(opLabels, LabelPercentile)...)
+		"Completion latency percentile (50, 90, 99, 99.9) of a finished step's merged fio histogram, per operation (read, write, total).", with(opLabels, LabelPercentile)...)
 	descStepLatencyMean = desc("step_latency_mean_seconds",
-		"Mean completion latency of a finished step, per operation (read, write, all).", opLabels...)
+		"Mean completion latency of a finished step, per operation (read, write, total).", opLabels...)
 	descStepOfferedIOPS = desc("step_offered_iops",
 		"Offered I/O operations per second of a rate-limited step (absent when the step offered no IOPS rate).", stepLabels...)
 	descStepOfferedBytes = desc("step_offered_bytes_per_second",
@@ -276,7 +277,7 @@ func collectStep(ch chan<- prometheus.Metric, bl []string, s *v1alpha1.StepStatu
 			gauge(ch, descStepLatency, q.d.Seconds(), with(ol, q.q)...)
 		}
 	}
-	op(OperationAll, s.AchievedIOPS, s.AchievedBytesPerSecond, s.Latency)
+	op(OperationTotal, s.AchievedIOPS, s.AchievedBytesPerSecond, s.Latency)
 	if r := s.Read; r != nil {
 		op(OperationRead, r.IOPS, r.BytesPerSecond, &r.Latency)
 	}

@@ -99,21 +99,21 @@ const (
 // LatencyMetrics returns the allowed metrics.
 func LatencyMetrics() []LatencyMetric { return []LatencyMetric{Mean, P50, P90, P99, P999} }
 
-// LatencyDirection selects which operations a latency rule looks at.
-type LatencyDirection string
+// LatencyOperation selects which operations a latency rule looks at.
+type LatencyOperation string
 
 const (
-	Read  LatencyDirection = "read"
-	Write LatencyDirection = "write"
+	Read  LatencyOperation = "read"
+	Write LatencyOperation = "write"
 	// Total is the latency over all I/O, reads and writes pooled.
-	Total LatencyDirection = "total"
+	Total LatencyOperation = "total"
 	// Worst is the worse of read and write.
-	Worst LatencyDirection = "worst"
+	Worst LatencyOperation = "worst"
 )
 
-// LatencyDirections returns the allowed directions (the same names as
+// LatencyOperations returns the allowed operations (the same names as
 // analysis.LatencySelector's).
-func LatencyDirections() []LatencyDirection { return []LatencyDirection{Read, Write, Total, Worst} }
+func LatencyOperations() []LatencyOperation { return []LatencyOperation{Read, Write, Total, Worst} }
 
 // StopRules end a load early. Each rule is checked on every finished step.
 type StopRules struct {
@@ -125,11 +125,11 @@ type StopRules struct {
 	SaturationPercent int32
 }
 
-// LatencyStop stops the load when Metric of Direction exceeds (is strictly
+// LatencyStop stops the load when Metric of Operation exceeds (is strictly
 // above) LimitMicroseconds.
 type LatencyStop struct {
 	Metric            LatencyMetric
-	Direction         LatencyDirection
+	Operation         LatencyOperation
 	LimitMicroseconds int64
 }
 

@@ -64,7 +64,7 @@ type StopReason struct {
 // above the limit; not applied to a curve's unthrottled step, whose only
 // purpose is to find the maximum and whose latency is the saturated latency
 // by construction), then the saturation rule (throttled rate steps only:
-// achieved < SaturationPercent % of offered). A latency rule whose direction
+// achieved < SaturationPercent % of offered). A latency rule whose operation
 // has no latencies in the outcome is an error, not a silent pass.
 //
 // Next validates l on its own (not against a topology: use Validate for
@@ -173,10 +173,10 @@ func (c *stepper) check(s Step, o StepOutcome) (*StopReason, error) {
 	return nil, nil
 }
 
-// latencyOf returns the direction and value the latency rule looks at.
-func latencyOf(ls *LatencyStop, o StepOutcome) (LatencyDirection, uint64, error) {
+// latencyOf returns the operation and value the latency rule looks at.
+func latencyOf(ls *LatencyStop, o StepOutcome) (LatencyOperation, uint64, error) {
 	get := func(l *results.LatencySummary) uint64 { v, _ := l.Metric(string(ls.Metric)); return v }
-	switch ls.Direction {
+	switch ls.Operation {
 	case Total:
 		if o.Total == nil {
 			return "", 0, fmt.Errorf("no latencies reported; the latency stop rule needs them")
@@ -184,13 +184,13 @@ func latencyOf(ls *LatencyStop, o StepOutcome) (LatencyDirection, uint64, error)
 		return Total, get(o.Total), nil
 	case Read, Write:
 		l := o.Read
-		if ls.Direction == Write {
+		if ls.Operation == Write {
 			l = o.Write
 		}
 		if l == nil {
-			return "", 0, fmt.Errorf("no %s latencies reported; the latency stop rule needs them", ls.Direction)
+			return "", 0, fmt.Errorf("no %s latencies reported; the latency stop rule needs them", ls.Operation)
 		}
-		return ls.Direction, get(l), nil
+		return ls.Operation, get(l), nil
 	default: // Worst: the worse of the two
 		switch {
 		case o.Read == nil && o.Write == nil:

@@ -246,13 +246,13 @@ func validateStop(l Load, w *workload.Spec) error {
 		if !slices.Contains(LatencyMetrics(), ls.Metric) {
 			return fe("load.stop.latency.metric", strconv.Quote(string(ls.Metric)), "must be one of mean, p50, p90, p99, p99.9")
 		}
-		if !slices.Contains(LatencyDirections(), ls.Direction) {
-			return fe("load.stop.latency.operation", strconv.Quote(string(ls.Direction)), "must be one of read, write, any")
+		if !slices.Contains(LatencyOperations(), ls.Operation) {
+			return fe("load.stop.latency.operation", strconv.Quote(string(ls.Operation)), "must be one of read, write, total, worst")
 		}
-		if w != nil && ls.Direction == Read && !w.HasReads() {
+		if w != nil && ls.Operation == Read && !w.HasReads() {
 			return fe("load.stop.latency.operation", `"read"`, "must be write, total or worst: the workload does no reads (readPercent 0), so the rule could never fire")
 		}
-		if w != nil && ls.Direction == Write && !w.HasWrites() {
+		if w != nil && ls.Operation == Write && !w.HasWrites() {
 			return fe("load.stop.latency.operation", `"write"`, "must be read, total or worst: the workload does no writes (readPercent 100), so the rule could never fire")
 		}
 		if ls.LimitMicroseconds <= 0 || ls.LimitMicroseconds > MaxLatencyLimitMicroseconds {

@@ -17,7 +17,7 @@ func agg(step int, iops float64, readP99, writeP99 time.Duration) results.StepAg
 	a := results.StepAggregate{Step: step, Clients: 2}
 	a.Total.IOPS, a.Total.BytesPerSec = iops, iops*4096
 	for _, d := range []struct {
-		s   *results.DirectionSummary
+		s   *results.OperationSummary
 		p99 time.Duration
 	}{{&a.Read, readP99}, {&a.Write, writeP99}} {
 		if d.p99 > 0 {
@@ -44,7 +44,7 @@ func TestNext(t *testing.T) {
 	w.ReadPercent = 50
 	rate := plan.Load{Rate: &plan.RateSteps{Steps: []int64{1000, 2000, 3000}}, StepDuration: time.Minute, RampTime: 5 * time.Second}
 	stopAt := rate
-	stopAt.Stop.Latency = &plan.LatencyStop{Metric: plan.P99, Direction: plan.Worst, LimitMicroseconds: 1200}
+	stopAt.Stop.Latency = &plan.LatencyStop{Metric: plan.P99, Operation: plan.Worst, LimitMicroseconds: 1200}
 	tiny := plan.Load{Curve: &plan.CurveSpec{Percents: []int32{1}}, StepDuration: time.Minute}
 	leads := Leads{First: 3 * time.Second, Next: time.Second}
 	tests := []struct {

@@ -38,7 +38,7 @@ func LatencyOf(l results.LatencySummary) Latency {
 	return Latency{Mean: nanos(uint64(math.Round(l.MeanNs))), P50: nanos(l.P50Ns), P90: nanos(l.P90Ns), P99: nanos(l.P99Ns), P999: nanos(l.P999Ns)}
 }
 
-func directionOf(d results.DirectionSummary) *Direction {
+func directionOf(d results.OperationSummary) *Direction {
 	if d.IOs == 0 {
 		return nil
 	}
@@ -94,7 +94,7 @@ func SLOsOf(r []analysis.SLOResult) []SLO {
 
 // SelectorOf is the analysis' latency selector in the report's terms.
 func SelectorOf(s analysis.LatencySelector) Selector {
-	return Selector{Metric: Metric(s.Metric), Operation: Operation(s.Direction)}.orDefault()
+	return Selector{Metric: Metric(s.Metric), Operation: Operation(s.Operation)}.orDefault()
 }
 
 // UnitOfLoad is the unit a load is offered in: MiB/s for a rate or curve in

@@ -28,7 +28,7 @@ func benchInput(b testing.TB) [][]ClientStep {
 		b.Fatal(err)
 	}
 	r, w := FromFio(out)
-	vary := func(d Direction, shift int, scale uint64) Direction {
+	vary := func(d Operation, shift int, scale uint64) Operation {
 		d.IOPS *= float64(scale)
 		d.IOs *= scale
 		bins := make([]fio.Bin, len(d.Latency.Hist.Bins))

@@ -75,18 +75,18 @@ func TestThreeConcurrentFioClients(t *testing.T) {
 	}
 	for _, dir := range []struct {
 		name string
-		sum  DirectionSummary
-		get  func(ClientStep) Direction
+		sum  OperationSummary
+		get  func(ClientStep) Operation
 	}{
-		{"read", agg.Read, func(c ClientStep) Direction { return c.Read }},
-		{"write", agg.Write, func(c ClientStep) Direction { return c.Write }},
+		{"read", agg.Read, func(c ClientStep) Operation { return c.Read }},
+		{"write", agg.Write, func(c ClientStep) Operation { return c.Write }},
 		{"total", agg.Total, nil},
 	} {
 		var samples []uint64
 		for _, c := range steps {
-			parts := []Direction{c.Read, c.Write}
+			parts := []Operation{c.Read, c.Write}
 			if dir.get != nil {
-				parts = []Direction{dir.get(c)}
+				parts = []Operation{dir.get(c)}
 			}
 			for _, d := range parts {
 				for _, b := range d.Latency.Hist.Bins {

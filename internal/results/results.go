@@ -24,8 +24,8 @@ type ClientStep struct {
 	// so the clients' start spread is comparable across nodes.
 	ActualStart time.Time `json:"actualStart"`
 	End         time.Time `json:"end"`
-	Read        Direction `json:"read"`
-	Write       Direction `json:"write"`
+	Read        Operation `json:"read"`
+	Write       Operation `json:"write"`
 	// Interrupted is set when the step was cut short (SIGTERM); the numbers
 	// are what fio measured until then.
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -33,8 +33,8 @@ type ClientStep struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Direction is one data direction of a client's step.
-type Direction struct {
+// Operation is one data direction of a client's step.
+type Operation struct {
 	IOs         uint64           `json:"ios"`
 	Bytes       uint64           `json:"bytes"`
 	IOPS        float64          `json:"iops"`
@@ -43,7 +43,7 @@ type Direction struct {
 }
 
 // FromFio merges the jobs of one fio run into a client's step result.
-func FromFio(out *fio.Output) (read, write Direction) {
+func FromFio(out *fio.Output) (read, write Operation) {
 	var r, w dirMerger
 	for _, j := range out.Jobs {
 		r.addFio(j.Read)
@@ -101,8 +101,8 @@ func (l LatencySummary) Metric(name string) (ns uint64, ok bool) {
 	return 0, false
 }
 
-// DirectionSummary is one direction of a step, summed over clients.
-type DirectionSummary struct {
+// OperationSummary is one direction of a step, summed over clients.
+type OperationSummary struct {
 	IOPS        float64        `json:"iops"`
 	BytesPerSec float64        `json:"bytesPerSec"`
 	IOs         uint64         `json:"ios"`
@@ -118,10 +118,10 @@ type StepAggregate struct {
 	// Clients is the number of client results merged.
 	Clients int              `json:"clients"`
 	Jobs    int              `json:"jobs"`
-	Read    DirectionSummary `json:"read"`
-	Write   DirectionSummary `json:"write"`
+	Read    OperationSummary `json:"read"`
+	Write   OperationSummary `json:"write"`
 	// Total merges reads and writes: IOPS summed, latency over all I/O.
-	Total DirectionSummary `json:"total"`
+	Total OperationSummary `json:"total"`
 	// StartSkew is the spread of the clients' actual start instants.
 	StartSkew time.Duration `json:"startSkew"`
 	// MaxStartDelay is the largest lateness of a client's actual start
@@ -185,10 +185,10 @@ func (m *Merger) merge(c *ClientStep) {
 	agg := &m.agg
 	agg.Clients++
 	agg.Jobs += c.Jobs
-	m.r.addDirection(&c.Read)
-	m.w.addDirection(&c.Write)
-	m.t.addDirection(&c.Read)
-	m.t.addDirection(&c.Write)
+	m.r.addOperation(&c.Read)
+	m.w.addOperation(&c.Write)
+	m.t.addOperation(&c.Read)
+	m.t.addOperation(&c.Write)
 	if c.Error != "" {
 		// A thousand clients' 4 KiB errors would not fit in a ConfigMap:
 		// the first MaxErrors are kept, then a count.
@@ -248,7 +248,7 @@ func (m *dirMerger) addFio(d fio.DirResult) {
 	m.add(d.IOs, d.Bytes, d.IOPS, d.BytesPerSec, &d.Latency)
 }
 
-func (m *dirMerger) addDirection(d *Direction) {
+func (m *dirMerger) addOperation(d *Operation) {
 	m.add(d.IOs, d.Bytes, d.IOPS, d.BytesPerSec, &d.Latency)
 }
 
@@ -299,12 +299,12 @@ func (m *dirMerger) stddev() float64 {
 	return math.Sqrt(m.m2 / float64(m.n-1))
 }
 
-func (m *dirMerger) direction() Direction {
-	return Direction{IOs: m.ios, Bytes: m.bytes, IOPS: m.iops, BytesPerSec: m.bps, Latency: m.stats()}
+func (m *dirMerger) direction() Operation {
+	return Operation{IOs: m.ios, Bytes: m.bytes, IOPS: m.iops, BytesPerSec: m.bps, Latency: m.stats()}
 }
 
-func (m *dirMerger) summary() DirectionSummary {
-	s := DirectionSummary{IOPS: m.iops, BytesPerSec: m.bps, IOs: m.ios, Bytes: m.bytes}
+func (m *dirMerger) summary() OperationSummary {
+	s := OperationSummary{IOPS: m.iops, BytesPerSec: m.bps, IOs: m.ios, Bytes: m.bytes}
 	if m.n == 0 {
 		return s
 	}

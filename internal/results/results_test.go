@@ -48,10 +48,10 @@ func TestAggregateIsExact(t *testing.T) {
 	// Client 0: 9 fast reads; client 1: one slow read, two writes.
 	fast := []uint64{100, 100, 100, 100, 100, 100, 100, 100, 100}
 	c0 := ClientStep{Client: 0, Jobs: 2, PlannedStart: t0, ActualStart: t0.Add(3 * time.Millisecond),
-		Read: Direction{IOs: 9, Bytes: 9 * 4096, IOPS: 900, BytesPerSec: 900 * 4096, Latency: lat(fast...)}}
+		Read: Operation{IOs: 9, Bytes: 9 * 4096, IOPS: 900, BytesPerSec: 900 * 4096, Latency: lat(fast...)}}
 	c1 := ClientStep{Client: 1, Jobs: 2, PlannedStart: t0, ActualStart: t0.Add(10 * time.Millisecond),
-		Read:  Direction{IOs: 1, Bytes: 4096, IOPS: 100.5, BytesPerSec: 100.5 * 4096, Latency: lat(10000)},
-		Write: Direction{IOs: 2, Bytes: 8192, IOPS: 200, BytesPerSec: 200 * 4096, Latency: lat(500, 1000)}}
+		Read:  Operation{IOs: 1, Bytes: 4096, IOPS: 100.5, BytesPerSec: 100.5 * 4096, Latency: lat(10000)},
+		Write: Operation{IOs: 2, Bytes: 8192, IOPS: 200, BytesPerSec: 200 * 4096, Latency: lat(500, 1000)}}
 	agg := Aggregate(4, []ClientStep{c0, c1})
 
 	if agg.Step != 4 || agg.Clients != 2 || agg.Jobs != 4 {
@@ -100,7 +100,7 @@ func TestAggregateEdgeCases(t *testing.T) {
 				t.Fatalf("%+v", a)
 			}
 		}},
-		{"read-only workload has an empty write side", []ClientStep{{Read: Direction{IOs: 1, IOPS: 1, Latency: lat(200)}}}, func(t *testing.T, a StepAggregate) {
+		{"read-only workload has an empty write side", []ClientStep{{Read: Operation{IOs: 1, IOPS: 1, Latency: lat(200)}}}, func(t *testing.T, a StepAggregate) {
 			if a.Write.Latency.Count != 0 || len(a.Write.Histogram.Bins) != 0 {
 				t.Fatalf("write %+v", a.Write)
 			}
@@ -116,7 +116,7 @@ func TestAggregateEdgeCases(t *testing.T) {
 				t.Fatalf("%+v", a)
 			}
 		}},
-		{"single sample has zero deviation", []ClientStep{{Read: Direction{Latency: lat(300)}}, {Read: Direction{Latency: lat(300)}}}, func(t *testing.T, a StepAggregate) {
+		{"single sample has zero deviation", []ClientStep{{Read: Operation{Latency: lat(300)}}, {Read: Operation{Latency: lat(300)}}}, func(t *testing.T, a StepAggregate) {
 			if a.Read.Latency.StddevNs != 0 || a.Read.Latency.MeanNs != 300 {
 				t.Fatalf("%+v", a.Read.Latency)
 			}

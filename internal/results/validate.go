@@ -48,7 +48,7 @@ func (c ClientStep) Validate() error {
 	return nil
 }
 
-func (d *Direction) validate() error {
+func (d *Operation) validate() error {
 	l := &d.Latency
 	for _, f := range []struct {
 		name string

@@ -35,7 +35,7 @@ func TestValidate(t *testing.T) {
 		want   string // "" when valid
 	}{
 		{"real fio output", func(*ClientStep) {}, ""},
-		{"failed step without I/O", func(c *ClientStep) { c.Read, c.Write, c.Error = Direction{}, Direction{}, "fio: ENOSPC" }, ""},
+		{"failed step without I/O", func(c *ClientStep) { c.Read, c.Write, c.Error = Operation{}, Operation{}, "fio: ENOSPC" }, ""},
 		{"negative client", func(c *ClientStep) { c.Client = -1 }, "client index -1"},
 		{"client beyond the API limit", func(c *ClientStep) { c.Client = MaxClients }, "client index 1000"},
 		{"negative step", func(c *ClientStep) { c.Step = -2 }, "step index -2"},
@@ -158,7 +158,7 @@ func TestMergerAdd(t *testing.T) {
 // and the aggregate still encodes as JSON (which refuses NaN and Inf).
 func TestAggregateAtTheBoundsIsFinite(t *testing.T) {
 	hist := fio.Histogram{Bins: []fio.Bin{{Index: 0, Count: MaxCount - 1}, {Index: fio.PlatNR - 1, Count: 1}}}
-	d := Direction{IOs: MaxCount, Bytes: MaxCount, IOPS: MaxFloat, BytesPerSec: MaxFloat,
+	d := Operation{IOs: MaxCount, Bytes: MaxCount, IOPS: MaxFloat, BytesPerSec: MaxFloat,
 		Latency: fio.LatencyStats{Count: MaxCount, MinNs: 0, MaxNs: MaxCount, MeanNs: MaxFloat, StdNs: MaxFloat, Hist: hist}}
 	m := NewMerger(0)
 	for c := range MaxClients {
@@ -167,7 +167,7 @@ func TestAggregateAtTheBoundsIsFinite(t *testing.T) {
 		}
 	}
 	a := m.Result()
-	for _, s := range []DirectionSummary{a.Read, a.Write, a.Total} {
+	for _, s := range []OperationSummary{a.Read, a.Write, a.Total} {
 		for _, v := range []float64{s.IOPS, s.BytesPerSec, s.Latency.MeanNs, s.Latency.StddevNs} {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				t.Fatalf("non-finite figure in %+v", s.Latency)

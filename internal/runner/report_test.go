@@ -21,9 +21,9 @@ func synthetic(t *testing.T) (*Local, *Outcome) {
 	lat := func(meanUs float64, p99Us uint64, ios uint64) results.LatencySummary {
 		return results.LatencySummary{Count: ios, MeanNs: meanUs * 1000, P50Ns: uint64(meanUs * 900), P90Ns: p99Us * 700, P99Ns: p99Us * 1000, P999Ns: p99Us * 1500, MaxNs: p99Us * 2000}
 	}
-	dir := func(iops, meanUs float64, p99Us uint64) results.DirectionSummary {
+	dir := func(iops, meanUs float64, p99Us uint64) results.OperationSummary {
 		ios := uint64(iops * 10)
-		return results.DirectionSummary{IOPS: iops, BytesPerSec: iops * 8192, IOs: ios, Bytes: ios * 8192, Latency: lat(meanUs, p99Us, ios)}
+		return results.OperationSummary{IOPS: iops, BytesPerSec: iops * 8192, IOs: ios, Bytes: ios * 8192, Latency: lat(meanUs, p99Us, ios)}
 	}
 	l := &Local{Name: "local", Profile: "oltp",
 		Workload: workload.Spec{BlockSizeBytes: 8192, ReadPercent: 80, Pattern: workload.Random, IODepth: 16, IOEngine: workload.LibAIO, Direct: true, WorkingSetBytesPerClient: 64 << 20},
@@ -34,7 +34,7 @@ func synthetic(t *testing.T) (*Local, *Outcome) {
 		Message: "step 3/3 (3000 IOPS offered): achieved 2,400 IOPS, below 90 % of the offered rate"}}
 	for i, achieved := range []float64{1000, 2000, 2400} {
 		r, w := dir(achieved*0.8, 200*float64(i+1), 400*uint64(i+1)), dir(achieved*0.2, 300*float64(i+1), 1200*uint64(i+1))
-		total := results.DirectionSummary{IOPS: r.IOPS + w.IOPS, BytesPerSec: r.BytesPerSec + w.BytesPerSec, IOs: r.IOs + w.IOs,
+		total := results.OperationSummary{IOPS: r.IOPS + w.IOPS, BytesPerSec: r.BytesPerSec + w.BytesPerSec, IOs: r.IOs + w.IOs,
 			Latency: lat(220*float64(i+1), 1200*uint64(i+1), r.IOs+w.IOs)}
 		out.Steps = append(out.Steps, StepRecord{
 			Step:    plan.Step{Index: i, OfferedIOPS: int64(1000 * (i + 1))},
