@@ -55,7 +55,7 @@ func desiredOf(b *v1alpha1.StorageBenchmark) (desired, error) {
 		TargetSelector:    selectorOf(s.Analysis.TargetLatency),
 		SaturationPercent: s.Analysis.SaturationPercent,
 	}
-	if u := rateUnit(&s.Load); u == plan.MiBps {
+	if d.Load.Unit() == plan.MiBps {
 		d.Analysis.Throughput = analysis.ThroughputBytes
 	}
 	if err := d.Analysis.Validate(); err != nil {
@@ -124,16 +124,6 @@ func overridesOf(w *v1alpha1.WorkloadSpec) workload.Overrides {
 		o.IOEngine = &v
 	}
 	return o
-}
-
-func rateUnit(l *v1alpha1.LoadSpec) plan.RateUnit {
-	switch {
-	case l.Rate != nil:
-		return plan.RateUnit(l.Rate.Unit)
-	case l.Curve != nil:
-		return plan.RateUnit(l.Curve.Unit)
-	}
-	return plan.IOPS
 }
 
 func loadOf(l *v1alpha1.LoadSpec) plan.Load {

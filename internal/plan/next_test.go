@@ -149,7 +149,6 @@ func TestNext(t *testing.T) {
 			wantStop: StopLatencyLimit},
 
 		// bad input
-		{name: "invalid load", l: Load{StepDuration: time.Minute}, wantErr: true, wantMsg: "must set exactly one"},
 		{name: "too many outcomes", l: rate, done: []StepOutcome{out(0, 1, ms, ms), out(1, 1, ms, ms), out(2, 1, ms, ms), out(3, 1, ms, ms)},
 			wantErr: true, wantMsg: "4 step outcomes for a load of 3 steps"},
 		{name: "outcomes out of order", l: rate, done: []StepOutcome{out(1, 1, ms, ms)}, wantErr: true, wantMsg: "outcome 0 has index 1"},

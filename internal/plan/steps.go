@@ -4,18 +4,29 @@ import "math"
 
 const bytesPerMiB = 1 << 20
 
-func (r *RateSteps) unit() RateUnit {
-	if r.Unit == "" {
+// unitOr is u, or IOPS when u is unset: the one place an unset unit is
+// defaulted (the API's admission default sets the same value).
+func unitOr(u RateUnit) RateUnit {
+	if u == "" {
 		return IOPS
 	}
-	return r.Unit
+	return u
 }
 
-func (c *CurveSpec) unit() RateUnit {
-	if c.Unit == "" {
-		return IOPS
+func (r *RateSteps) unit() RateUnit { return unitOr(r.Unit) }
+
+func (c *CurveSpec) unit() RateUnit { return unitOr(c.Unit) }
+
+// Unit is the unit the load's offered rates and achieved throughput are
+// judged in: the rate's or the curve's unit, IOPS for queue-depth steps.
+func (l Load) Unit() RateUnit {
+	switch {
+	case l.Rate != nil:
+		return l.Rate.unit()
+	case l.Curve != nil:
+		return l.Curve.unit()
 	}
-	return c.Unit
+	return IOPS
 }
 
 func (c *CurveSpec) percents() []int32 {

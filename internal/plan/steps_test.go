@@ -101,3 +101,21 @@ func TestStepsInvalidMode(t *testing.T) {
 		t.Errorf("Steps(two modes) = %v", s)
 	}
 }
+
+func TestLoadUnit(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		l    Load
+		want RateUnit
+	}{
+		{"rate, unset", Load{Rate: &RateSteps{Steps: []int64{1}}}, IOPS},
+		{"rate, MiBps", Load{Rate: &RateSteps{Unit: MiBps, Steps: []int64{1}}}, MiBps},
+		{"curve, unset", Load{Curve: &CurveSpec{}}, IOPS},
+		{"curve, MiBps", Load{Curve: &CurveSpec{Unit: MiBps}}, MiBps},
+		{"queue depth", Load{QueueDepth: &QueueDepthSteps{Steps: []int32{1}}}, IOPS},
+	} {
+		if got := c.l.Unit(); got != c.want {
+			t.Errorf("%s: Unit() = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
