@@ -2,9 +2,11 @@ package controllers
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	sbmetrics "github.com/storagebench/storagebench/internal/metrics"
@@ -47,7 +49,7 @@ func (r *Reconciler) emitEvents(old, b *v1alpha1.StorageBenchmark) {
 	r.conditionEvent(old, b, v1alpha1.ConditionComplete, corev1.EventTypeNormal, EventCompleted)
 	r.conditionEvent(old, b, v1alpha1.ConditionFailed, corev1.EventTypeWarning, EventFailed)
 	if c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionSLOMet); c != nil &&
-		meta.FindStatusCondition(old.Status.Conditions, v1alpha1.ConditionSLOMet) == nil {
+		meta.FindStatusCondition(old.Status.Conditions, v1alpha1.ConditionSLOMet) == nil && witnessed(c.LastTransitionTime, r.since) {
 		reason, typ := EventSLOMet, corev1.EventTypeNormal
 		if c.Status != "True" {
 			reason, typ = EventSLONotMet, corev1.EventTypeWarning
@@ -57,10 +59,29 @@ func (r *Reconciler) emitEvents(old, b *v1alpha1.StorageBenchmark) {
 }
 
 func (r *Reconciler) conditionEvent(old, b *v1alpha1.StorageBenchmark, cond, typ, reason string) {
-	if meta.IsStatusConditionTrue(b.Status.Conditions, cond) && !meta.IsStatusConditionTrue(old.Status.Conditions, cond) {
-		c := meta.FindStatusCondition(b.Status.Conditions, cond)
+	if c := turnedTrue(old, b, cond, r.since); c != nil {
 		r.Recorder.Eventf(b, typ, reason, "%s: %s", c.Reason, c.Message)
 	}
+}
+
+// witnessed tells whether a transition stamped at t happened while this
+// manager ran (since is when it started). A status rebuilt from the children
+// after a wipe carries the transitions' recorded times: those that predate
+// this manager were reported by the one that saw them, and are not reported
+// or counted again.
+func witnessed(t metav1.Time, since time.Time) bool {
+	return !t.Time.Before(since.Truncate(time.Second))
+}
+
+// turnedTrue returns condition cond when it is true in b, was not in old,
+// and turned true while this manager ran.
+func turnedTrue(old, b *v1alpha1.StorageBenchmark, cond string, since time.Time) *metav1.Condition {
+	c := meta.FindStatusCondition(b.Status.Conditions, cond)
+	if c == nil || c.Status != metav1.ConditionTrue || meta.IsStatusConditionTrue(old.Status.Conditions, cond) ||
+		!witnessed(c.LastTransitionTime, since) {
+		return nil
+	}
+	return c
 }
 
 // stepLine describes a finished step in one line, as the reports do.
@@ -89,18 +110,17 @@ func stepLine(s *v1alpha1.StepStatus) string {
 func mibps(bytesPerSecond int64) string { return numfmt.MiBps(float64(bytesPerSecond)) + " MiB/s" }
 
 // countRuns counts the run transitions between two statuses for the
-// operator's counters (docs/metrics.md). Like emitEvents it runs only after
-// the new status was written, so each transition is counted once.
-func countRuns(old, b *v1alpha1.StorageBenchmark) {
-	if b.Status.StartTime != nil && old.Status.StartTime == nil {
+// operator's counters (docs/metrics.md), those that happened since this
+// manager started. Like emitEvents it runs only after the new status was
+// written, so each transition is counted once.
+func countRuns(old, b *v1alpha1.StorageBenchmark, since time.Time) {
+	if t := b.Status.StartTime; t != nil && old.Status.StartTime == nil && witnessed(*t, since) {
 		sbmetrics.RunsStarted.Inc()
 	}
-	if meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionComplete) &&
-		!meta.IsStatusConditionTrue(old.Status.Conditions, v1alpha1.ConditionComplete) {
+	if turnedTrue(old, b, v1alpha1.ConditionComplete, since) != nil {
 		sbmetrics.RunsCompleted.Inc()
 	}
-	if c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionFailed); c != nil && c.Status == "True" &&
-		!meta.IsStatusConditionTrue(old.Status.Conditions, v1alpha1.ConditionFailed) {
+	if c := turnedTrue(old, b, v1alpha1.ConditionFailed, since); c != nil {
 		sbmetrics.RunsFailed.WithLabelValues(c.Reason).Inc()
 	}
 }

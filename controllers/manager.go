@@ -86,6 +86,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 	r := o.Reconciler
 	r.Client, r.APIReader, r.Cache = mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache()
 	r.steps = &stepMemo{}
+	r.since = r.now()
 	if r.Dynamic == nil {
 		if r.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
 			return nil, err

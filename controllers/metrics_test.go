@@ -20,18 +20,31 @@ func TestCountRuns(t *testing.T) {
 	b := &v1alpha1.StorageBenchmark{}
 	old := b.DeepCopy()
 	b.Status.StartTime = &metav1.Time{Time: now}
-	countRuns(old, b)
-	countRuns(b.DeepCopy(), b) // no transition
+	countRuns(old, b, time.Time{})
+	countRuns(b.DeepCopy(), b, time.Time{}) // no transition
 	old = b.DeepCopy()
 	setComplete(b, now, "done")
-	countRuns(old, b)
-	countRuns(b.DeepCopy(), b)
+	countRuns(old, b, time.Time{})
+	countRuns(b.DeepCopy(), b, time.Time{})
 
 	f := &v1alpha1.StorageBenchmark{}
 	old = f.DeepCopy()
 	setFailed(f, now, ReasonClientLost, "lost")
-	countRuns(old, f)
-	countRuns(f.DeepCopy(), f)
+	countRuns(old, f, time.Time{})
+	countRuns(f.DeepCopy(), f, time.Time{})
+
+	// A status rebuilt after a wipe by a manager started later: its
+	// transitions were counted by the manager that saw them.
+	rebuilt := b.DeepCopy()
+	countRuns(&v1alpha1.StorageBenchmark{}, rebuilt, now.Add(time.Minute))
+	rebuiltFailed := f.DeepCopy()
+	countRuns(&v1alpha1.StorageBenchmark{}, rebuiltFailed, now.Add(time.Minute))
+	// The same second as the start still counts: times are stored in
+	// seconds, and a transition in that second happened under this manager.
+	sameSecond := f.DeepCopy()
+	sameSecond.Status.Conditions = nil
+	setFailed(sameSecond, now, ReasonClientLost, "lost")
+	countRuns(&v1alpha1.StorageBenchmark{}, sameSecond, now.Add(500*time.Millisecond))
 
 	for _, c := range []struct {
 		name      string
@@ -39,7 +52,7 @@ func TestCountRuns(t *testing.T) {
 	}{
 		{"started", testutil.ToFloat64(sbmetrics.RunsStarted), started + 1},
 		{"completed", testutil.ToFloat64(sbmetrics.RunsCompleted), completed + 1},
-		{"failed", testutil.ToFloat64(sbmetrics.RunsFailed.WithLabelValues(ReasonClientLost)), failed + 1},
+		{"failed", testutil.ToFloat64(sbmetrics.RunsFailed.WithLabelValues(ReasonClientLost)), failed + 2},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)

@@ -71,6 +71,10 @@ type Reconciler struct {
 	// steps remembers decoded step ConfigMaps (steps.go); without it
 	// (tests without a manager) every reconcile decodes them.
 	steps *stepMemo
+	// since is when this manager started: transitions a status rebuilt
+	// from the children dates before it were reported by an earlier one
+	// (events.go). Zero without a manager: every transition is new.
+	since time.Time
 }
 
 // The manager's permissions are exactly what this package calls, and
@@ -112,7 +116,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, errors.Join(err, uerr)
 		}
 		r.emitEvents(old, &b)
-		countRuns(old, &b) // metrics
+		countRuns(old, &b, r.since) // metrics
 	}
 	// An error returned here is counted by controller-runtime's
 	// controller_runtime_reconcile_errors_total{controller="storagebenchmark"}.

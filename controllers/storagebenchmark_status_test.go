@@ -784,6 +784,38 @@ func TestEmitEvents(t *testing.T) {
 	}
 }
 
+// TestEmitEventsSkipsTransitionsBeforeStart: a status rebuilt from the
+// children by a manager started after the run ended reports its ending
+// again only if the manager saw it happen.
+func TestEmitEventsSkipsTransitionsBeforeStart(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		since time.Time
+		want  int
+	}{
+		{"ended before this manager started", t0.Add(time.Minute), 0},
+		{"ended while it ran", t0, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wiped := newBench()
+			cur := wiped.DeepCopy()
+			setComplete(cur, t0, "done")
+			setCondition(cur, v1alpha1.ConditionSLOMet, true, ReasonAllMet, t0, "all met")
+			rec := record.NewFakeRecorder(100)
+			(&Reconciler{Recorder: rec, since: c.since}).emitEvents(wiped, cur)
+			n := 0
+			for _, e := range drain(rec) {
+				if strings.Contains(e, EventCompleted) || strings.Contains(e, EventSLOMet) {
+					n++
+				}
+			}
+			if n != c.want {
+				t.Errorf("%d ending events, want %d", n, c.want)
+			}
+		})
+	}
+}
+
 func TestEmitEventsWithoutRecorder(t *testing.T) {
 	b := newBench()
 	cur := b.DeepCopy()

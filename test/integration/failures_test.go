@@ -9,6 +9,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,6 +22,7 @@ import (
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/controllers"
 	"github.com/storagebench/storagebench/internal/exchange"
+	sbmetrics "github.com/storagebench/storagebench/internal/metrics"
 	"github.com/storagebench/storagebench/test/k8stest"
 )
 
@@ -228,10 +230,23 @@ var _ = Describe("A manager restarted with its status wiped", Serial, func() {
 		}, time.Minute).Should(BeTrue())
 		before, err := json.Marshal(get(b).Status)
 		Expect(err).NotTo(HaveOccurred())
+		completedRuns := testutil.ToFloat64(sbmetrics.RunsCompleted)
 		wipe(b)
 		after := waitComplete(b, time.Minute)
 		got, err := json.Marshal(after.Status)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(got)).To(Equal(string(before)))
+
+		By("the rebuilt ending is neither counted nor announced again")
+		Expect(testutil.ToFloat64(sbmetrics.RunsCompleted)).To(Equal(completedRuns))
+		Consistently(func() int32 {
+			var n int32
+			for _, e := range listed(ns, &corev1.EventList{}, nil).Items {
+				if e.InvolvedObject.Name == b.Name && e.Reason == controllers.EventCompleted {
+					n += max(e.Count, 1)
+				}
+			}
+			return n
+		}, 5*time.Second).Should(BeEquivalentTo(1))
 	})
 })
