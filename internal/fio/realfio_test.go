@@ -165,19 +165,19 @@ func sourceOrderThreshold(p float64, n uint64) *big.Float {
 	return q.Mul(q, new(big.Float).SetPrec(thresholdPrec).SetUint64(n))
 }
 
-// TestPercentileTiesFollowFioBinary runs fio for exactly 100 I/Os and asks it
-// for integer percentiles p whose threshold, in the source's order, is a
-// hair above p. Whenever the cumulative count lands exactly on p (a tie),
-// that order and the binary's pick different bins; every percentile must
-// still equal fio's, and ties must have been seen, or the runs decided
-// nothing.
+// TestPercentileTiesFollowFioBinary runs fio for exactly 50 I/Os and asks it
+// for the percentiles whose threshold in the source's order is a hair above
+// the integer p × 50 / 100 (p30, p54 and p60). Whenever the cumulative count
+// lands exactly on that integer (a tie), that order and the binary's pick
+// different bins; every percentile must still equal fio's, and ties must
+// have been seen, or the runs decided nothing.
 func TestPercentileTiesFollowFioBinary(t *testing.T) {
 	e := requireFio(t)
-	const n = 100
+	const n = 50
 	var ps []string
 	var pv []float64
-	for p := 1.0; p < 100 && len(pv) < 20; p++ {
-		k := new(big.Float).SetUint64(uint64(p))
+	for p := 2.0; p < 100; p += 2 {
+		k := new(big.Float).SetUint64(uint64(p) * n / 100)
 		if sourceOrderThreshold(p, n).Cmp(k) > 0 {
 			pv = append(pv, p)
 			ps = append(ps, strconv.FormatFloat(p, 'f', -1, 64))
@@ -217,7 +217,7 @@ func TestPercentileTiesFollowFioBinary(t *testing.T) {
 			if got[i] != want {
 				t.Errorf("run %d p%s: from bins %d ns, fio printed %d ns", run, key, got[i], want)
 			}
-			if hit[uint64(p)] {
+			if hit[uint64(p)*n/100] {
 				ties++
 			}
 		}
