@@ -147,6 +147,7 @@ func latencyStatus(l results.LatencySummary) v1alpha1.LatencyStatus {
 	return v1alpha1.LatencyStatus{
 		Mean: duration(uint64(math.Round(l.MeanNs))), P50: duration(l.P50Ns), P90: duration(l.P90Ns),
 		P99: duration(l.P99Ns), P999: duration(l.P999Ns), Max: duration(l.MaxNs),
+		OverflowIOs: int64(min(l.Overflow, math.MaxInt64)),
 	}
 }
 

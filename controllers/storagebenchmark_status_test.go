@@ -78,7 +78,7 @@ func TestStepStatus(t *testing.T) {
 		Read: results.OperationSummary{IOPS: 29999.5, BytesPerSec: 245756.49, IOs: 1_799_970,
 			Latency: results.LatencySummary{Count: 1_799_970, MeanNs: 812.5, P50Ns: 700, P90Ns: 1200, P99Ns: 2_500_000, P999Ns: 9_000_000, MaxNs: 12_345_678}},
 		Write: results.OperationSummary{IOPS: 10000.49, BytesPerSec: 81924.5, IOs: 600_029,
-			Latency: results.LatencySummary{Count: 600_029, MeanNs: 1_000_000.4999, P50Ns: 900_000, P90Ns: 1_500_000, P99Ns: 3 * uint64(ms), P999Ns: 10 * uint64(ms), MaxNs: 20 * uint64(ms)}},
+			Latency: results.LatencySummary{Count: 600_029, MeanNs: 1_000_000.4999, P50Ns: 900_000, P90Ns: 1_500_000, P99Ns: 3 * uint64(ms), P999Ns: 10 * uint64(ms), MaxNs: 20 * uint64(ms), Overflow: 7}},
 		Total: results.OperationSummary{IOPS: 39999.99, BytesPerSec: 327680.99, IOs: 2_399_999,
 			Latency: results.LatencySummary{Count: 2_399_999, MeanNs: 250_609.5, P50Ns: 800, P90Ns: 1_400_000, P99Ns: 2_900_000, P999Ns: 9_900_000, MaxNs: math.MaxUint64}},
 	}
@@ -94,7 +94,7 @@ func TestStepStatus(t *testing.T) {
 		Read: &v1alpha1.OperationStatus{IOPS: 30000, BytesPerSecond: 245756, IOs: 1_799_970,
 			Latency: v1alpha1.LatencyStatus{Mean: d(813), P50: d(700), P90: d(1200), P99: d(2_500_000), P999: d(9_000_000), Max: d(12_345_678)}},
 		Write: &v1alpha1.OperationStatus{IOPS: 10000, BytesPerSecond: 81925, IOs: 600_029,
-			Latency: v1alpha1.LatencyStatus{Mean: d(1_000_000), P50: d(900_000), P90: d(1_500_000), P99: d(3_000_000), P999: d(10_000_000), Max: d(20_000_000)}},
+			Latency: v1alpha1.LatencyStatus{Mean: d(1_000_000), P50: d(900_000), P90: d(1_500_000), P99: d(3_000_000), P999: d(10_000_000), Max: d(20_000_000), OverflowIOs: 7}},
 		Interrupted: true, ConfigMap: "bench-step-004",
 	}
 	if !reflect.DeepEqual(s, want) {

@@ -347,6 +347,11 @@ type LatencyStatus struct {
 	P99  metav1.Duration `json:"p99"`
 	P999 metav1.Duration `json:"p99.9"`
 	Max  metav1.Duration `json:"max"`
+	// overflowIOs counts the I/Os that took about 17 s or longer: fio
+	// files them all in its last histogram bin, so no percentile can tell
+	// them apart and max is their only exact figure. Unset when none did.
+	// +optional
+	OverflowIOs int64 `json:"overflowIOs,omitempty"`
 }
 
 // SummaryStatus is the run's result.

@@ -336,6 +336,24 @@ func (a *Accumulator) Percentiles(ps []float64) []uint64 {
 	return out
 }
 
+// OverflowFloorNs is the lower edge of fio's last histogram bin (about
+// 17.05 s): fio counts every completion at or above it in that bin, so
+// their latencies are lost except the exact maximum.
+var OverflowFloorNs = binLowerEdge(PlatNR - 1)
+
+// binLowerEdge is the smallest latency fio files in bin idx.
+func binLowerEdge(idx int) uint64 {
+	if idx < 2*platVal {
+		return uint64(idx)
+	}
+	errorBits := uint(idx>>platBits) - 1
+	return uint64(1)<<(errorBits+platBits) + uint64(idx%platVal)<<errorBits
+}
+
+// Overflow is the number of samples in fio's last bin, at or above
+// OverflowFloorNs.
+func (a *Accumulator) Overflow() uint64 { return a.counts[PlatNR-1] }
+
 func (a *Accumulator) lastIndex() int {
 	for i := PlatNR - 1; i >= 0; i-- {
 		if a.counts[i] > 0 {

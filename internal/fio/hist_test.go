@@ -161,3 +161,20 @@ func TestAccumulatorEqualsPooledSamples(t *testing.T) {
 		t.Fatalf("total %d, want %d", acc.Total(), len(all))
 	}
 }
+
+func TestOverflow(t *testing.T) {
+	if got := IndexOf(OverflowFloorNs); got != PlatNR-1 {
+		t.Fatalf("IndexOf(OverflowFloorNs=%d) = %d, want the last bin %d", OverflowFloorNs, got, PlatNR-1)
+	}
+	if got := IndexOf(OverflowFloorNs - 1); got != PlatNR-2 {
+		t.Fatalf("IndexOf(OverflowFloorNs-1) = %d, want %d", got, PlatNR-2)
+	}
+	if OverflowFloorNs < 17_000_000_000 || OverflowFloorNs > 17_100_000_000 {
+		t.Fatalf("OverflowFloorNs = %d, want about 17.05 s", OverflowFloorNs)
+	}
+	var a Accumulator
+	a.Add(hist(100, 5, BinValue(PlatNR-2), 2, BinValue(PlatNR-1), 3))
+	if got := a.Overflow(); got != 3 {
+		t.Fatalf("Overflow() = %d, want 3", got)
+	}
+}

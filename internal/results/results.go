@@ -65,6 +65,10 @@ type LatencySummary struct {
 	P99Ns    uint64  `json:"p99Ns"`
 	P999Ns   uint64  `json:"p999Ns"`
 	P9999Ns  uint64  `json:"p9999Ns"`
+	// Overflow counts I/Os at or above fio.OverflowFloorNs (about 17 s),
+	// which fio files in its last bin: the percentiles cannot tell them
+	// apart, and MaxNs is the only exact figure for them.
+	Overflow uint64 `json:"overflow,omitempty"`
 }
 
 // SummaryPercentiles are the percentiles every summary carries, in the order
@@ -312,6 +316,7 @@ func (m *dirMerger) summary() OperationSummary {
 	s.Latency = LatencySummary{
 		Count: m.n, MinNs: m.min, MaxNs: m.max, MeanNs: m.mean, StddevNs: m.stddev(),
 		P50Ns: p[0], P90Ns: p[1], P95Ns: p[2], P99Ns: p[3], P999Ns: p[4], P9999Ns: p[5],
+		Overflow: m.acc.Overflow(),
 	}
 	s.Histogram = m.acc.Histogram()
 	return s

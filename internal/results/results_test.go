@@ -116,6 +116,14 @@ func TestAggregateEdgeCases(t *testing.T) {
 				t.Fatalf("%+v", a)
 			}
 		}},
+		{"I/Os beyond fio's range are counted over clients", []ClientStep{
+			{Read: Operation{IOs: 3, Latency: lat(200, fio.OverflowFloorNs, 40_000_000_000)}},
+			{Read: Operation{IOs: 2, Latency: lat(fio.OverflowFloorNs-1, fio.OverflowFloorNs+5)}},
+		}, func(t *testing.T, a StepAggregate) {
+			if a.Read.Latency.Overflow != 3 || a.Total.Latency.Overflow != 3 || a.Read.Latency.MaxNs != 40_000_000_000 {
+				t.Fatalf("overflow %d, total %d, max %d; want 3, 3, 40 s", a.Read.Latency.Overflow, a.Total.Latency.Overflow, a.Read.Latency.MaxNs)
+			}
+		}},
 		{"single sample has zero deviation", []ClientStep{{Read: Operation{Latency: lat(300)}}, {Read: Operation{Latency: lat(300)}}}, func(t *testing.T, a StepAggregate) {
 			if a.Read.Latency.StddevNs != 0 || a.Read.Latency.MeanNs != 300 {
 				t.Fatalf("%+v", a.Read.Latency)
