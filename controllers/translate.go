@@ -142,6 +142,7 @@ func loadOf(l *v1alpha1.LoadSpec) plan.Load {
 	case l.Curve != nil:
 		out.Curve = &plan.CurveSpec{Percents: l.Curve.Percents, Unit: plan.RateUnit(l.Curve.Unit)}
 	}
+	out.Arrivals = plan.Arrivals(l.Arrivals)
 	if st := l.Stop; st != nil {
 		out.Stop.SaturationPercent = ptr.Deref(st.SaturationPercent, 0)
 		if lt := st.Latency; lt != nil {
@@ -174,7 +175,8 @@ func objectiveOf(o v1alpha1.Objective) analysis.Objective {
 // clientPlan is the plan template every client reads (Client and Seed are
 // filled in by each runner).
 func clientPlan(b *v1alpha1.StorageBenchmark, d *desired) protocol.ClientPlan {
-	return protocol.ClientPlan{Benchmark: b.Name, Topology: d.Topology, Workload: d.Workload, Volume: d.Volume, Precond: d.Precond}
+	return protocol.ClientPlan{Benchmark: b.Name, Topology: d.Topology, Workload: d.Workload, Volume: d.Volume, Precond: d.Precond,
+		Arrivals: d.Load.Arrivals}
 }
 
 // fits checks the working set against the volume: admission checks it only

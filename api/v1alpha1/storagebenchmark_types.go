@@ -268,10 +268,24 @@ type PreconditionSpec struct {
 // +kubebuilder:validation:Enum=IOPS;MiBps
 type RateUnit string
 
+// Arrivals is how a rated job spaces its I/Os in time.
+// +kubebuilder:validation:Enum=Uniform;Poisson
+type Arrivals string
+
+const (
+	// ArrivalsUniform issues I/Os at even intervals (fio's linear
+	// rate_process).
+	ArrivalsUniform Arrivals = "Uniform"
+	// ArrivalsPoisson issues I/Os with exponentially distributed gaps of the
+	// same mean (fio's poisson rate_process), as independent users would.
+	ArrivalsPoisson Arrivals = "Poisson"
+)
+
 // LoadSpec is how the offered load steps. Exactly one of rate, queueDepth or
 // curve is set.
 //
 // +kubebuilder:validation:XValidation:rule="(has(self.rate) ? 1 : 0) + (has(self.queueDepth) ? 1 : 0) + (has(self.curve) ? 1 : 0) == 1",message="load must set exactly one of rate, queueDepth or curve"
+// +kubebuilder:validation:XValidation:rule="!has(self.queueDepth) || !has(self.arrivals) || self.arrivals == 'Uniform'",message="load.arrivals Poisson needs an offered rate: use load.rate or load.curve, not load.queueDepth",fieldPath=".arrivals"
 // +kubebuilder:validation:XValidation:rule="duration(self.rampTime) < duration(self.stepDuration)",message="load.rampTime must be shorter than load.stepDuration",fieldPath=".rampTime"
 type LoadSpec struct {
 	// rate offers a total rate across all clients per step; the operator
@@ -311,6 +325,13 @@ type LoadSpec struct {
 	// stop ends the load early.
 	// +optional
 	Stop *StopRules `json:"stop,omitempty"`
+
+	// arrivals is how each rated job spaces its I/Os: Uniform (even
+	// intervals) or Poisson (exponential gaps of the same mean). It applies
+	// to steps with an offered rate.
+	// +optional
+	// +kubebuilder:default=Uniform
+	Arrivals Arrivals `json:"arrivals,omitempty"`
 }
 
 // RateSteps lists the total offered rate of each step, or generates them

@@ -320,6 +320,10 @@ var badSpecs = []badSpec{
 		field: "spec.load.queueDepth.max", msg: "load.queueDepth.max only goes with start"},
 	{name: "saturationPercent with queueDepth", patch: `load: {rate: null, queueDepth: {steps: [1, 2]}, stop: {saturationPercent: 90}}`,
 		field: "spec.load.stop.saturationPercent", msg: "load.stop.saturationPercent needs an offered rate: it cannot be used with load.queueDepth"},
+	{name: "Poisson arrivals with queueDepth", patch: `load: {rate: null, queueDepth: {steps: [8, 16]}, arrivals: Poisson}`,
+		field: "spec.load.arrivals", msg: "load.arrivals Poisson needs an offered rate: use load.rate or load.curve, not load.queueDepth"},
+	{name: "arrivals unknown", patch: `load: {arrivals: Bursty}`,
+		field: "spec.load.arrivals", msg: `Unsupported value: "Bursty"`},
 
 	// load.curve
 	{name: "curve percents decreasing", patch: `load: {rate: null, curve: {percents: [50, 20]}}`,
@@ -480,6 +484,8 @@ func TestInvalidSpecsRejected(t *testing.T) {
 // more than they should.
 var goodSpecs = []struct{ name, patch string }{
 	{"minimal", ``},
+	{"Poisson arrivals on rate steps", `load: {arrivals: Poisson}`},
+	{"Poisson arrivals on a curve", `load: {rate: null, curve: {percents: [50]}, arrivals: Poisson}`},
 	{"integer quantities", `{storage: {size: 10737418240}, workload: {blockSize: 4096, workingSetPerClient: 1073741824}}`},
 	{"every workload field", `workload: {profile: oltp, blockSize: 16Mi, readPercent: 0, pattern: sequential, ioDepth: 1024, ioEngine: io_uring, direct: false, workingSetPerClient: 10Gi, compressPercent: 99}`},
 	{"fractional quantities that are whole bytes", `{storage: {size: 2.5Gi}, workload: {workingSetPerClient: 1.5Gi}}`},
@@ -585,6 +591,7 @@ spec:
 	check("storage.accessMode", s.Storage.AccessMode, corev1.PersistentVolumeAccessMode(""))
 	check("load.stepDuration", s.Load.StepDuration.Duration, 60*time.Second)
 	check("load.rampTime", s.Load.RampTime.Duration, 5*time.Second) // defaulted: never nil here
+	check("load.arrivals", s.Load.Arrivals, v1alpha1.ArrivalsUniform)
 	if s.Load.Rate == nil {
 		t.Fatal("load.rate lost")
 	}

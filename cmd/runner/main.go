@@ -195,6 +195,7 @@ func local(ctx context.Context, args []string) error {
 	stopSat := fs.Int("stop-saturation", 0, "stop when achieved < N % of offered")
 	target := fs.Duration("target", time.Millisecond, "latency target for performance-at-target")
 	precond := fs.Bool("precondition", true, "fill the working set before measuring")
+	arrivals := fs.String("arrivals", string(plan.Uniform), "how rated jobs space their I/Os: Uniform or Poisson")
 	_ = fs.Parse(args)
 
 	ws, err := parseSize("--working-set", *workingSet)
@@ -218,7 +219,8 @@ func local(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	load := plan.Load{StepDuration: *stepDur, RampTime: *ramp, Stop: plan.StopRules{SaturationPercent: int32(*stopSat)}}
+	load := plan.Load{StepDuration: *stepDur, RampTime: *ramp, Stop: plan.StopRules{SaturationPercent: int32(*stopSat)},
+		Arrivals: plan.Arrivals(*arrivals)}
 	switch {
 	case *rates != "":
 		steps, err := parseInts(*rates)

@@ -56,6 +56,9 @@ type Run struct {
 	// preconditioning, which writes each job's working set once).
 	Runtime time.Duration
 	Ramp    time.Duration
+	// Poisson spaces a rated job's I/Os with exponentially distributed gaps
+	// (rate_process=poisson) instead of even intervals.
+	Poisson bool
 	// Seed is the client's random seed; job j uses Seed+j. Each client has
 	// its own so that clients do not issue identical offset sequences.
 	Seed uint64
@@ -121,6 +124,9 @@ func Render(r Run, l Layout) (string, error) {
 	if r.CompressPercent > 0 {
 		w("buffer_compress_percentage", r.CompressPercent)
 		w("buffer_compress_chunk", 4096)
+	}
+	if r.Poisson {
+		w("rate_process", "poisson")
 	}
 	w("percentile_list", PercentileList)
 	for j, job := range r.Jobs {

@@ -27,6 +27,9 @@ func TestRenderGolden(t *testing.T) {
 		{"compressible-unthrottled", Run{Name: "max", Engine: "libaio", Direct: true, BlockSizeBytes: 4096, ReadPercent: 0, Random: true,
 			CompressPercent: 50, Runtime: 10 * time.Second, Seed: 1, Jobs: []Job{{IODepth: 64}}},
 			Layout{Directory: "/data", BytesPerJob: 1 << 20}},
+		{"poisson-rate", Run{Name: "step1", Engine: "psync", BlockSizeBytes: 4096, ReadPercent: 70, Random: true,
+			Runtime: 20 * time.Second, Poisson: true, Seed: 9, Jobs: []Job{{IODepth: 1, ReadIOPS: 700, WriteIOPS: 300}}},
+			Layout{Directory: "/data", BytesPerJob: 1 << 20}},
 		{"precondition", Precondition("precondition", "libaio", true, 2, 42, 3<<20), Layout{Directory: "/data/client-000", BytesPerJob: 3 << 20}},
 	}
 	for _, c := range cases {

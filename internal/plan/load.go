@@ -145,7 +145,20 @@ type Load struct {
 	// results; 0 <= RampTime < StepDuration.
 	RampTime time.Duration
 	Stop     StopRules
+	// Arrivals is how rated jobs space their I/Os; empty means Uniform.
+	Arrivals Arrivals
 }
+
+// Arrivals is how a rated job spaces its I/Os in time.
+type Arrivals string
+
+const (
+	// Uniform issues I/Os at even intervals (fio's linear rate_process).
+	Uniform Arrivals = "Uniform"
+	// Poisson issues I/Os with exponentially distributed gaps of the same
+	// mean (fio's poisson rate_process). It needs an offered rate.
+	Poisson Arrivals = "Poisson"
+)
 
 // Topology is how many fio jobs share the load.
 type Topology struct {

@@ -89,6 +89,15 @@ func validateLoad(l Load, t *Topology, w *workload.Spec) error {
 		return fe("load.rampTime", l.RampTime.String(),
 			fmt.Sprintf("must be at least 0 and shorter than stepDuration (%s)", l.StepDuration))
 	}
+	switch l.Arrivals {
+	case "", Uniform:
+	case Poisson:
+		if l.QueueDepth != nil {
+			return fe("load.arrivals", string(l.Arrivals), "needs an offered rate: use load.rate or load.curve, not load.queueDepth")
+		}
+	default:
+		return fe("load.arrivals", strconv.Quote(string(l.Arrivals)), "must be Uniform or Poisson")
+	}
 	return validateStop(l, w)
 }
 

@@ -119,6 +119,13 @@ func TestValidate(t *testing.T) {
 		{"ramp equal", Load{Rate: &RateSteps{Steps: []int64{1000}}, StepDuration: minute, RampTime: minute}, ok, rw, "load.rampTime", "shorter than stepDuration (1m0s)"},
 		{"ramp just below", Load{Rate: &RateSteps{Steps: []int64{1000}}, StepDuration: minute, RampTime: minute - time.Nanosecond}, ok, rw, "", ""},
 
+		// arrivals
+		{"poisson rate", Load{Rate: &RateSteps{Steps: []int64{1000}}, StepDuration: minute, Arrivals: Poisson}, ok, rw, "", ""},
+		{"poisson curve", Load{Curve: &CurveSpec{}, StepDuration: minute, Arrivals: Poisson}, ok, rw, "", ""},
+		{"poisson queue depth", Load{QueueDepth: &QueueDepthSteps{Steps: []int32{64}}, StepDuration: minute, Arrivals: Poisson}, ok, rw, "load.arrivals", "needs an offered rate"},
+		{"uniform queue depth", Load{QueueDepth: &QueueDepthSteps{Steps: []int32{64}}, StepDuration: minute, Arrivals: Uniform}, ok, rw, "", ""},
+		{"unknown arrivals", Load{Rate: &RateSteps{Steps: []int64{1000}}, StepDuration: minute, Arrivals: "Bursty"}, ok, rw, "load.arrivals", "must be Uniform or Poisson"},
+
 		// stop rules
 		{"stop valid", withStop(rateLoad(1000), &LatencyStop{P99, Worst, 2000}, 90), ok, rw, "", ""},
 		{"stop metric bad", withStop(rateLoad(1000), &LatencyStop{"p95", Read, 2000}, 0), ok, rw, "load.stop.latency.metric", `"p95"`},

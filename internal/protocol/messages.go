@@ -24,6 +24,8 @@ type ClientPlan struct {
 	Seed      uint64        `json:"seed"`
 	Precond   bool          `json:"precondition"`
 	Fio       string        `json:"fio,omitempty"`
+	// Arrivals is how rated jobs space their I/Os (plan.Load.Arrivals).
+	Arrivals plan.Arrivals `json:"arrivals,omitempty"`
 }
 
 // Validate checks a plan received from the conductor with the core's rules

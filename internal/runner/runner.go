@@ -215,6 +215,7 @@ func (r *Runner) step(ctx context.Context, exe fio.Executor, layout fio.Layout, 
 		CompressPercent: p.Workload.CompressPercent,
 		Runtime:         order.Duration,
 		Ramp:            order.Ramp,
+		Poisson:         p.Arrivals == plan.Poisson,
 		// A new seed per step and per client: clients never replay each
 		// other's offsets, and steps do not replay earlier ones.
 		Seed: p.Seed + uint64(order.Index)*uint64(len(mine)),
