@@ -21,7 +21,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
-	"github.com/storagebench/storagebench/internal/report"
+	"github.com/storagebench/storagebench/internal/report/apireport"
 )
 
 // Exit codes (docs/kubectl-plugin.md lists them).
@@ -168,7 +168,7 @@ func (a *app) readFiles() ([]v1alpha1.StorageBenchmark, error) {
 		if err != nil {
 			return nil, err
 		}
-		sbs, err := report.Decode(data)
+		sbs, err := apireport.Decode(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}

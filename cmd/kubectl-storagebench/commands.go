@@ -16,7 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/report"
+	"github.com/storagebench/storagebench/internal/report/apireport"
 	"github.com/storagebench/storagebench/internal/report/figure"
 )
 
@@ -62,7 +64,7 @@ func (a *app) listCommand() *cobra.Command {
 				}
 				return items[i].Name < items[j].Name
 			})
-			t := report.ListTable(items, a.now(), all)
+			t := apireport.ListTable(items, a.now(), all)
 			return t.Text(a.out)
 		},
 	}
@@ -82,7 +84,7 @@ func (a *app) statusCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return report.WriteStatus(a.out, sb, a.now())
+			return apireport.WriteStatus(a.out, sb, a.now())
 		},
 	}
 }
@@ -109,7 +111,7 @@ func (a *app) watchCommand() *cobra.Command {
 				tick = time.Second
 			}
 			err := a.follow(cmd.Context(), args[0], tick, func(sb *v1alpha1.StorageBenchmark) (bool, error) {
-				p := report.ProgressOf(sb, a.now())
+				p := apireport.ProgressOf(sb, a.now())
 				state = p.State
 				line := p.Line()
 				if line != last {
@@ -183,7 +185,7 @@ NotMeasurable, or no objectives); 4 --timeout passed first.
 				}
 				state := "not finished"
 				if last != nil {
-					p := report.ProgressOf(last, a.now())
+					p := apireport.ProgressOf(last, a.now())
 					state = fmt.Sprintf("%s, %d/%d steps", p.Phase, p.Finished, p.Planned)
 				}
 				return &codeError{code: exitTimeout, err: fmt.Errorf("timed out waiting for storagebenchmark %s (--for=%s): %s", args[0], forWhat, state)}
@@ -203,14 +205,14 @@ NotMeasurable, or no objectives); 4 --timeout passed first.
 // waitVerdict says whether wait is over for a benchmark and with which
 // code; for exitOK, err carries the success message.
 func waitVerdict(sb *v1alpha1.StorageBenchmark, forWhat string) (bool, *codeError) {
-	switch report.StateOf(sb) {
+	switch apireport.StateOf(sb) {
 	case report.StateFailed:
-		return true, &codeError{code: exitFailed, err: fmt.Errorf("storagebenchmark %s failed: %s", sb.Name, report.FailureMessage(sb))}
+		return true, &codeError{code: exitFailed, err: fmt.Errorf("storagebenchmark %s failed: %s", sb.Name, apireport.FailureMessage(sb))}
 	case report.StateComplete:
 		if forWhat != "slo" {
 			return true, &codeError{code: exitOK, err: errors.New("complete")}
 		}
-		status, reason, msg := report.SLOState(sb)
+		status, reason, msg := apireport.SLOState(sb)
 		switch status {
 		case "True":
 			return true, &codeError{code: exitOK, err: fmt.Errorf("complete, SLOs met (%s)", reason)}
@@ -263,19 +265,15 @@ func (o *outputFlags) resolve(formats []report.Format, def report.Format) (repor
 	if err != nil {
 		return "", report.Options{}, err
 	}
-	opts := report.Options{Width: o.width, Height: o.height}
+	opts := report.Options{Metric: o.latency, Operation: o.operation, Width: o.width, Height: o.height}
 	if o.width <= 0 || o.height <= 0 || o.width > 10000 || o.height > 10000 {
 		return "", opts, fmt.Errorf("--width and --height must be 1 to 10000 pixels")
 	}
-	if o.latency != "" {
-		if opts.Metric, err = report.ParseMetric(o.latency); err != nil {
-			return "", opts, err
-		}
+	if err := report.CheckSelector(analysis.LatencySelector{Metric: o.latency}); err != nil {
+		return "", opts, fmt.Errorf("--latency: %w", err)
 	}
-	if o.operation != "" {
-		if opts.Operation, err = report.ParseOperation(o.operation); err != nil {
-			return "", opts, err
-		}
+	if err := report.CheckSelector(analysis.LatencySelector{Operation: o.operation}); err != nil {
+		return "", opts, fmt.Errorf("--operation: %w", err)
 	}
 	return f, opts, nil
 }
@@ -340,11 +338,11 @@ md on standard output embeds the PNG as a data URI. html embeds the SVG.`,
 			if err != nil {
 				return err
 			}
-			r := report.FromAPI(sb)
+			r := apireport.FromAPI(sb)
 			return a.emit(&o, f, opts,
 				func(w io.Writer, opts report.Options) error {
 					if f == report.FormatJSON {
-						return report.WriteDocument(w, sb, opts)
+						return apireport.WriteDocument(w, sb, opts)
 					}
 					return figure.Render(w, r, f, opts)
 				},
@@ -387,7 +385,7 @@ and the first benchmark's latency target, recomputed from their steps.`,
 			if len(sbs) < 2 {
 				return fmt.Errorf("compare needs at least two benchmarks, got %d", len(sbs))
 			}
-			c, err := report.Compare(sbs, opts)
+			c, err := apireport.Compare(sbs, opts)
 			if err != nil {
 				return err
 			}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/report"
+	"github.com/storagebench/storagebench/internal/report/apireport"
 	"github.com/storagebench/storagebench/internal/testenv"
 )
 
@@ -100,7 +101,7 @@ func fixture(name string) (*v1alpha1.StorageBenchmark, error) {
 	if err != nil {
 		return nil, err
 	}
-	sbs, err := report.Decode(b)
+	sbs, err := apireport.Decode(b)
 	if err != nil {
 		return nil, err
 	}
@@ -424,7 +425,7 @@ func TestReport(t *testing.T) {
 			}
 		}},
 		{"json", []string{"-o", "json"}, "", func(t *testing.T, b []byte) {
-			var doc report.Document
+			var doc apireport.Document
 			if err := json.Unmarshal(b, &doc); err != nil {
 				t.Fatal(err)
 			}
@@ -476,13 +477,18 @@ func TestReport(t *testing.T) {
 			c.check(t, b)
 		})
 	}
-	for _, bad := range [][]string{
-		{"report", "oltp-ontap-nas", "-n", ns, "-o", "pdf"},
-		{"report", "oltp-ontap-nas", "-n", ns, "--latency", "p95"},
-		{"report", "nope", "-n", ns, "-o", "json"},
+	for _, bad := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"report", "oltp-ontap-nas", "-n", ns, "-o", "pdf"}, `unknown output format "pdf"`},
+		{[]string{"report", "oltp-ontap-nas", "-n", ns, "--latency", "p95"}, `--latency: latency metric "p95" is not kept in reports: want one of mean, p50, p90, p99, p99.9`},
+		{[]string{"report", "oltp-ontap-nas", "-n", ns, "--latency", "p42"}, `--latency: unknown latency metric "p42": want one of mean, p50, p90, p99, p99.9`},
+		{[]string{"compare", "oltp-ontap-nas", "oltp-failed", "-n", ns, "--operation", "both"}, `--operation: invalid latency selector: unknown operation "both"`},
+		{[]string{"report", "nope", "-n", ns, "-o", "json"}, "nope"},
 	} {
-		if _, _, code := plugin(t, bad...); code != exitError {
-			t.Errorf("%v: exit %d", bad, code)
+		if _, errOut, code := plugin(t, bad.args...); code != exitError || !strings.Contains(errOut, bad.wantErr) {
+			t.Errorf("%v: exit %d %q, want %q", bad.args, code, errOut, bad.wantErr)
 		}
 	}
 }

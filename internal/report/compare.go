@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/numfmt"
 )
 
@@ -17,7 +18,7 @@ const FormatText Format = "text"
 // benchmark's unless Options say otherwise), so that rows are comparable.
 type Comparison struct {
 	Runs     []*Run
-	Selector Selector
+	Selector analysis.LatencySelector
 	Unit     Unit
 	Target   time.Duration
 	Figures  []Figures
@@ -31,7 +32,7 @@ type Figures struct {
 	Peak     float64
 	PeakStep int32
 	// LatencyAtPeak is the selected latency at the peak (ok false when the
-	// step has no I/O in the selected direction).
+	// step has no I/O in the selected operation).
 	LatencyAtPeak   time.Duration
 	LatencyAtPeakOK bool
 	// AtTarget is the highest achieved load whose latency is at or below
@@ -62,7 +63,7 @@ func CompareRuns(runs []*Run, o Options) (*Comparison, error) {
 	return c, nil
 }
 
-func figuresOf(r *Run, sel Selector, unit Unit, target time.Duration) Figures {
+func figuresOf(r *Run, sel analysis.LatencySelector, unit Unit, target time.Duration) Figures {
 	f := Figures{PeakStep: -1, AtTargetStep: -1, KneeStep: -1}
 	for i := range r.Steps {
 		s := &r.Steps[i]
@@ -72,9 +73,9 @@ func figuresOf(r *Run, sel Selector, unit Unit, target time.Duration) Figures {
 		x := unit.Achieved(s)
 		if f.PeakStep < 0 || x > f.Peak {
 			f.Peak, f.PeakStep = x, int32(s.Index)
-			f.LatencyAtPeak, f.LatencyAtPeakOK = sel.Of(s)
+			f.LatencyAtPeak, f.LatencyAtPeakOK = s.selectedLatency(sel)
 		}
-		if l, ok := sel.Of(s); ok && l <= target {
+		if l, ok := s.selectedLatency(sel); ok && l <= target {
 			if f.AtTargetStep < 0 || x > f.AtTarget || (x == f.AtTarget && l < f.LatencyAtTarget) {
 				f.AtTarget, f.AtTargetStep, f.LatencyAtTarget = x, int32(s.Index), l
 			}

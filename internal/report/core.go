@@ -23,7 +23,7 @@ func StepOf(s plan.Step, start time.Time, a results.StepAggregate, v analysis.St
 		QueueDepthPerClient: s.QueueDepthPerClient, PercentOfMax: s.PercentOfMax, Unthrottled: s.Unthrottled,
 		StartTime: start, StartSkew: a.StartSkew,
 		AchievedIOPS: a.Total.IOPS, AchievedBytesPerSec: a.Total.BytesPerSec,
-		Read: directionOf(a.Read), Write: directionOf(a.Write),
+		Read: operationOf(a.Read), Write: operationOf(a.Write),
 		Saturated: v.Saturated, Knee: v.Knee, Interrupted: a.Interrupted, Errors: a.Errors,
 	}
 	if a.Total.IOs > 0 {
@@ -38,11 +38,12 @@ func LatencyOf(l results.LatencySummary) Latency {
 	return Latency{Mean: nanos(uint64(math.Round(l.MeanNs))), P50: nanos(l.P50Ns), P90: nanos(l.P90Ns), P99: nanos(l.P99Ns), P999: nanos(l.P999Ns)}
 }
 
-func directionOf(d results.OperationSummary) *Direction {
-	if d.IOs == 0 {
+// operationOf are the figures of one operation, or nil without I/O in it.
+func operationOf(o results.OperationSummary) *OperationFigures {
+	if o.IOs == 0 {
 		return nil
 	}
-	return &Direction{IOPS: d.IOPS, BytesPerSec: d.BytesPerSec, Latency: LatencyOf(d.Latency)}
+	return &OperationFigures{IOPS: o.IOPS, BytesPerSec: o.BytesPerSec, Latency: LatencyOf(o.Latency)}
 }
 
 func nanos(ns uint64) time.Duration { return time.Duration(min(ns, math.MaxInt64)) }
@@ -75,9 +76,9 @@ func SummaryOf(s analysis.Summary, steps []Step) *Summary {
 // worstP99 is the worse of a step's read and write p99 (0 without I/O).
 func worstP99(s *Step) time.Duration {
 	var p99 time.Duration
-	for _, d := range []*Direction{s.Read, s.Write} {
-		if d != nil {
-			p99 = max(p99, d.Latency.P99)
+	for _, o := range []*OperationFigures{s.Read, s.Write} {
+		if o != nil {
+			p99 = max(p99, o.Latency.P99)
 		}
 	}
 	return p99
@@ -90,11 +91,6 @@ func SLOsOf(r []analysis.SLOResult) []SLO {
 		out = append(out, SLO{Name: s.Name, Verdict: string(s.Verdict), Message: s.Reason})
 	}
 	return out
-}
-
-// SelectorOf is the analysis' latency selector in the report's terms.
-func SelectorOf(s analysis.LatencySelector) Selector {
-	return Selector{Metric: Metric(s.Metric), Operation: Operation(s.Operation)}.orDefault()
 }
 
 // UnitOfLoad is the unit a load is offered in: MiB/s for a rate or curve in

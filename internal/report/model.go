@@ -1,15 +1,19 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/numfmt"
 	"github.com/storagebench/storagebench/internal/workload"
 )
 
 // The report's core model: one run of a benchmark, in the report's own
-// terms. Everything in this package renders a Run; FromAPI (api.go) builds
+// terms. Everything in this package renders a Run; apireport.FromAPI builds
 // one from a StorageBenchmark, and StepOf, SummaryOf and SLOsOf (core.go)
 // from the results and analysis of a run without Kubernetes (`runner
 // local`).
@@ -46,7 +50,7 @@ type Run struct {
 	// Unit is the unit the load was offered in.
 	Unit Unit
 	// Target is the latency figure judged against LatencyTarget.
-	Target        Selector
+	Target        analysis.LatencySelector
 	LatencyTarget time.Duration
 
 	// Workload is the I/O pattern run; nil before it was resolved.
@@ -111,16 +115,17 @@ type Step struct {
 	AchievedIOPS, AchievedBytesPerSec float64
 	// Latency is over all I/O; nil when the step measured none.
 	Latency *Latency
-	// Read and Write are nil when the step has no I/O in the direction.
-	Read, Write *Direction
+	// Read and Write are nil when the step has no I/O of the operation.
+	Read, Write *OperationFigures
 	// Saturated, Knee and Interrupted are the analysis' and the run's marks.
 	Saturated, Knee, Interrupted bool
 	// Errors are fio's; a step with errors failed and is not evidence.
 	Errors []string
 }
 
-// Direction is one direction of a step.
-type Direction struct {
+// OperationFigures are the figures of one operation (reads or writes) of a
+// step.
+type OperationFigures struct {
 	IOPS, BytesPerSec float64
 	Latency           Latency
 }
@@ -235,119 +240,82 @@ func (u Unit) Number(v float64) string {
 	return numfmt.Count(v)
 }
 
-// Metric is a latency metric: mean, p50, p90, p99 or p99.9.
-type Metric string
+// shownMetrics are the latency metrics a report holds (Latency's figures):
+// those of analysis.LatencySelector's metrics that a benchmark's status
+// records.
+var shownMetrics = []string{analysis.MetricMean, analysis.MetricP50, analysis.MetricP90, analysis.MetricP99, analysis.MetricP999}
 
-// Operation is a direction of I/O a latency is taken from: read, write,
-// total or worst (the worse of read and write).
-type Operation string
-
-// Latency metrics a selector accepts.
-var metrics = []Metric{"mean", "p50", "p90", "p99", "p99.9"}
-
-// Operations a selector accepts.
-var operations = []Operation{"read", "write", "total", "worst"}
-
-// ParseMetric checks a latency metric name (mean, p50, p90, p99, p99.9).
-func ParseMetric(s string) (Metric, error) {
-	for _, m := range metrics {
-		if string(m) == s {
-			return m, nil
+// CheckSelector reports a latency selector a report cannot show: an
+// operation or metric analysis.LatencySelector does not accept, or a
+// metric it accepts that a report does not hold (only mean, p50, p90, p99
+// and p99.9 are). Empty fields are valid (the defaults).
+func CheckSelector(s analysis.LatencySelector) error {
+	if s.Metric != "" && !slices.Contains(shownMetrics, s.Metric) {
+		want := strings.Join(shownMetrics, ", ")
+		if (analysis.LatencySelector{Metric: s.Metric}).Validate() == nil {
+			return fmt.Errorf("latency metric %q is not kept in reports: want one of %s", s.Metric, want)
 		}
+		return fmt.Errorf("unknown latency metric %q: want one of %s", s.Metric, want)
 	}
-	return "", fmt.Errorf("unknown latency metric %q: want one of mean, p50, p90, p99, p99.9", s)
+	return s.Validate()
 }
 
-// ParseOperation checks an operation name (read, write, total, worst).
-func ParseOperation(s string) (Operation, error) {
-	for _, o := range operations {
-		if string(o) == s {
-			return o, nil
-		}
-	}
-	return "", fmt.Errorf("unknown operation %q: want one of read, write, total, worst", s)
+// SelectorJSON is an analysis.LatencySelector as the JSON report writes
+// it; the two convert into each other (SelectorJSON(sel)).
+type SelectorJSON struct {
+	Metric    string `json:"metric"`
+	Operation string `json:"operation"`
 }
 
-// Selector picks one latency figure of a step, as the API's
-// LatencySelector does.
-type Selector struct {
-	Metric    Metric    `json:"metric"`
-	Operation Operation `json:"operation"`
+// selectedLatency returns the latency sel selects of the step; ok is false
+// when the step has no I/O in the selected operation (for "worst": neither
+// reads nor writes) or the metric is not one a report holds.
+func (s *Step) selectedLatency(sel analysis.LatencySelector) (time.Duration, bool) {
+	sel = sel.WithDefaults()
+	switch sel.Operation {
+	case analysis.OperationRead:
+		return s.Read.metric(sel.Metric)
+	case analysis.OperationWrite:
+		return s.Write.metric(sel.Metric)
+	case analysis.OperationTotal:
+		return s.Latency.metric(sel.Metric)
+	case analysis.OperationWorst:
+		// A missing figure is 0, so max is the other one.
+		r, rok := s.Read.metric(sel.Metric)
+		w, wok := s.Write.metric(sel.Metric)
+		return max(r, w), rok || wok
+	}
+	return 0, false
 }
 
-// DefaultSelector is the latency figure judged when none is set: the mean
-// over all I/O.
-var DefaultSelector = Selector{Metric: "mean", Operation: "total"}
-
-// orDefault fills an unset metric or operation with the default's.
-func (s Selector) orDefault() Selector {
-	if s.Metric == "" {
-		s.Metric = DefaultSelector.Metric
+// metric returns a latency metric of the operation; ok is false without
+// I/O in it (o nil).
+func (o *OperationFigures) metric(m string) (time.Duration, bool) {
+	if o == nil {
+		return 0, false
 	}
-	if s.Operation == "" {
-		s.Operation = DefaultSelector.Operation
-	}
-	return s
+	return o.Latency.metric(m)
 }
 
-// String names the figure: "mean latency", "p99 read latency", "p99
-// worst-direction latency".
-func (s Selector) String() string {
-	switch s.Operation {
-	case "", "total":
-		return string(s.Metric) + " latency"
-	case "worst":
-		return string(s.Metric) + " worst-direction latency"
-	default:
-		return string(s.Metric) + " " + string(s.Operation) + " latency"
+// metric returns a latency metric; ok is false without I/O (l nil) or for
+// a metric a report does not hold.
+func (l *Latency) metric(m string) (time.Duration, bool) {
+	if l == nil {
+		return 0, false
 	}
-}
-
-// Of returns the selected latency of a step; ok is false when the step has
-// no I/O in the selected direction.
-func (s Selector) Of(st *Step) (time.Duration, bool) {
-	switch s.Operation {
-	case "read":
-		if st.Read == nil {
-			return 0, false
-		}
-		return st.Read.Latency.Of(s.Metric), true
-	case "write":
-		if st.Write == nil {
-			return 0, false
-		}
-		return st.Write.Latency.Of(s.Metric), true
-	case "worst":
-		var worst time.Duration
-		ok := false
-		for _, d := range []*Direction{st.Read, st.Write} {
-			if d != nil {
-				worst, ok = max(worst, d.Latency.Of(s.Metric)), true
-			}
-		}
-		return worst, ok
-	default:
-		if st.Latency == nil {
-			return 0, false
-		}
-		return st.Latency.Of(s.Metric), true
-	}
-}
-
-// Of returns a latency metric (mean for an unknown one).
-func (l *Latency) Of(m Metric) time.Duration {
 	switch m {
-	case "p50":
-		return l.P50
-	case "p90":
-		return l.P90
-	case "p99":
-		return l.P99
-	case "p99.9":
-		return l.P999
-	default:
-		return l.Mean
+	case analysis.MetricMean:
+		return l.Mean, true
+	case analysis.MetricP50:
+		return l.P50, true
+	case analysis.MetricP90:
+		return l.P90, true
+	case analysis.MetricP99:
+		return l.P99, true
+	case analysis.MetricP999:
+		return l.P999, true
 	}
+	return 0, false
 }
 
 // Failed reports a step fio reported errors for: the analysis does not use
@@ -383,21 +351,44 @@ type Point struct {
 
 // Series is one line of a chart.
 type Series struct {
-	Name     string   `json:"name"`
-	Selector Selector `json:"selector"`
-	Points   []Point  `json:"points"`
+	Name     string
+	Selector analysis.LatencySelector
+	Points   []Point
+}
+
+// seriesJSON is Series as the JSON report writes it.
+type seriesJSON struct {
+	Name     string       `json:"name"`
+	Selector SelectorJSON `json:"selector"`
+	Points   []Point      `json:"points"`
+}
+
+// MarshalJSON writes the series as {"name", "selector": {"metric",
+// "operation"}, "points"}.
+func (s Series) MarshalJSON() ([]byte, error) {
+	return json.Marshal(seriesJSON{Name: s.Name, Selector: SelectorJSON(s.Selector), Points: s.Points})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (s *Series) UnmarshalJSON(b []byte) error {
+	var j seriesJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*s = Series{Name: j.Name, Selector: analysis.LatencySelector(j.Selector), Points: j.Points}
+	return nil
 }
 
 // Series is the curve of one latency figure of the run: one point per
-// successful step that has I/O in the selected direction.
-func (r *Run) Series(name string, sel Selector, unit Unit) Series {
+// successful step that has I/O in the selected operation.
+func (r *Run) Series(name string, sel analysis.LatencySelector, unit Unit) Series {
 	s := Series{Name: name, Selector: sel, Points: []Point{}}
 	for i := range r.Steps {
 		st := &r.Steps[i]
 		if st.Failed() {
 			continue
 		}
-		l, ok := sel.Of(st)
+		l, ok := st.selectedLatency(sel)
 		if !ok {
 			continue
 		}
@@ -408,13 +399,13 @@ func (r *Run) Series(name string, sel Selector, unit Unit) Series {
 
 // CurveSeries are the read and the write curve of the run (those with I/O)
 // for a latency metric; empty means the Target's metric.
-func (r *Run) CurveSeries(metric Metric) []Series {
+func (r *Run) CurveSeries(metric string) []Series {
 	if metric == "" {
-		metric = r.Target.Metric
+		metric = r.Target.WithDefaults().Metric
 	}
 	var out []Series
-	for _, op := range []Operation{"read", "write"} {
-		s := r.Series(fmt.Sprintf("%s %s", op, metric), Selector{Metric: metric, Operation: op}, r.Unit)
+	for _, op := range []string{analysis.OperationRead, analysis.OperationWrite} {
+		s := r.Series(op+" "+metric, analysis.LatencySelector{Metric: metric, Operation: op}, r.Unit)
 		if len(s.Points) > 0 {
 			out = append(out, s)
 		}

@@ -38,13 +38,14 @@ const (
 
 // Options tune a rendering.
 type Options struct {
-	// Metric is the latency metric plotted; empty means the benchmark's
+	// Metric is the latency metric plotted (an analysis.LatencySelector
+	// metric that CheckSelector accepts); empty means the benchmark's
 	// analysis.targetLatency metric (for compare, the first benchmark's).
-	Metric Metric
-	// Operation is the direction compare plots (read, write, total,
+	Metric string
+	// Operation is the operation compare plots (read, write, total,
 	// worst); empty means the first benchmark's target operation. A report
 	// always plots a read and a write series.
-	Operation Operation
+	Operation string
 	// Width and Height of the image in pixels; 0 means 1200 × 750.
 	Width, Height int
 	// ImageRef is the path Markdown references for the figure (the

@@ -8,12 +8,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/duration"
 
+	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/numfmt"
 )
 
 // StepTable is the per-step table the published reports lay out: offered
 // load, achieved read and write IOPS, MiB/s, mean and p99 latency per
-// direction, the clients' start skew and the saturated/knee marks. Steps are
+// operation, the clients' start skew and the saturated/knee marks. Steps are
 // numbered from 1.
 func (r *Run) StepTable() Table {
 	t := Table{
@@ -26,8 +27,8 @@ func (r *Run) StepTable() Table {
 			fmt.Sprint(s.Index + 1), s.Offered(),
 			opIOPS(s.Read), opIOPS(s.Write),
 			numfmt.MiBps(s.AchievedBytesPerSec),
-			opLatency(s.Read, "mean"), opLatency(s.Read, "p99"),
-			opLatency(s.Write, "mean"), opLatency(s.Write, "p99"),
+			opLatency(s.Read, analysis.MetricMean), opLatency(s.Read, analysis.MetricP99),
+			opLatency(s.Write, analysis.MetricMean), opLatency(s.Write, analysis.MetricP99),
 			s.StartSkew.Round(100 * time.Microsecond).String(),
 			strings.Join(s.Marks(), ","),
 		})
@@ -74,18 +75,19 @@ func (s *Step) Marks() []string {
 	return m
 }
 
-func opIOPS(d *Direction) string {
-	if d == nil {
+func opIOPS(o *OperationFigures) string {
+	if o == nil {
 		return "-"
 	}
-	return numfmt.Count(d.IOPS)
+	return numfmt.Count(o.IOPS)
 }
 
-func opLatency(d *Direction, m Metric) string {
-	if d == nil {
+func opLatency(o *OperationFigures, m string) string {
+	l, ok := o.metric(m)
+	if !ok {
 		return "-"
 	}
-	return numfmt.Duration(d.Latency.Of(m))
+	return numfmt.Duration(l)
 }
 
 // SummaryLines are the run's result: peak, latency at the peak,

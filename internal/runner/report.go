@@ -31,7 +31,7 @@ func (l *Local) Report(out *Outcome, runErr error, opts analysis.Options, res an
 	r := &report.Run{
 		Name: l.Name, Profile: l.Profile,
 		Phase: "Completed", State: report.StateComplete,
-		Unit: report.UnitOfLoad(l.Load), Target: report.SelectorOf(opts.TargetSelector), LatencyTarget: opts.LatencyTarget,
+		Unit: report.UnitOfLoad(l.Load), Target: opts.TargetSelector, LatencyTarget: opts.LatencyTarget,
 		Clients: l.Topology.Clients, JobsPerClient: l.Topology.JobsPerClient,
 		LoadKind: report.LoadKindOf(l.Load), StepDuration: l.Load.StepDuration, RampTime: l.Load.RampTime,
 		StepsPlanned: plan.TotalSteps(l.Load), CurrentStep: -1,

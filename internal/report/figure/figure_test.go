@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/storagebench/storagebench/internal/report"
+	"github.com/storagebench/storagebench/internal/report/apireport"
 )
 
 // run loads ../testdata/NAME.yaml, a recorded StorageBenchmark, as a run.
@@ -26,11 +27,11 @@ func run(t *testing.T, name string) *report.Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sbs, err := report.Decode(b)
+	sbs, err := apireport.Decode(b)
 	if err != nil || len(sbs) != 1 {
 		t.Fatalf("%s: %d objects, %v", name, len(sbs), err)
 	}
-	return report.FromAPI(&sbs[0])
+	return apireport.FromAPI(&sbs[0])
 }
 
 // decodePNG decodes a PNG and checks its size.
@@ -78,7 +79,7 @@ func TestPNG(t *testing.T) {
 		{"throughput", report.Options{Metric: "p99.9"}, report.DefaultWidth, report.DefaultHeight},
 	}
 	for _, c := range cases {
-		t.Run(c.fixture+"-"+string(c.opts.Metric), func(t *testing.T) {
+		t.Run(c.fixture+"-"+c.opts.Metric, func(t *testing.T) {
 			b, err := PNG(run(t, c.fixture), c.opts)
 			if err != nil {
 				t.Fatal(err)
@@ -186,7 +187,7 @@ func targetLine(paths [][2]string, minWidth float64) bool {
 func TestSVG(t *testing.T) {
 	cases := []struct {
 		fixture string
-		metric  report.Metric
+		metric  string
 		series  []string
 		labels  []string
 	}{
@@ -199,7 +200,7 @@ func TestSVG(t *testing.T) {
 			"mean latency (ms)", "latency target 10 ms (mean latency)", "knee (step 4)", "saturated (step 6)", "1,000"}},
 	}
 	for _, c := range cases {
-		t.Run(c.fixture+"-"+string(c.metric), func(t *testing.T) {
+		t.Run(c.fixture+"-"+c.metric, func(t *testing.T) {
 			b, err := SVG(run(t, c.fixture), report.Options{Metric: c.metric})
 			if err != nil {
 				t.Fatal(err)

@@ -26,6 +26,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/numfmt"
 	"github.com/storagebench/storagebench/internal/report"
 )
@@ -84,23 +85,23 @@ type chartSeries struct {
 
 // curveChart is a report's figure: the read and write series of one
 // latency metric, the target line, the knee and saturated steps.
-func curveChart(r *report.Run, metric report.Metric) chart {
+func curveChart(r *report.Run, metric string) chart {
 	unit, sel := r.Unit, r.Target
 	if metric == "" {
-		metric = sel.Metric
+		metric = sel.WithDefaults().Metric
 	}
 	c := chart{
 		title:       fmt.Sprintf("%s · class %s · profile %s", r.Name, orDash(r.Class), r.ProfileName()),
 		subtitle:    subtitle(r),
 		xLabel:      xLabel(unit),
-		yLabel:      string(metric) + " latency (ms)",
+		yLabel:      metric + " latency (ms)",
 		unit:        unit,
 		target:      ms(r.LatencyTarget),
 		targetLabel: fmt.Sprintf("latency target %s (%s)", numfmt.Duration(r.LatencyTarget), sel),
 	}
 	for _, s := range r.CurveSeries(metric) {
 		col := ColorRead
-		if s.Selector.Operation == "write" {
+		if s.Selector.Operation == analysis.OperationWrite {
 			col = ColorWrite
 		}
 		c.series = append(c.series, chartSeries{name: s.Name, color: col, points: s.Points})
@@ -109,7 +110,7 @@ func curveChart(r *report.Run, metric report.Metric) chart {
 }
 
 // compareChart overlays one series per benchmark.
-func compareChart(runs []*report.Run, sel report.Selector, unit report.Unit, target float64) chart {
+func compareChart(runs []*report.Run, sel analysis.LatencySelector, unit report.Unit, target float64) chart {
 	names := make([]string, len(runs))
 	for i, r := range runs {
 		names[i] = r.Name

@@ -24,7 +24,7 @@ func SVG(r *report.Run, o report.Options) ([]byte, error) {
 }
 
 // Render writes the run's report in a format: md, html, svg or png (the
-// JSON document is report.WriteDocument's).
+// JSON document is apireport.WriteDocument's).
 func Render(w io.Writer, r *report.Run, f report.Format, o report.Options) error {
 	switch f {
 	case report.FormatPNG:

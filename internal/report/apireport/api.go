@@ -1,9 +1,4 @@
-package report
-
-// The adapter from the API: a StorageBenchmark as the core model (FromAPI),
-// and the entry points the kubectl plugin calls with StorageBenchmarks.
-// Besides Decode (load.go), this is the only file of the package that knows
-// api/v1alpha1; everything else renders a Run.
+package apireport
 
 import (
 	"encoding/json"
@@ -14,21 +9,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/report"
 	"github.com/storagebench/storagebench/internal/workload"
 )
 
-// FromAPI is the core model of a StorageBenchmark: its spec's plan and
+// FromAPI is the report model of a StorageBenchmark: its spec's plan and
 // what its status recorded.
-func FromAPI(sb *v1alpha1.StorageBenchmark) *Run {
+func FromAPI(sb *v1alpha1.StorageBenchmark) *report.Run {
 	st := &sb.Status
-	r := &Run{
+	r := &report.Run{
 		Name: sb.Name, Namespace: sb.Namespace, Created: sb.CreationTimestamp.Time,
 		Class: className(sb), Profile: sb.Spec.Workload.Profile,
 		Phase: Phase(sb), State: StateOf(sb), Failure: FailureMessage(sb),
 		Unit: unitOf(sb), Target: targetSelector(sb), LatencyTarget: latencyTarget(sb),
 		Workload: workloadOf(st.Workload),
 		Clients:  sb.Spec.Clients.Count, JobsPerClient: sb.Spec.Clients.JobsPerClient,
-		LoadKind: LoadRate, StepDuration: sb.Spec.Load.StepDuration.Duration, RampTime: 5 * time.Second,
+		LoadKind: report.LoadRate, StepDuration: sb.Spec.Load.StepDuration.Duration, RampTime: 5 * time.Second,
 		StepsPlanned: int(st.StepsPlanned), CurrentStep: -1, ProgressText: st.Progress,
 		ClientsReady: st.ClientsReady, ClientsTotal: st.ClientsTotal,
 		Storage:    storageOf(st.Storage),
@@ -44,9 +41,9 @@ func FromAPI(sb *v1alpha1.StorageBenchmark) *Run {
 	}
 	switch {
 	case sb.Spec.Load.QueueDepth != nil:
-		r.LoadKind = LoadQueueDepth
+		r.LoadKind = report.LoadQueueDepth
 	case sb.Spec.Load.Curve != nil:
-		r.LoadKind = LoadCurve
+		r.LoadKind = report.LoadCurve
 	}
 	// The API's defaults: steps of 60 s with a 5 s ramp.
 	if r.StepDuration <= 0 {
@@ -73,19 +70,19 @@ func FromAPI(sb *v1alpha1.StorageBenchmark) *Run {
 
 // unitOf is the unit a benchmark offered its load in: MiBps for a rate or
 // curve in MiBps, IOPS otherwise (queue-depth steps included).
-func unitOf(sb *v1alpha1.StorageBenchmark) Unit {
+func unitOf(sb *v1alpha1.StorageBenchmark) report.Unit {
 	l := sb.Spec.Load
 	if (l.Rate != nil && l.Rate.Unit == "MiBps") || (l.Curve != nil && l.Curve.Unit == "MiBps") {
-		return UnitMiBps
+		return report.UnitMiBps
 	}
-	return UnitIOPS
+	return report.UnitIOPS
 }
 
 // targetSelector is the latency figure a benchmark's analysis compares with
 // its latency target (spec.analysis.targetLatency; default mean, total).
-func targetSelector(sb *v1alpha1.StorageBenchmark) Selector {
+func targetSelector(sb *v1alpha1.StorageBenchmark) analysis.LatencySelector {
 	t := sb.Spec.Analysis.TargetLatency
-	return Selector{Metric: Metric(t.Metric), Operation: Operation(t.Operation)}.orDefault()
+	return analysis.LatencySelector{Metric: string(t.Metric), Operation: string(t.Operation)}.WithDefaults()
 }
 
 // latencyTarget is the benchmark's latency target: status.summary's, else
@@ -106,17 +103,17 @@ func condition(sb *v1alpha1.StorageBenchmark, t string) *metav1.Condition {
 }
 
 // StateOf reads the Complete and Failed conditions.
-func StateOf(sb *v1alpha1.StorageBenchmark) State {
+func StateOf(sb *v1alpha1.StorageBenchmark) report.State {
 	if c := condition(sb, v1alpha1.ConditionFailed); c != nil && c.Status == metav1.ConditionTrue {
-		return StateFailed
+		return report.StateFailed
 	}
 	if c := condition(sb, v1alpha1.ConditionComplete); c != nil && c.Status == metav1.ConditionTrue {
-		return StateComplete
+		return report.StateComplete
 	}
 	if len(sb.Status.Conditions) == 0 {
-		return StatePending
+		return report.StatePending
 	}
-	return StateRunning
+	return report.StateRunning
 }
 
 // SLOState is the SLOMet condition: "True", "False", or "" without
@@ -134,7 +131,7 @@ func Phase(sb *v1alpha1.StorageBenchmark) string {
 	if c := condition(sb, v1alpha1.ConditionReady); c != nil {
 		return c.Reason
 	}
-	return string(StatePending)
+	return string(report.StatePending)
 }
 
 // FailureMessage is the Failed condition's reason and message when the run
@@ -169,13 +166,13 @@ func workloadOf(w *v1alpha1.ResolvedWorkload) *workload.Spec {
 	}
 }
 
-func stepOfAPI(s *v1alpha1.StepStatus) Step {
-	st := Step{
+func stepOfAPI(s *v1alpha1.StepStatus) report.Step {
+	st := report.Step{
 		Index: int(s.Index), OfferedIOPS: s.OfferedIOPS, OfferedBytesPerSec: s.OfferedBytesPerSecond,
 		QueueDepthPerClient: s.QueueDepthPerClient, PercentOfMax: s.PercentOfMax, Unthrottled: s.Unthrottled,
 		StartTime: s.StartTime.Time, StartSkew: s.StartSkew.Duration,
 		AchievedIOPS: float64(s.AchievedIOPS), AchievedBytesPerSec: float64(s.AchievedBytesPerSecond),
-		Read: directionOfAPI(s.Read), Write: directionOfAPI(s.Write),
+		Read: operationOfAPI(s.Read), Write: operationOfAPI(s.Write),
 		Saturated: s.Saturated, Knee: s.Knee, Interrupted: s.Interrupted, Errors: s.Errors,
 	}
 	if s.Latency != nil {
@@ -185,22 +182,22 @@ func stepOfAPI(s *v1alpha1.StepStatus) Step {
 	return st
 }
 
-func latencyOfAPI(l *v1alpha1.LatencyStatus) Latency {
-	return Latency{Mean: l.Mean.Duration, P50: l.P50.Duration, P90: l.P90.Duration, P99: l.P99.Duration, P999: l.P999.Duration}
+func latencyOfAPI(l *v1alpha1.LatencyStatus) report.Latency {
+	return report.Latency{Mean: l.Mean.Duration, P50: l.P50.Duration, P90: l.P90.Duration, P99: l.P99.Duration, P999: l.P999.Duration}
 }
 
-func directionOfAPI(o *v1alpha1.OperationStatus) *Direction {
+func operationOfAPI(o *v1alpha1.OperationStatus) *report.OperationFigures {
 	if o == nil {
 		return nil
 	}
-	return &Direction{IOPS: float64(o.IOPS), BytesPerSec: float64(o.BytesPerSecond), Latency: latencyOfAPI(&o.Latency)}
+	return &report.OperationFigures{IOPS: float64(o.IOPS), BytesPerSec: float64(o.BytesPerSecond), Latency: latencyOfAPI(&o.Latency)}
 }
 
-func summaryOfAPI(s *v1alpha1.SummaryStatus, steps []Step) *Summary {
+func summaryOfAPI(s *v1alpha1.SummaryStatus, steps []report.Step) *report.Summary {
 	if s == nil {
 		return nil
 	}
-	out := &Summary{
+	out := &report.Summary{
 		PeakIOPS: float64(s.PeakIOPS), PeakIOPSStep: indexOr(s.PeakIOPSStep),
 		PeakBytesPerSec: float64(s.PeakBytesPerSecond), PeakBytesStep: peakBytesStep(steps),
 		KneeStep: indexOr(s.KneeStep),
@@ -212,7 +209,7 @@ func summaryOfAPI(s *v1alpha1.SummaryStatus, steps []Step) *Summary {
 		out.P99LatencyAtPeak = d.Duration
 	}
 	if a := s.AtTarget; a != nil {
-		out.AtTarget = &AtTarget{Step: int(a.Step), IOPS: float64(a.IOPS), BytesPerSec: float64(a.BytesPerSecond), Latency: a.Latency.Duration}
+		out.AtTarget = &report.AtTarget{Step: int(a.Step), IOPS: float64(a.IOPS), BytesPerSec: float64(a.BytesPerSecond), Latency: a.Latency.Duration}
 	}
 	return out
 }
@@ -226,7 +223,7 @@ func indexOr(i *int32) int {
 
 // peakBytesStep is the index of the successful step with the highest
 // achieved bandwidth, or -1 (status records the peak, not its step).
-func peakBytesStep(steps []Step) int {
+func peakBytesStep(steps []report.Step) int {
 	best, bytes := -1, 0.0
 	for i := range steps {
 		s := &steps[i]
@@ -237,19 +234,19 @@ func peakBytesStep(steps []Step) int {
 	return best
 }
 
-func slosOf(slos []v1alpha1.SLOStatus) []SLO {
-	var out []SLO
+func slosOf(slos []v1alpha1.SLOStatus) []report.SLO {
+	var out []report.SLO
 	for _, s := range slos {
-		out = append(out, SLO{Name: s.Name, Verdict: string(s.Verdict), Message: s.Message})
+		out = append(out, report.SLO{Name: s.Name, Verdict: string(s.Verdict), Message: s.Message})
 	}
 	return out
 }
 
-func storageOf(s *v1alpha1.StorageStatus) *Storage {
+func storageOf(s *v1alpha1.StorageStatus) *report.Storage {
 	if s == nil {
 		return nil
 	}
-	out := &Storage{
+	out := &report.Storage{
 		Class: s.StorageClassName, Provisioner: s.Provisioner, Driver: s.Driver,
 		Claims: s.Claims, ClaimsBound: s.ClaimsBound, VolumeMode: s.VolumeMode, AccessMode: s.AccessMode,
 		VolumesOmitted: s.VolumesOmitted,
@@ -258,13 +255,13 @@ func storageOf(s *v1alpha1.StorageStatus) *Storage {
 		out.Capacity = s.Capacity.String()
 	}
 	if b := s.Backend; b != nil {
-		out.Backend = &Backend{Name: b.Name, Driver: b.Driver, Version: b.Version, State: b.State}
+		out.Backend = &report.Backend{Name: b.Name, Driver: b.Driver, Version: b.Version, State: b.State}
 	}
 	for _, m := range s.Mounts {
-		out.Mounts = append(out.Mounts, Mount{FSType: m.FSType, Options: m.Options, Clients: m.Clients})
+		out.Mounts = append(out.Mounts, report.Mount{FSType: m.FSType, Options: m.Options, Clients: m.Clients})
 	}
 	for _, v := range s.Volumes {
-		vol := Volume{Claim: v.Claim, PersistentVolume: v.PersistentVolume, Pool: v.Pool, QoSPolicy: v.QoSPolicy,
+		vol := report.Volume{Claim: v.Claim, PersistentVolume: v.PersistentVolume, Pool: v.Pool, QoSPolicy: v.QoSPolicy,
 			ServiceLevel: v.ServiceLevel, TieringPolicy: v.TieringPolicy}
 		if v.Capacity != nil {
 			vol.Capacity = v.Capacity.String()
@@ -272,7 +269,7 @@ func storageOf(s *v1alpha1.StorageStatus) *Storage {
 		out.Volumes = append(out.Volumes, vol)
 	}
 	if e := s.Entitlement; e != nil {
-		out.Entitlement = &Entitlement{ServiceLevel: e.ServiceLevel, ThroughputBytesPerSec: e.ThroughputBytesPerSecond,
+		out.Entitlement = &report.Entitlement{ServiceLevel: e.ServiceLevel, ThroughputBytesPerSec: e.ThroughputBytesPerSecond,
 			PeakPercent: e.PeakPercent, Message: e.Message, SaturationNote: e.SaturationNote}
 	}
 	return out
@@ -281,28 +278,29 @@ func storageOf(s *v1alpha1.StorageStatus) *Storage {
 // Entry points with StorageBenchmarks, for the kubectl plugin.
 
 // WriteStatus prints what `kubectl storagebench status` shows for a
-// benchmark (Run.WriteStatus).
+// benchmark (report.Run.WriteStatus).
 func WriteStatus(w io.Writer, sb *v1alpha1.StorageBenchmark, now time.Time) error {
 	return FromAPI(sb).WriteStatus(w, now)
 }
 
-// ListTable is what `kubectl storagebench list` prints (ListTableOf).
-func ListTable(items []v1alpha1.StorageBenchmark, now time.Time, withNamespace bool) Table {
-	runs := make([]*Run, len(items))
+// ListTable is what `kubectl storagebench list` prints
+// (report.ListTableOf).
+func ListTable(items []v1alpha1.StorageBenchmark, now time.Time, withNamespace bool) report.Table {
+	runs := make([]*report.Run, len(items))
 	for i := range items {
 		runs[i] = FromAPI(&items[i])
 	}
-	return ListTableOf(runs, now, withNamespace)
+	return report.ListTableOf(runs, now, withNamespace)
 }
 
-// ProgressOf estimates a benchmark's progress at now (Run.Progress).
-func ProgressOf(sb *v1alpha1.StorageBenchmark, now time.Time) Progress {
+// ProgressOf estimates a benchmark's progress at now (report.Run.Progress).
+func ProgressOf(sb *v1alpha1.StorageBenchmark, now time.Time) report.Progress {
 	return FromAPI(sb).Progress(now)
 }
 
 // WriteDocument writes the JSON report of a benchmark (DocumentOf),
 // indented, with a final newline.
-func WriteDocument(w io.Writer, sb *v1alpha1.StorageBenchmark, o Options) error {
+func WriteDocument(w io.Writer, sb *v1alpha1.StorageBenchmark, o report.Options) error {
 	b, err := json.MarshalIndent(DocumentOf(sb, o), "", "  ")
 	if err != nil {
 		return err
@@ -311,14 +309,14 @@ func WriteDocument(w io.Writer, sb *v1alpha1.StorageBenchmark, o Options) error 
 	return err
 }
 
-// Compare resolves a comparison of benchmarks (at least one): CompareRuns
-// of their runs.
-func Compare(sbs []v1alpha1.StorageBenchmark, o Options) (*Comparison, error) {
-	runs := make([]*Run, len(sbs))
+// Compare resolves a comparison of benchmarks (at least one):
+// report.CompareRuns of their runs.
+func Compare(sbs []v1alpha1.StorageBenchmark, o report.Options) (*report.Comparison, error) {
+	runs := make([]*report.Run, len(sbs))
 	for i := range sbs {
 		runs[i] = FromAPI(&sbs[i])
 	}
-	return CompareRuns(runs, o)
+	return report.CompareRuns(runs, o)
 }
 
 // Document is the JSON report: the benchmark, the plotted series and the
@@ -331,12 +329,12 @@ type Document struct {
 	// Status is the Ready condition's reason.
 	Status string `json:"status"`
 	// Unit of the series' load.
-	Unit Unit `json:"unit"`
+	Unit report.Unit `json:"unit"`
 	// TargetLatency is the figure compared with LatencyTargetMs.
-	TargetLatency   Selector `json:"targetLatency"`
-	LatencyTargetMs float64  `json:"latencyTargetMs"`
+	TargetLatency   report.SelectorJSON `json:"targetLatency"`
+	LatencyTargetMs float64             `json:"latencyTargetMs"`
 	// Series are the plotted curves (read and write).
-	Series []Series `json:"series"`
+	Series []report.Series `json:"series"`
 	// Steps, Summary and SLOs are the status' own.
 	Steps      []v1alpha1.StepStatus   `json:"steps"`
 	Summary    *v1alpha1.SummaryStatus `json:"summary,omitempty"`
@@ -345,16 +343,17 @@ type Document struct {
 }
 
 // DocumentOf builds the JSON report of a benchmark.
-func DocumentOf(sb *v1alpha1.StorageBenchmark, o Options) Document {
+func DocumentOf(sb *v1alpha1.StorageBenchmark, o report.Options) Document {
 	r := FromAPI(sb)
 	d := Document{
 		Name: r.Name, Namespace: r.Namespace, Class: r.Class, Profile: r.ProfileName(),
-		Status: r.Phase, Unit: r.Unit, TargetLatency: r.Target, LatencyTargetMs: ms(r.LatencyTarget),
-		Series: r.CurveSeries(o.Metric), Steps: sb.Status.Steps, Summary: sb.Status.Summary, SLOs: sb.Status.SLOs,
+		Status: r.Phase, Unit: r.Unit, TargetLatency: report.SelectorJSON(r.Target),
+		LatencyTargetMs: float64(r.LatencyTarget) / float64(time.Millisecond),
+		Series:          r.CurveSeries(o.Metric), Steps: sb.Status.Steps, Summary: sb.Status.Summary, SLOs: sb.Status.SLOs,
 		StopReason: sb.Status.StopReason,
 	}
 	if d.Series == nil {
-		d.Series = []Series{}
+		d.Series = []report.Series{}
 	}
 	if d.Steps == nil {
 		d.Steps = []v1alpha1.StepStatus{}

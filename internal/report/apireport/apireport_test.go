@@ -1,4 +1,4 @@
-package report
+package apireport
 
 import (
 	"bytes"
@@ -13,12 +13,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/report"
 )
 
 // fixture loads testdata/NAME.yaml: a recorded StorageBenchmark.
 func fixture(t *testing.T, name string) *v1alpha1.StorageBenchmark {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name+".yaml"))
+	b, err := os.ReadFile(filepath.Join("..", "testdata", name+".yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,11 +35,11 @@ func fixture(t *testing.T, name string) *v1alpha1.StorageBenchmark {
 }
 
 func TestDecode(t *testing.T) {
-	one, err := os.ReadFile("testdata/oltp.yaml")
+	one, err := os.ReadFile("../testdata/oltp.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	two, err := os.ReadFile("testdata/throughput.yaml")
+	two, err := os.ReadFile("../testdata/throughput.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,58 +116,44 @@ func TestDecode(t *testing.T) {
 
 func stripCommentLines(s string) string { return string(stripComments([]byte(s))) }
 
-func TestUnitsAndSelectors(t *testing.T) {
+func TestUnitsAndTargets(t *testing.T) {
 	oltp, tp := FromAPI(fixture(t, "oltp")), FromAPI(fixture(t, "throughput"))
-	if u := oltp.Unit; u != UnitIOPS {
+	if u := oltp.Unit; u != report.UnitIOPS {
 		t.Errorf("oltp unit = %s", u)
 	}
-	if u := tp.Unit; u != UnitMiBps {
+	if u := tp.Unit; u != report.UnitMiBps {
 		t.Errorf("throughput unit = %s", u)
 	}
-	knee, kneeAPI := &oltp.Steps[5], &fixture(t, "oltp").Status.Steps[5]
-	cases := []struct {
-		sel  Selector
-		want string
-	}{
-		{Selector{"mean", "total"}, kneeAPI.Latency.Mean.Duration.String()},
-		{Selector{"p99", "read"}, kneeAPI.Read.Latency.P99.Duration.String()},
-		{Selector{"p99.9", "write"}, kneeAPI.Write.Latency.P999.Duration.String()},
-		{Selector{"p50", "read"}, kneeAPI.Read.Latency.P50.Duration.String()},
-		{Selector{"p90", "total"}, kneeAPI.Latency.P90.Duration.String()},
-		{Selector{"p99", "worst"}, kneeAPI.Write.Latency.P99.Duration.String()},
-	}
-	for _, c := range cases {
-		got, ok := c.sel.Of(knee)
-		if !ok || got.String() != c.want {
-			t.Errorf("%v: %v %v, want %s", c.sel, got, ok, c.want)
-		}
-	}
-	noWrites := *knee
-	noWrites.Write = nil
-	if _, ok := (Selector{"p99", "write"}).Of(&noWrites); ok {
-		t.Error("write latency of a step without writes")
-	}
-	if got, _ := (Selector{"p99", "worst"}).Of(&noWrites); got != knee.Read.Latency.P99 {
-		t.Errorf("worst without writes = %v", got)
-	}
-	if s := oltp.Target; s != (Selector{"mean", "total"}) || s.String() != "mean latency" {
+	if s := oltp.Target; s != analysis.DefaultTargetSelector || s.String() != "mean latency" {
 		t.Errorf("target selector %v %q", s, s)
 	}
 	if oltp.LatencyTarget != time.Millisecond || tp.LatencyTarget != 10*time.Millisecond {
 		t.Errorf("targets %v %v", oltp.LatencyTarget, tp.LatencyTarget)
 	}
-	if _, err := ParseMetric("p95"); err == nil {
-		t.Error("p95 accepted")
+	// Every figure of the status reaches the run: the knee step's selected
+	// latencies as the curve plots them.
+	kneeAPI := &fixture(t, "oltp").Status.Steps[5]
+	cases := []struct {
+		sel  analysis.LatencySelector
+		want time.Duration
+	}{
+		{analysis.LatencySelector{Metric: "mean", Operation: "total"}, kneeAPI.Latency.Mean.Duration},
+		{analysis.LatencySelector{Metric: "p99", Operation: "read"}, kneeAPI.Read.Latency.P99.Duration},
+		{analysis.LatencySelector{Metric: "p99.9", Operation: "write"}, kneeAPI.Write.Latency.P999.Duration},
+		{analysis.LatencySelector{Metric: "p50", Operation: "read"}, kneeAPI.Read.Latency.P50.Duration},
+		{analysis.LatencySelector{Metric: "p90", Operation: "total"}, kneeAPI.Latency.P90.Duration},
+		{analysis.LatencySelector{Metric: "p99", Operation: "worst"}, kneeAPI.Write.Latency.P99.Duration},
 	}
-	if _, err := ParseOperation("both"); err == nil {
-		t.Error("operation both accepted")
-	}
-	for v, want := range map[float64]string{0: "0.0", 1041.46: "1,041.5", 999.94: "999.9", 1234567.8: "1,234,567.8"} {
-		if got := UnitMiBps.Number(v); got != want {
-			t.Errorf("UnitMiBps.Number(%v) = %q, want %q", v, got, want)
+	for _, c := range cases {
+		points := oltp.Series(c.sel.String(), c.sel, oltp.Unit).Points
+		if len(points) != 8 || points[5].Index != 5 || points[5].LatencyMs != ms(c.want) {
+			t.Errorf("%v: points %+v, want %v at step 6", c.sel, points, c.want)
 		}
 	}
 }
+
+// ms is a duration in milliseconds, as the series hold latencies.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func TestSeries(t *testing.T) {
 	oltp := fixture(t, "oltp")
@@ -310,7 +298,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	for _, name := range []string{"oltp", "throughput"} {
 		t.Run(name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := WriteDocument(&b, fixture(t, name), Options{Metric: "p99"}); err != nil {
+			if err := WriteDocument(&b, fixture(t, name), report.Options{Metric: "p99"}); err != nil {
 				t.Fatal(err)
 			}
 			var doc Document
@@ -326,7 +314,7 @@ func TestJSONRoundTrip(t *testing.T) {
 			if string(again)+"\n" != b.String() {
 				t.Errorf("JSON does not round-trip:\n%s\nvs\n%s", again, b.String())
 			}
-			if len(doc.Series) != 2 || doc.Series[0].Selector != (Selector{"p99", "read"}) || len(doc.Series[0].Points) != len(doc.Steps) {
+			if len(doc.Series) != 2 || doc.Series[0].Selector != (analysis.LatencySelector{Metric: "p99", Operation: "read"}) || len(doc.Series[0].Points) != len(doc.Steps) {
 				t.Errorf("series %+v", doc.Series)
 			}
 			if doc.Summary == nil || doc.LatencyTargetMs <= 0 || doc.Status != "Completed" {
@@ -347,11 +335,11 @@ func TestCompare(t *testing.T) {
 		s.AchievedIOPS = s.AchievedIOPS * 11 / 10
 		s.Latency.Mean.Duration = s.Latency.Mean.Duration * 9 / 10
 	}
-	c, err := Compare([]v1alpha1.StorageBenchmark{*oltp, *faster, *tp}, Options{})
+	c, err := Compare([]v1alpha1.StorageBenchmark{*oltp, *faster, *tp}, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Selector != (Selector{"mean", "total"}) || c.Unit != UnitIOPS || c.Target != time.Millisecond {
+	if c.Selector != analysis.DefaultTargetSelector || c.Unit != report.UnitIOPS || c.Target != time.Millisecond {
 		t.Fatalf("comparison on %v %v %v", c.Selector, c.Unit, c.Target)
 	}
 	tbl := c.Table()
@@ -374,7 +362,7 @@ func TestCompare(t *testing.T) {
 		"\nJudged on mean latency against achieved IOPS with a latency target of 1 ms; Δ is relative to oltp-ontap-nas.\n") {
 		t.Errorf("text:\n%s", text.String())
 	}
-	if _, err := Compare(nil, Options{}); err == nil {
+	if _, err := Compare(nil, report.Options{}); err == nil {
 		t.Error("comparison of nothing")
 	}
 }
@@ -427,7 +415,7 @@ func TestProgress(t *testing.T) {
 			}
 		})
 	}
-	if Bar(-1, 4) != "[----]" || Bar(2, 4) != "[####]" || Bar(0.5, 4) != "[##--]" {
+	if report.Bar(-1, 4) != "[----]" || report.Bar(2, 4) != "[####]" || report.Bar(0.5, 4) != "[##--]" {
 		t.Error("Bar")
 	}
 }

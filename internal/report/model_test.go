@@ -1,0 +1,120 @@
+package report
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/results"
+)
+
+// operation is an operation's merged results: ios I/Os whose latencies
+// are the multiples of base (mean base, p50 2×, p90 3×, … p99.99 7×).
+func operation(ios uint64, base uint64) results.OperationSummary {
+	if ios == 0 {
+		return results.OperationSummary{}
+	}
+	return results.OperationSummary{IOPS: float64(ios) / 10, IOs: ios, Latency: results.LatencySummary{
+		Count: ios, MinNs: base / 2, MeanNs: float64(base), P50Ns: 2 * base, P90Ns: 3 * base, P95Ns: 4 * base,
+		P99Ns: 5 * base, P999Ns: 6 * base, P9999Ns: 7 * base, MaxNs: 8 * base,
+	}}
+}
+
+// aggregate is a step's merged results: reads, writes (0 I/Os: none) and
+// their total, with the write latencies above the read ones.
+func aggregate(step int, reads, writes uint64) results.StepAggregate {
+	return results.StepAggregate{Step: step, Read: operation(reads, 100_000), Write: operation(writes, 300_000), Total: operation(reads+writes, 150_000)}
+}
+
+func TestSelectedLatency(t *testing.T) {
+	allMetrics := []string{analysis.MetricMean, analysis.MetricMin, analysis.MetricMax, analysis.MetricP50, analysis.MetricP90,
+		analysis.MetricP95, analysis.MetricP99, analysis.MetricP999, analysis.MetricP9999}
+	operations := []string{"", analysis.OperationRead, analysis.OperationWrite, analysis.OperationTotal, analysis.OperationWorst}
+	for name, a := range map[string]results.StepAggregate{
+		"reads and writes": aggregate(0, 1000, 250),
+		"reads only":       aggregate(0, 1000, 0),
+		"writes only":      aggregate(0, 0, 250),
+		"no I/O":           aggregate(0, 0, 0),
+	} {
+		st := StepOf(plan.Step{}, time.Time{}, a, analysis.StepAnalysis{})
+		for _, m := range allMetrics {
+			for _, op := range operations {
+				sel := analysis.LatencySelector{Metric: m, Operation: op}
+				got, ok := st.selectedLatency(sel)
+				want, wantOK := sel.Of(a)
+				if !slices.Contains(shownMetrics, m) {
+					// A figure a report does not hold is missing, not another one.
+					wantOK = false
+				}
+				if ok != wantOK || (ok && got != time.Duration(want)) {
+					t.Errorf("%s, %v: %v %v, want %v %v (as analysis selects it)", name, sel, got, ok, time.Duration(want), wantOK)
+				}
+			}
+		}
+	}
+	if _, ok := (&Step{}).selectedLatency(analysis.LatencySelector{Operation: "both"}); ok {
+		t.Error("latency of an unknown operation")
+	}
+}
+
+func TestCheckSelector(t *testing.T) {
+	for _, c := range []struct {
+		sel     analysis.LatencySelector
+		wantErr string
+	}{
+		{analysis.LatencySelector{}, ""},
+		{analysis.LatencySelector{Metric: "p99.9", Operation: "worst"}, ""},
+		{analysis.LatencySelector{Metric: "mean", Operation: "read"}, ""},
+		{analysis.LatencySelector{Metric: "p95"}, `latency metric "p95" is not kept in reports: want one of mean, p50, p90, p99, p99.9`},
+		{analysis.LatencySelector{Metric: "max", Operation: "read"}, `latency metric "max" is not kept in reports`},
+		{analysis.LatencySelector{Metric: "p42"}, `unknown latency metric "p42": want one of mean, p50, p90, p99, p99.9`},
+		{analysis.LatencySelector{Operation: "both"}, `unknown operation "both" (want one of read, write, total, worst)`},
+	} {
+		err := CheckSelector(c.sel)
+		if (c.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.wantErr)) {
+			t.Errorf("CheckSelector(%+v) = %v, want %q", c.sel, err, c.wantErr)
+		}
+	}
+}
+
+func TestSeriesJSON(t *testing.T) {
+	steps := []Step{
+		StepOf(plan.Step{Index: 0}, time.Time{}, aggregate(0, 1000, 250), analysis.StepAnalysis{}),
+		StepOf(plan.Step{Index: 1}, time.Time{}, aggregate(1, 2000, 500), analysis.StepAnalysis{Knee: true}),
+	}
+	r := &Run{Unit: UnitIOPS, Target: analysis.DefaultTargetSelector, Steps: steps}
+	s := r.CurveSeries("p99")
+	if len(s) != 2 || s[0].Name != "read p99" || s[1].Selector != (analysis.LatencySelector{Metric: "p99", Operation: "write"}) {
+		t.Fatalf("series %+v", s)
+	}
+	b, err := json.Marshal(s[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"name":"read p99","selector":{"metric":"p99","operation":"read"},"points":[{"index":0,"load":125,"latencyMs":0.5},{"index":1,"load":250,"latencyMs":0.5,"knee":true}]}`
+	if string(b) != want {
+		t.Errorf("JSON\n got %s\nwant %s", b, want)
+	}
+	var back Series
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Name != s[0].Name || back.Selector != s[0].Selector || len(back.Points) != 2 || back.Points[1] != s[0].Points[1] {
+		t.Errorf("round trip %+v, want %+v", back, s[0])
+	}
+	if b, err := json.Marshal(SelectorJSON(r.Target)); err != nil || string(b) != `{"metric":"mean","operation":"total"}` {
+		t.Errorf("target selector JSON %s %v", b, err)
+	}
+}
+
+func TestUnitNumber(t *testing.T) {
+	for v, want := range map[float64]string{0: "0.0", 1041.46: "1,041.5", 999.94: "999.9", 1234567.8: "1,234,567.8"} {
+		if got := UnitMiBps.Number(v); got != want {
+			t.Errorf("UnitMiBps.Number(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
