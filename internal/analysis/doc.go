@@ -121,4 +121,13 @@
 // latencies in the largest fitting unit with three significant digits
 // (numfmt.Latency), more digits only when needed to tell a value from the
 // threshold it is compared with.
+//
+// # Steady state and stalls
+//
+// Steady judges a step's timeline (results.Timeline) by SNIA PTS's rule:
+// the seconds are cut into rounds (5 by default), and the step is steady when
+// the rounds' mean IOPS range within 20 % of their average and their
+// least-squares line moves by at most 10 % of it across the rounds.
+// LongestStall finds the longest run of seconds without a completion and the
+// p99.9 latency of the seconds around it.
 package analysis

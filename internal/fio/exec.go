@@ -22,6 +22,10 @@ type Executor struct {
 	// GracePeriod is how long fio may take to stop and write its report after
 	// SIGTERM before it is killed.
 	GracePeriod time.Duration
+	// Timeline asks fio for a status document every second
+	// (--status-interval=1); Result.Intervals then holds each job's
+	// per-second intervals.
+	Timeline bool
 }
 
 // Result is a finished fio run.
@@ -33,6 +37,9 @@ type Result struct {
 	// Notes are non-JSON lines fio printed before its report.
 	Notes  string
 	Stderr string
+	// Intervals are each job's intervals between status documents, keyed
+	// by job name, when the Executor asked for a Timeline.
+	Intervals map[string][]Interval
 }
 
 // Version returns fio's version string, e.g. "fio-3.33".
@@ -66,7 +73,11 @@ func (e Executor) Run(ctx context.Context, name, jobFile string) (*Result, error
 		return nil, err
 	}
 	_ = os.Remove(outPath)
-	cmd := exec.Command(e.binary(), "--output-format=json+", "--output="+outPath, jobPath)
+	args := []string{"--output-format=json+", "--output=" + outPath}
+	if e.Timeline {
+		args = append(args, "--status-interval=1")
+	}
+	cmd := exec.Command(e.binary(), append(args, jobPath)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.Stdout = &stderr
@@ -102,6 +113,11 @@ func (e Executor) Run(ctx context.Context, name, jobFile string) (*Result, error
 			res.Output = out
 		} else if waitErr == nil {
 			return nil, err
+		}
+		if e.Timeline && err == nil {
+			if res.Intervals, err = Intervals(data); err != nil && waitErr == nil {
+				return nil, err
+			}
 		}
 	}
 	if waitErr != nil && (!interrupted || res.Output == nil) {

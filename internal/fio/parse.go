@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"syscall"
 )
@@ -99,10 +100,20 @@ func Parse(data []byte) (*Output, string, error) {
 		return nil, text, fmt.Errorf("fio output contains no JSON document: %s", firstLines(text, 5))
 	}
 	preamble := strings.TrimSpace(string(data[:start]))
+	// With --status-interval the output holds one document per tick and
+	// the final one last: the report is the last document.
 	var raw rawOutput
 	dec := json.NewDecoder(bytes.NewReader(data[start:]))
-	if err := dec.Decode(&raw); err != nil {
-		return nil, preamble, fmt.Errorf("decoding fio json+ output: %w", err)
+	for n := 0; ; n++ {
+		var doc rawOutput
+		err := dec.Decode(&doc)
+		if n > 0 && errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, preamble, fmt.Errorf("decoding fio json+ output: %w", err)
+		}
+		raw = doc
 	}
 	out := &Output{Version: raw.Version, TimestampMs: raw.TimestampMs, Jobs: make([]JobResult, 0, len(raw.Jobs))}
 	for _, j := range raw.Jobs {

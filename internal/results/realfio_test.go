@@ -109,3 +109,89 @@ func TestThreeConcurrentFioClients(t *testing.T) {
 		t.Logf("%s: %.1f IOPS, p50 %d ns, p99 %d ns over %d I/Os", dir.name, dir.sum.IOPS, l.P50Ns, l.P99Ns, l.Count)
 	}
 }
+
+// TestTimelineOfThreeConcurrentClients runs three real fio processes at once
+// with a status document every second. Second by second, the merged
+// timeline's percentiles equal a reference over all the clients' samples of
+// that second taken together, and the seconds add up, bin by bin, to the
+// step's exact aggregate.
+func TestTimelineOfThreeConcurrentClients(t *testing.T) {
+	bin, err := exec.LookPath("fio")
+	if err != nil {
+		t.Fatal("fio is not installed; `make setup` installs it")
+	}
+	const clients = 3
+	steps := make([]ClientStep, clients)
+	timelines := make([]Timeline, clients)
+	errs := make([]error, clients)
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			run := fio.Run{Name: fmt.Sprintf("client%d", c), Engine: "psync", BlockSizeBytes: 4096,
+				ReadPercent: 70, Random: true, Runtime: 4 * time.Second, Ramp: time.Second, Seed: uint64(77 * (c + 1)),
+				Jobs: []fio.Job{{IODepth: 1, ReadIOPS: 70, WriteIOPS: 30}, {IODepth: 1, ReadIOPS: 35, WriteIOPS: 15}}}
+			job, err := fio.Render(run, fio.Layout{Directory: t.TempDir(), BytesPerJob: 8 << 20})
+			if err != nil {
+				errs[c] = err
+				return
+			}
+			res, err := fio.Executor{Binary: bin, WorkDir: t.TempDir(), Timeline: true}.Run(context.Background(), run.Name, job)
+			if err != nil {
+				errs[c] = err
+				return
+			}
+			r, w := FromFio(res.Output)
+			steps[c] = ClientStep{Client: c, Jobs: 2, Read: r, Write: w}
+			timelines[c] = TimelineOf(res.Intervals)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	merged := MergeTimelines(timelines...)
+	if len(merged) != 4 {
+		t.Fatalf("merged timeline has %d seconds, want 4", len(merged))
+	}
+	samplesOf := func(h fio.Histogram) []uint64 {
+		var out []uint64
+		for _, b := range h.Bins {
+			for range b.Count {
+				out = append(out, fio.BinValue(b.Index))
+			}
+		}
+		return out
+	}
+	var total fio.Accumulator
+	for k, s := range merged {
+		var pooled []uint64
+		var ios uint64
+		for _, tl := range timelines {
+			if k < len(tl) {
+				pooled = append(pooled, samplesOf(tl[k].Read.Hist)...)
+				pooled = append(pooled, samplesOf(tl[k].Write.Hist)...)
+				ios += tl[k].Read.IOs + tl[k].Write.IOs
+			}
+		}
+		slices.Sort(pooled)
+		if uint64(len(pooled)) != ios || s.Read.IOs+s.Write.IOs != ios || ios == 0 {
+			t.Fatalf("second %d: %d I/Os merged, %d I/Os and %d samples in the clients' seconds", k, s.Read.IOs+s.Write.IOs, ios, len(pooled))
+		}
+		// 3 clients × 150 IOPS offered.
+		if s.IOPS < 0.9*450 || s.IOPS > 1.1*450 {
+			t.Errorf("second %d: %.1f IOPS, offered 450", k, s.IOPS)
+		}
+		want := fio.ReferencePercentiles(pooled, []float64{99, 99.9})
+		if got := s.Percentiles(99, 99.9); !slices.Equal(got, want) {
+			t.Errorf("second %d: merged p99, p99.9 %v ns, reference %v", k, got, want)
+		}
+		total.Add(s.Read.Hist)
+		total.Add(s.Write.Hist)
+	}
+	agg := Aggregate(0, steps)
+	if got := total.Histogram(); !reflect.DeepEqual(got.Bins, agg.Total.Histogram.Bins) {
+		t.Fatal("the merged seconds do not add up to the step's aggregate histogram")
+	}
+}
