@@ -18,8 +18,8 @@ const (
 
 // SteadyOptions set the steady-state rule; zero fields take the defaults.
 type SteadyOptions struct {
-	// Rounds is how many equal windows the step's seconds are cut into
-	// (a remainder of seconds at the start is left out); 2..60.
+	// Rounds is how many equal rounds the step's timeline windows are cut
+	// into (a remainder of windows at the start is left out); 2..60.
 	Rounds int
 	// RangePercent bounds max − min of the rounds' mean IOPS, as a
 	// percentage of their average.
@@ -60,7 +60,8 @@ func (o SteadyOptions) Validate() error {
 
 // SteadyState is the verdict on one step's per-second IOPS.
 type SteadyState struct {
-	// Judged is false when the step has fewer seconds than rounds.
+	// Judged is false when the step has fewer timeline windows than
+	// rounds.
 	Judged bool
 	// Steady is true when both excursions are within their bounds.
 	Steady bool
@@ -69,22 +70,23 @@ type SteadyState struct {
 	Mean, RangePercent, SlopePercent float64
 }
 
-// Steady judges a step's timeline by SNIA PTS's rule: the seconds are cut
-// into o.Rounds equal windows, each window's mean IOPS is a round, and the
+// Steady judges a step's timeline by SNIA PTS's rule: the windows are cut
+// into o.Rounds equal rounds, each round's mean IOPS is its value, and the
 // step is steady when the rounds' range (max − min) and the excursion of
 // their least-squares line (slope × (rounds − 1)) are within RangePercent and
 // SlopePercent of the rounds' average. A step that completed nothing is
 // judged not steady: there is no rate it held.
 func Steady(t results.Timeline, o SteadyOptions) SteadyState {
 	o = o.WithDefaults()
-	per := len(t) / o.Rounds
+	w := t.Windows
+	per := len(w) / o.Rounds
 	if per == 0 {
 		return SteadyState{}
 	}
-	skip := len(t) - per*o.Rounds
+	skip := len(w) - per*o.Rounds
 	rounds := make([]float64, o.Rounds)
 	for r := range rounds {
-		for _, s := range t[skip+r*per : skip+(r+1)*per] {
+		for _, s := range w[skip+r*per : skip+(r+1)*per] {
 			rounds[r] += s.IOPS / float64(per)
 		}
 	}
@@ -114,44 +116,48 @@ func Steady(t results.Timeline, o SteadyOptions) SteadyState {
 	return st
 }
 
-// Stall is the longest run of whole seconds in which no client completed an
-// I/O.
+// Stall is the longest run of whole timeline windows in which no client
+// completed an I/O.
 type Stall struct {
-	// Start is the first stalled second; Seconds how many followed in a
-	// row (0: no second without completions).
-	Start, Seconds int
-	// BeforeP999Ns and AfterP999Ns are the p99.9 latency of the seconds
+	// StartSeconds is when the stall began, in seconds after the ramp;
+	// Seconds how long it lasted (0: no window without completions).
+	StartSeconds, Seconds int
+	// BeforeP999Ns and AfterP999Ns are the p99.9 latency of the windows
 	// just before and just after the stall (0 when there is none): the
-	// I/Os that waited through it complete in the second after.
+	// I/Os that waited through it complete in the window after.
 	BeforeP999Ns, AfterP999Ns uint64
 }
 
-// LongestStall finds the longest run of seconds without a completion. Its
-// resolution is the timeline's: a stall shorter than a second, or one that
-// straddles two seconds that each saw a completion, is not found.
+// LongestStall finds the longest run of windows without a completion. Its
+// resolution is the timeline's window: a stall shorter than a window, or
+// one that straddles two windows that each saw a completion, is not found.
 func LongestStall(t results.Timeline) Stall {
-	var best Stall
-	for i := 0; i < len(t); {
-		if t[i].Read.IOs+t[i].Write.IOs > 0 {
+	w := t.Windows
+	idle := func(k int) bool { return w[k].IOs == 0 }
+	start, n := 0, 0
+	for i := 0; i < len(w); {
+		if !idle(i) {
 			i++
 			continue
 		}
 		j := i
-		for j < len(t) && t[j].Read.IOs+t[j].Write.IOs == 0 {
+		for j < len(w) && idle(j) {
 			j++
 		}
-		if j-i > best.Seconds {
-			best = Stall{Start: i, Seconds: j - i}
+		if j-i > n {
+			start, n = i, j-i
 		}
 		i = j
 	}
-	if best.Seconds > 0 {
-		if best.Start > 0 {
-			best.BeforeP999Ns = t[best.Start-1].Percentiles(99.9)[0]
-		}
-		if end := best.Start + best.Seconds; end < len(t) {
-			best.AfterP999Ns = t[end].Percentiles(99.9)[0]
-		}
+	if n == 0 {
+		return Stall{}
 	}
-	return best
+	st := Stall{StartSeconds: start * t.WindowSeconds, Seconds: n * t.WindowSeconds}
+	if start > 0 {
+		st.BeforeP999Ns = w[start-1].Percentiles(99.9)[0]
+	}
+	if end := start + n; end < len(w) {
+		st.AfterP999Ns = w[end].Percentiles(99.9)[0]
+	}
+	return st
 }

@@ -42,9 +42,9 @@ func TestSteadyOnRealRuns(t *testing.T) {
 			tl := results.TimelineOf(res.Intervals)
 			got := analysis.Steady(tl, analysis.SteadyOptions{Rounds: 3})
 			if !got.Judged || got.Steady != c.steady {
-				t.Errorf("Steady = %+v over %d seconds, want steady %v", got, len(tl), c.steady)
+				t.Errorf("Steady = %+v over %d seconds, want steady %v", got, len(tl.Windows), c.steady)
 			}
-			t.Logf("%d seconds: %+v", len(tl), got)
+			t.Logf("%d seconds: %+v", len(tl.Windows), got)
 		})
 	}
 }

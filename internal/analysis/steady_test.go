@@ -8,14 +8,14 @@ import (
 	"github.com/storagebench/storagebench/internal/results"
 )
 
-// timeline builds a timeline whose second k did iops[k] reads, each of
-// latency ns (0: none).
+// timeline builds a one-second timeline whose second k did iops[k] I/Os,
+// each of latency ns.
 func timeline(ns uint64, iops ...uint64) results.Timeline {
-	t := make(results.Timeline, len(iops))
+	t := results.Timeline{WindowSeconds: 1, Windows: make([]results.Window, len(iops))}
 	for k, n := range iops {
-		t[k].Read.IOs, t[k].IOPS = n, float64(n)
+		t.Windows[k].IOs, t.Windows[k].IOPS = n, float64(n)
 		if n > 0 {
-			t[k].Read.Hist = fio.Histogram{Bins: []fio.Bin{{Index: fio.IndexOf(ns), Count: n}}}
+			t.Windows[k].Hist = fio.Histogram{Bins: []fio.Bin{{Index: fio.IndexOf(ns), Count: n}}}
 		}
 	}
 	return t
@@ -90,16 +90,21 @@ func TestLongestStall(t *testing.T) {
 		{"none", timeline(1000, 5, 5, 5), 0, 0, 0, 0},
 		{"the longest of two", func() results.Timeline {
 			tl := timeline(1000, 5, 0, 5, 0, 0, 0, 5)
-			tl[6].Read.Hist = fio.Histogram{Bins: []fio.Bin{{Index: fio.IndexOf(3_000_000_000), Count: 5}}}
+			tl.Windows[6].Hist = fio.Histogram{Bins: []fio.Bin{{Index: fio.IndexOf(3_000_000_000), Count: 5}}}
 			return tl
 		}(), 3, 3, fio.BinValue(fio.IndexOf(1000)), fio.BinValue(fio.IndexOf(3_000_000_000))},
 		{"at the start", timeline(1000, 0, 0, 5), 0, 2, 0, fio.BinValue(fio.IndexOf(1000))},
 		{"at the end", timeline(1000, 5, 0), 1, 1, fio.BinValue(fio.IndexOf(1000)), 0},
+		{"in two-second windows", func() results.Timeline {
+			tl := timeline(1000, 5, 0, 0, 5)
+			tl.WindowSeconds = 2
+			return tl
+		}(), 2, 4, fio.BinValue(fio.IndexOf(1000)), fio.BinValue(fio.IndexOf(1000))},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := LongestStall(c.tl)
-			want := Stall{Start: c.start, Seconds: c.length, BeforeP999Ns: c.before, AfterP999Ns: c.after}
+			want := Stall{StartSeconds: c.start, Seconds: c.length, BeforeP999Ns: c.before, AfterP999Ns: c.after}
 			if got != want {
 				t.Errorf("LongestStall = %+v, want %+v", got, want)
 			}

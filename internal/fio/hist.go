@@ -272,6 +272,14 @@ func (a *Accumulator) Add(h Histogram) {
 	}
 }
 
+// AddAccumulator adds every bin of b.
+func (a *Accumulator) AddAccumulator(b *Accumulator) {
+	for i, c := range b.counts {
+		a.counts[i] += c
+	}
+	a.total += b.total
+}
+
 // Total returns the number of samples added.
 func (a *Accumulator) Total() uint64 { return a.total }
 

@@ -97,6 +97,12 @@ func TestIntervalsRefuseNonCumulativeSnapshots(t *testing.T) {
 	}
 	// A ramp snapshot (I/Os without latencies) starts the series over.
 	ramp := `{"jobs":[{"jobname":"j","job_runtime":900,"read":{"total_ios":5,"clat_ns":{"N":0}},"write":{"clat_ns":{"N":0}}}]}` + "\n"
+	// A snapshot whose N lags its bins by an I/O being recorded counts
+	// the bins.
+	racing := doc(1000, 1, `"100":2`) + doc(2000, 3, `"100":3`)
+	if ivs, err := Intervals([]byte(racing)); err != nil || ivs["j"][0].Read.IOs != 2 || ivs["j"][1].Read.IOs != 1 {
+		t.Fatalf("a snapshot with N behind its bins: %+v, %v", ivs, err)
+	}
 	ivs, err = Intervals([]byte(ramp + ok))
 	if err != nil || len(ivs["j"]) != 2 || ivs["j"][0].StartMs != 0 || ivs["j"][0].Read.IOs != 2 {
 		t.Fatalf("after a ramp snapshot: %+v, %v", ivs, err)

@@ -31,6 +31,9 @@ type ClientStep struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Error carries fio's own message when the step failed.
 	Error string `json:"error,omitempty"`
+	// Timeline is the step second by second (coarser when long: Fit);
+	// empty when the runner did not collect one.
+	Timeline Timeline `json:"timeline,omitzero"`
 }
 
 // Operation is one data direction of a client's step.
@@ -136,6 +139,8 @@ type StepAggregate struct {
 	Errors []string `json:"errors,omitempty"`
 	// FailedClients is how many clients reported an error.
 	FailedClients int `json:"failedClients,omitempty"`
+	// Timeline is the clients' timelines merged window by window.
+	Timeline Timeline `json:"timeline,omitzero"`
 }
 
 // Aggregate merges all clients' results for one step exactly: IOPS and bytes
@@ -158,6 +163,7 @@ func Aggregate(step int, clients []ClientStep) StepAggregate {
 type Merger struct {
 	agg         StepAggregate
 	r, w, t     dirMerger
+	timeline    timelineMerger
 	first, last time.Time
 	seen        map[int]bool
 }
@@ -193,6 +199,7 @@ func (m *Merger) merge(c *ClientStep) {
 	m.w.addOperation(&c.Write)
 	m.t.addOperation(&c.Read)
 	m.t.addOperation(&c.Write)
+	m.timeline.add(c.Timeline)
 	if c.Error != "" {
 		// A thousand clients' 4 KiB errors would not fit in a ConfigMap:
 		// the first MaxErrors are kept, then a count.
@@ -233,6 +240,7 @@ func (m *Merger) Result() StepAggregate {
 	agg.Read = m.r.summary()
 	agg.Write = m.w.summary()
 	agg.Total = m.t.summary()
+	agg.Timeline = m.timeline.result()
 	return agg
 }
 

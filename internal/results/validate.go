@@ -45,6 +45,9 @@ func (c ClientStep) Validate() error {
 	if err := c.Write.validate(); err != nil {
 		return fmt.Errorf("client %d step %d: write: %w", c.Client, c.Step, err)
 	}
+	if err := c.Timeline.validate(c.Read.Latency.Count + c.Write.Latency.Count); err != nil {
+		return fmt.Errorf("client %d step %d: %w", c.Client, c.Step, err)
+	}
 	return nil
 }
 
@@ -66,20 +69,8 @@ func (d *Operation) validate() error {
 			return fmt.Errorf("%s %d is above %d", f.name, f.v, uint64(MaxCount))
 		}
 	}
-	var total uint64
-	for i, b := range l.Hist.Bins {
-		switch {
-		case b.Index < 0 || b.Index >= fio.PlatNR:
-			return fmt.Errorf("histogram bin index %d is outside [0, %d)", b.Index, fio.PlatNR)
-		case i > 0 && b.Index <= l.Hist.Bins[i-1].Index:
-			return fmt.Errorf("histogram bins are not in ascending order at bin %d", i)
-		case b.Count == 0 || b.Count > MaxCount:
-			return fmt.Errorf("histogram bin %d count %d is outside [1, %d]", i, b.Count, uint64(MaxCount))
-		}
-		total += b.Count // at most PlatNR × 2^53 < 2^64
-	}
-	if total != l.Count {
-		return fmt.Errorf("histogram holds %d samples but count is %d", total, l.Count)
+	if err := validateHist(l.Hist, l.Count); err != nil {
+		return err
 	}
 	if l.Count == 0 {
 		return nil
@@ -98,6 +89,27 @@ func (d *Operation) validate() error {
 		return fmt.Errorf("latency min %d ns is not in the first histogram bin (%d ns)", l.MinNs, fio.BinValue(bins[0].Index))
 	case fio.IndexOf(l.MaxNs) != bins[len(bins)-1].Index:
 		return fmt.Errorf("latency max %d ns is not in the last histogram bin (%d ns)", l.MaxNs, fio.BinValue(bins[len(bins)-1].Index))
+	}
+	return nil
+}
+
+// validateHist checks an untrusted histogram's bins (indices in range and
+// ascending, counts within bounds) and that they hold count samples.
+func validateHist(h fio.Histogram, count uint64) error {
+	var total uint64
+	for i, b := range h.Bins {
+		switch {
+		case b.Index < 0 || b.Index >= fio.PlatNR:
+			return fmt.Errorf("histogram bin index %d is outside [0, %d)", b.Index, fio.PlatNR)
+		case i > 0 && b.Index <= h.Bins[i-1].Index:
+			return fmt.Errorf("histogram bins are not in ascending order at bin %d", i)
+		case b.Count == 0 || b.Count > MaxCount:
+			return fmt.Errorf("histogram bin %d count %d is outside [1, %d]", i, b.Count, uint64(MaxCount))
+		}
+		total += b.Count // at most PlatNR × 2^53 < 2^64
+	}
+	if total != count {
+		return fmt.Errorf("histogram holds %d samples but count is %d", total, count)
 	}
 	return nil
 }

@@ -1,0 +1,112 @@
+package results
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/storagebench/storagebench/internal/fio"
+)
+
+// tl builds a one-second timeline: window k did ios[k] I/Os of 100 ns at
+// ios[k] IOPS.
+func tl(ios ...uint64) Timeline {
+	t := Timeline{WindowSeconds: 1, Windows: make([]Window, len(ios))}
+	for k, n := range ios {
+		t.Windows[k] = Window{IOs: n, Bytes: 4096 * n, IOPS: float64(n), BytesPerSec: float64(4096 * n)}
+		if n > 0 {
+			t.Windows[k].Hist = fio.Histogram{Bins: []fio.Bin{{Index: fio.IndexOf(100), Count: n}}}
+		}
+	}
+	return t
+}
+
+func TestCoarsen(t *testing.T) {
+	got := tl(10, 20, 30, 40, 50).Coarsen()
+	if got.WindowSeconds != 2 || len(got.Windows) != 3 {
+		t.Fatalf("Coarsen: %d windows of %d s", len(got.Windows), got.WindowSeconds)
+	}
+	for k, want := range []struct {
+		ios  uint64
+		iops float64
+	}{{30, 15}, {70, 35}, {50, 50}} {
+		w := got.Windows[k]
+		if w.IOs != want.ios || w.IOPS != want.iops || w.Hist.Total() != want.ios {
+			t.Errorf("window %d: %d I/Os at %v IOPS, want %d at %v", k, w.IOs, w.IOPS, want.ios, want.iops)
+		}
+	}
+}
+
+func TestFit(t *testing.T) {
+	long := tl(make([]uint64, 3600)...)
+	for k := range long.Windows {
+		long.Windows[k] = tl(uint64(k%7 + 1)).Windows[0]
+	}
+	fit := long.Fit(8 << 10)
+	data, _ := json.Marshal(fit)
+	if len(data) > 8<<10 || fit.WindowSeconds < 2 {
+		t.Fatalf("Fit(8 KiB): %d bytes in windows of %d s", len(data), fit.WindowSeconds)
+	}
+	var ios, want uint64
+	for _, w := range fit.Windows {
+		ios += w.IOs
+	}
+	for _, w := range long.Windows {
+		want += w.IOs
+	}
+	if ios != want {
+		t.Fatalf("Fit lost I/Os: %d of %d", ios, want)
+	}
+	if short := tl(1, 2, 3); !reflect.DeepEqual(short.Fit(1<<20), short) {
+		t.Fatal("Fit changed a timeline within its budget")
+	}
+	if one := tl(1, 2, 3).Fit(1); len(one.Windows) != 1 || one.Windows[0].IOs != 6 {
+		t.Fatalf("Fit(1 byte) = %+v, want one window of 6 I/Os", one)
+	}
+}
+
+func TestMergeTimelinesOfDifferentWindows(t *testing.T) {
+	// Client 1 coarsened to 2 s windows, client 2 sent seconds: the merge
+	// is in 2 s windows whatever the order.
+	a, b := tl(1, 2, 3, 4).Coarsen(), tl(10, 20, 30)
+	for _, order := range [][]Timeline{{a, b}, {b, a}} {
+		got := MergeTimelines(order...)
+		if got.WindowSeconds != 2 || len(got.Windows) != 2 ||
+			got.Windows[0].IOs != 33 || got.Windows[1].IOs != 37 ||
+			got.Windows[0].IOPS != 1.5+15 || got.Windows[1].IOPS != 3.5+30 {
+			t.Errorf("MergeTimelines = %+v", got)
+		}
+	}
+	if got := MergeTimelines(Timeline{}, b); !reflect.DeepEqual(got, b) {
+		t.Errorf("an empty timeline changed the merge: %+v", got)
+	}
+}
+
+func TestTimelineValidate(t *testing.T) {
+	good := tl(3, 4)
+	if err := good.validate(7); err != nil {
+		t.Fatalf("valid timeline refused: %v", err)
+	}
+	bad := func(f func(*Timeline)) Timeline {
+		t := tl(3, 4)
+		t.Windows = append([]Window(nil), t.Windows...)
+		f(&t)
+		return t
+	}
+	for name, c := range map[string]struct {
+		t   Timeline
+		ios uint64
+		msg string
+	}{
+		"total differs":       {good, 8, "timeline holds 7 I/Os, the step 8"},
+		"window not 2^n":      {bad(func(t *Timeline) { t.WindowSeconds = 3 }), 7, "not a power of two"},
+		"bins disagree":       {bad(func(t *Timeline) { t.Windows[0].IOs = 2 }), 6, "histogram holds 3 samples but count is 2"},
+		"negative rate":       {bad(func(t *Timeline) { t.Windows[1].IOPS = -1 }), 7, "rate -1"},
+		"bin index too large": {bad(func(t *Timeline) { t.Windows[0].Hist = fio.Histogram{Bins: []fio.Bin{{Index: fio.PlatNR, Count: 3}}} }), 7, "bin index"},
+	} {
+		if err := c.t.validate(c.ios); err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: error %v, want it to say %q", name, err, c.msg)
+		}
+	}
+}
