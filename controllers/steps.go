@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/fio"
 	"github.com/storagebench/storagebench/internal/protocol"
@@ -28,18 +29,29 @@ import (
 type stepRecord struct {
 	order protocol.StepOrder
 	// agg is the exact aggregate without its histograms (the analysis and
-	// the planner use the summaries; the histograms stay in the ConfigMap).
+	// the planner use the summaries; the histograms stay in the ConfigMap),
+	// its timeline's windows included.
 	agg  results.StepAggregate
 	name string
+	// stall is the timeline's longest stall, found before its windows'
+	// histograms were dropped.
+	stall analysis.Stall
 }
 
 // recordOf is a step's record as a reconcile keeps it: the histograms,
 // which only the step ConfigMap needs, are dropped.
 func recordOf(order protocol.StepOrder, agg results.StepAggregate, name string) stepRecord {
+	stall := analysis.LongestStall(agg.Timeline)
 	for _, d := range []*results.OperationSummary{&agg.Read, &agg.Write, &agg.Total} {
 		d.Histogram = fio.Histogram{}
 	}
-	return stepRecord{order: order, agg: agg, name: name}
+	windows := make([]results.Window, len(agg.Timeline.Windows))
+	for k, w := range agg.Timeline.Windows {
+		w.Hist = fio.Histogram{}
+		windows[k] = w
+	}
+	agg.Timeline.Windows = windows
+	return stepRecord{order: order, agg: agg, name: name, stall: stall}
 }
 
 // stepMemo remembers decoded step records by the ConfigMap's UID and

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/numfmt"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
 )
@@ -45,6 +47,8 @@ const (
 	ReasonClockOffsetTooLarge = "ClockOffsetTooLarge"
 	ReasonClockSkew           = "ClockSkew"
 	ReasonClocksAgree         = "ClocksAgree"
+	ReasonSteady              = "Steady"
+	ReasonNotSteady           = "NotSteady"
 )
 
 // maxMessage bounds a condition message: the API allows 32 KiB, and text
@@ -60,7 +64,7 @@ func clip(s string, n int) string { return protocol.Truncate(s, n) }
 // from the children, and lists in a fixed order compare equal.
 var conditionOrder = []string{v1alpha1.ConditionReady, v1alpha1.ConditionReconciling, v1alpha1.ConditionStalled,
 	v1alpha1.ConditionComplete, v1alpha1.ConditionFailed, v1alpha1.ConditionSLOMet, v1alpha1.ConditionStorageWarning,
-	v1alpha1.ConditionClockSkew}
+	v1alpha1.ConditionClockSkew, v1alpha1.ConditionSteadyState}
 
 // setCondition sets a condition whose status changed at at (an observed
 // instant, so a rebuilt status carries the same times).
@@ -174,6 +178,18 @@ func stepStatus(rec stepRecord) v1alpha1.StepStatus {
 		s.Latency = &l
 	}
 	s.Errors = protocol.ErrorLines(agg)
+	if st := rec.stall; st.Seconds > 0 {
+		s.LongestStall = &v1alpha1.StallStatus{
+			Start:    metav1.Duration{Duration: time.Duration(st.StartSeconds) * time.Second},
+			Duration: metav1.Duration{Duration: time.Duration(st.Seconds) * time.Second},
+		}
+		if st.BeforeP999Ns > 0 {
+			s.LongestStall.P999Before = ptr.To(duration(st.BeforeP999Ns))
+		}
+		if st.AfterP999Ns > 0 {
+			s.LongestStall.P999After = ptr.To(duration(st.AfterP999Ns))
+		}
+	}
 	return s
 }
 
@@ -196,6 +212,7 @@ func analyze(b *v1alpha1.StorageBenchmark, d *desired, steps []stepRecord, compl
 		b.Status.Steps[i].Saturated = a.Saturated
 		b.Status.Steps[i].Knee = a.Knee
 	}
+	setSteadyState(b, d.Analysis.Steady, steps)
 	b.Status.Summary = summaryStatus(b, res.Summary, d.Analysis.WithDefaults().LatencyTarget)
 	entitlementPercents(b)
 	if complete && len(d.Objectives) > 0 {
@@ -271,6 +288,47 @@ func setSLOs(b *v1alpha1.StorageBenchmark, res analysis.Result) {
 		at = b.Status.CompletionTime.Time
 	}
 	setCondition(b, v1alpha1.ConditionSLOMet, res.AllSLOsMet, reason, at, msg)
+}
+
+// setSteadyState judges every step's timeline and sets the SteadyState
+// condition: True while every judged step was steady, False from the first
+// that was not, each stamped with the end of the step that decided it, so a
+// rebuilt status carries the same time. Without a judged step (timelines too
+// short, or runners that sent none) there is no condition.
+func setSteadyState(b *v1alpha1.StorageBenchmark, o analysis.SteadyOptions, steps []stepRecord) {
+	var unsteady []string
+	var at time.Time
+	judged := false
+	for i, rec := range steps {
+		st := analysis.Steady(rec.agg.Timeline, o)
+		if !st.Judged {
+			continue
+		}
+		b.Status.Steps[i].SteadyState = &v1alpha1.SteadyStateStatus{Steady: st.Steady,
+			RangePercent: int32(min(math.Round(st.RangePercent), math.MaxInt32)),
+			SlopePercent: int32(min(math.Round(st.SlopePercent), math.MaxInt32))}
+		if !judged || (!st.Steady && len(unsteady) == 0) {
+			at = rec.order.End()
+		}
+		judged = true
+		if !st.Steady {
+			unsteady = append(unsteady, fmt.Sprintf("step %d (IOPS range %s %%, slope %s %%)", rec.order.Index+1,
+				numfmt.Count(math.Round(st.RangePercent)), numfmt.Count(math.Round(st.SlopePercent))))
+		}
+	}
+	if !judged {
+		return
+	}
+	o = o.WithDefaults()
+	if len(unsteady) == 0 {
+		setCondition(b, v1alpha1.ConditionSteadyState, true, ReasonSteady, at,
+			fmt.Sprintf("every judged step held its IOPS within %s %% (range) and %s %% (slope) over %d rounds",
+				numfmt.Count(o.RangePercent), numfmt.Count(o.SlopePercent), o.Rounds))
+		return
+	}
+	setCondition(b, v1alpha1.ConditionSteadyState, false, ReasonNotSteady, at,
+		fmt.Sprintf("not in steady state (limits %s %% range, %s %% slope): %s",
+			numfmt.Count(o.RangePercent), numfmt.Count(o.SlopePercent), strings.Join(unsteady, "; ")))
 }
 
 // progress is "finished/planned" for kubectl get.

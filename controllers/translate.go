@@ -54,6 +54,8 @@ func desiredOf(b *v1alpha1.StorageBenchmark) (desired, error) {
 		LatencyTarget:     s.Analysis.LatencyTarget.Duration,
 		TargetSelector:    selectorOf(s.Analysis.TargetLatency),
 		SaturationPercent: s.Analysis.SaturationPercent,
+		Steady: analysis.SteadyOptions{Rounds: int(s.Analysis.SteadyState.Rounds),
+			RangePercent: float64(s.Analysis.SteadyState.RangePercent), SlopePercent: float64(s.Analysis.SteadyState.SlopePercent)},
 	}
 	if d.Load.Unit() == plan.MiBps {
 		d.Analysis.Throughput = analysis.ThroughputBytes

@@ -32,6 +32,10 @@ const (
 	// runners correct for the offsets they measured, so it warns rather than
 	// fails, unless an offset exceeds the start lead.
 	ConditionClockSkew = "ClockSkew"
+	// ConditionSteadyState is True when every step whose timeline could be
+	// judged held its IOPS steady (analysis.steadyState), False when one
+	// did not; absent when no step could be judged.
+	ConditionSteadyState = "SteadyState"
 )
 
 // StorageBenchmarkStatus is what the operator observed and measured.
@@ -313,6 +317,15 @@ type StepStatus struct {
 	// volumes' service-level entitlement (Google Cloud NetApp Volumes).
 	// +optional
 	EntitlementPercent int32 `json:"entitlementPercent,omitempty"`
+	// steadyState is the steady-state verdict on the step's IOPS second by
+	// second (analysis.steadyState); unset when its timeline was too short
+	// to judge.
+	// +optional
+	SteadyState *SteadyStateStatus `json:"steadyState,omitempty"`
+	// longestStall is the longest run of whole seconds in which no client
+	// completed an I/O; unset when there was none.
+	// +optional
+	LongestStall *StallStatus `json:"longestStall,omitempty"`
 	// configMap names the step's ConfigMap, its record: the order it ran
 	// under and its exact merge over all clients, fio's latency histograms
 	// included (kept out of status to keep it small). Status is rebuilt
@@ -336,6 +349,35 @@ type OperationStatus struct {
 	IOs int64 `json:"ios"`
 	// latency of the merged distribution (completion latency).
 	Latency LatencyStatus `json:"latency"`
+}
+
+// SteadyStateStatus is a step's steady-state verdict: the step's timeline is
+// cut into rounds, and it is steady when the rounds' mean IOPS range and the
+// excursion of their least-squares line are within the bounds.
+type SteadyStateStatus struct {
+	// steady is true when both excursions are within their bounds.
+	Steady bool `json:"steady"`
+	// rangePercent is max − min of the rounds' IOPS, as a percentage of
+	// their mean (rounded).
+	RangePercent int32 `json:"rangePercent"`
+	// slopePercent is how far the rounds' least-squares line moves from the
+	// first round to the last, as a percentage of their mean (rounded).
+	SlopePercent int32 `json:"slopePercent"`
+}
+
+// StallStatus is the longest time no client completed an I/O in a step.
+type StallStatus struct {
+	// start is when the stall began, after the step's ramp.
+	Start metav1.Duration `json:"start"`
+	// duration is how long it lasted, in whole seconds of the timeline.
+	Duration metav1.Duration `json:"duration"`
+	// p999Before and p999After are the p99.9 latency of the second just
+	// before and just after it; the I/Os that waited through the stall
+	// complete in the second after.
+	// +optional
+	P999Before *metav1.Duration `json:"p999Before,omitempty"`
+	// +optional
+	P999After *metav1.Duration `json:"p999After,omitempty"`
 }
 
 // LatencyStatus are latency figures of a merged distribution; percentiles

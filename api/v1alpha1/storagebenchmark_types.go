@@ -511,6 +511,38 @@ type AnalysisSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	SaturationPercent int32 `json:"saturationPercent,omitempty"`
+
+	// steadyState sets the rule each step's IOPS, second by second, is
+	// judged steady by (SNIA PTS's).
+	// +optional
+	// +kubebuilder:default={}
+	SteadyState SteadyStateSpec `json:"steadyState,omitempty"`
+}
+
+// SteadyStateSpec is SNIA PTS's steady-state rule: a step's seconds are cut
+// into rounds, and the step is steady when the rounds' mean IOPS range
+// (max − min) and the excursion of their least-squares line across the
+// rounds are within the given percentages of their average.
+type SteadyStateSpec struct {
+	// rounds is how many equal rounds a step's seconds are cut into.
+	// +optional
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=60
+	Rounds int32 `json:"rounds,omitempty"`
+	// rangePercent bounds the rounds' range, in % of their average.
+	// +optional
+	// +kubebuilder:default=20
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	RangePercent int32 `json:"rangePercent,omitempty"`
+	// slopePercent bounds the excursion of the rounds' least-squares line,
+	// in % of their average.
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	SlopePercent int32 `json:"slopePercent,omitempty"`
 }
 
 // SLOSpec lists objectives; all must be met for SLOMet to be True.

@@ -322,6 +322,10 @@ var badSpecs = []badSpec{
 		field: "spec.load.stop.saturationPercent", msg: "load.stop.saturationPercent needs an offered rate: it cannot be used with load.queueDepth"},
 	{name: "Poisson arrivals with queueDepth", patch: `load: {rate: null, queueDepth: {steps: [8, 16]}, arrivals: Poisson}`,
 		field: "spec.load.arrivals", msg: "load.arrivals Poisson needs an offered rate: use load.rate or load.curve, not load.queueDepth"},
+	{name: "steady-state rounds 1", patch: `analysis: {steadyState: {rounds: 1}}`,
+		field: "spec.analysis.steadyState.rounds", msg: "should be greater than or equal to 2"},
+	{name: "steady-state range 0", patch: `analysis: {steadyState: {rangePercent: 0}}`,
+		field: "spec.analysis.steadyState.rangePercent", msg: "should be greater than or equal to 1"},
 	{name: "arrivals unknown", patch: `load: {arrivals: Bursty}`,
 		field: "spec.load.arrivals", msg: `Unsupported value: "Bursty"`},
 
@@ -601,6 +605,9 @@ spec:
 	check("analysis.targetLatency.metric", s.Analysis.TargetLatency.Metric, v1alpha1.LatencyMetric("mean"))
 	check("analysis.targetLatency.operation", s.Analysis.TargetLatency.Operation, v1alpha1.Operation("total"))
 	check("analysis.saturationPercent", s.Analysis.SaturationPercent, int32(90))
+	check("analysis.steadyState.rounds", s.Analysis.SteadyState.Rounds, int32(5))
+	check("analysis.steadyState.rangePercent", s.Analysis.SteadyState.RangePercent, int32(20))
+	check("analysis.steadyState.slopePercent", s.Analysis.SteadyState.SlopePercent, int32(10))
 	check("cleanup.volumes", s.Cleanup.Volumes, v1alpha1.VolumesDelete)
 	check("cleanup.ttlSecondsAfterFinished set", s.Cleanup.TTLSecondsAfterFinished != nil, false)
 	check("precondition.fill set", s.Precondition.Fill != nil, true)

@@ -63,6 +63,8 @@ type Options struct {
 	// Throughput is the curve's x axis: "iops" (default) or "bytes". It
 	// also decides which throughput "performance @ target" maximises.
 	Throughput string
+	// Steady is the steady-state rule steps' timelines are judged by.
+	Steady SteadyOptions
 }
 
 // WithDefaults returns o with every zero field set to its default.
@@ -71,6 +73,7 @@ func (o Options) WithDefaults() Options {
 		o.LatencyTarget = DefaultLatencyTarget
 	}
 	o.TargetSelector = o.TargetSelector.WithDefaults()
+	o.Steady = o.Steady.WithDefaults()
 	if o.SaturationPercent == 0 {
 		o.SaturationPercent = DefaultSaturationPercent
 	}
@@ -95,7 +98,7 @@ func (o Options) Validate() error {
 	if o.Throughput != ThroughputIOPS && o.Throughput != ThroughputBytes {
 		return fmt.Errorf("%w: Throughput must be %q or %q, got %q", ErrInvalidOptions, ThroughputIOPS, ThroughputBytes, o.Throughput)
 	}
-	return nil
+	return o.Steady.Validate()
 }
 
 // StepAnalysis is the verdict on one step, in input order.

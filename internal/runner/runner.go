@@ -233,12 +233,14 @@ func (r *Runner) step(ctx context.Context, exe fio.Executor, layout fio.Layout, 
 		return ErrInterrupted
 	}
 	cs := results.ClientStep{Client: p.Client, Step: order.Index, Jobs: len(mine), PlannedStart: order.StartAt, ActualStart: r.conductorNow()}
+	exe.Timeline = true
 	res, runErr := exe.Run(ctx, run.Name, job)
 	cs.End = r.conductorNow()
 	if runErr != nil {
 		cs.Error = protocol.Truncate(runErr.Error(), protocol.MaxErrorBytes)
 	} else {
 		cs.Read, cs.Write = results.FromFio(res.Output)
+		cs.Timeline = results.TimelineOf(res.Intervals).Fit(results.ClientTimelineBytes)
 		cs.Interrupted = res.Interrupted
 	}
 	// Publish even when stopping: what was measured must not be lost.

@@ -1,0 +1,88 @@
+package controllers
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/utils/ptr"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/fio"
+	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/results"
+)
+
+// timelineRec is step i's record whose timeline did iops[k] I/Os of 1 µs in
+// second k, as decoded from its ConfigMap (recordOf).
+func timelineRec(i int, iops ...uint64) stepRecord {
+	tl := results.Timeline{WindowSeconds: 1, Windows: make([]results.Window, len(iops))}
+	for k, n := range iops {
+		tl.Windows[k] = results.Window{IOs: n, IOPS: float64(n)}
+		if n > 0 {
+			tl.Windows[k].Hist = fio.Histogram{Bins: []fio.Bin{{Index: fio.IndexOf(1000), Count: n}}}
+		}
+	}
+	return recordOf(order(i, plan.Step{OfferedIOPS: 100}), results.StepAggregate{Step: i, Timeline: tl}, "b-step")
+}
+
+func TestSetSteadyState(t *testing.T) {
+	flat := []uint64{100, 100, 100, 100, 100, 100, 100, 100, 100, 100}
+	rising := []uint64{50, 50, 75, 75, 100, 100, 125, 125, 150, 150}
+	cases := []struct {
+		name    string
+		steps   []stepRecord
+		cond    string // "", "True", "False"
+		at      int    // the step whose end stamps the condition
+		msg     string
+		verdict []*bool
+	}{
+		{"no timelines", []stepRecord{timelineRec(0), timelineRec(1)}, "", 0, "", []*bool{nil, nil}},
+		{"too short to judge", []stepRecord{timelineRec(0, 100, 100)}, "", 0, "", []*bool{nil}},
+		{"all steady", []stepRecord{timelineRec(0, flat...), timelineRec(1, flat...)}, "True", 0,
+			"within 20 % (range) and 10 % (slope) over 5 rounds", []*bool{ptr.To(true), ptr.To(true)}},
+		{"the second rises", []stepRecord{timelineRec(0, flat...), timelineRec(1, rising...)}, "False", 1,
+			"step 2 (IOPS range 100 %, slope 100 %)", []*bool{ptr.To(true), ptr.To(false)}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := newBench()
+			b.Status.Steps = make([]v1alpha1.StepStatus, len(c.steps))
+			setSteadyState(b, analysis.SteadyOptions{}, c.steps)
+			got := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionSteadyState)
+			switch {
+			case c.cond == "" && got != nil:
+				t.Fatalf("condition set: %+v", got)
+			case c.cond != "" && (got == nil || string(got.Status) != c.cond || !strings.Contains(got.Message, c.msg) ||
+				!got.LastTransitionTime.Time.Equal(c.steps[c.at].order.End().Truncate(time.Second))):
+				t.Fatalf("condition %+v, want %s stamped at step %d's end, saying %q", got, c.cond, c.at, c.msg)
+			}
+			for i, want := range c.verdict {
+				s := b.Status.Steps[i].SteadyState
+				if (want == nil) != (s == nil) || (s != nil && s.Steady != *want) {
+					t.Errorf("step %d: steadyState %+v, want steady %v", i, s, want)
+				}
+			}
+		})
+	}
+}
+
+func TestStepStatusCarriesTheLongestStall(t *testing.T) {
+	r := timelineRec(0, 100, 100, 0, 0, 0, 100, 100)
+	s := stepStatus(r)
+	st := s.LongestStall
+	if st == nil || st.Start.Duration != 2*time.Second || st.Duration.Duration != 3*time.Second ||
+		st.P999Before == nil || st.P999After == nil {
+		t.Fatalf("longestStall = %+v, want 3 s from 2 s with the p99.9 on both sides", st)
+	}
+	for _, w := range r.agg.Timeline.Windows {
+		if len(w.Hist.Bins) != 0 {
+			t.Fatal("the record kept a window's histogram")
+		}
+	}
+	if stepStatus(timelineRec(0, 100, 100)).LongestStall != nil {
+		t.Fatal("a step without a stall has one")
+	}
+}
