@@ -16,7 +16,7 @@ import (
 
 // StepOf is a finished step: the step the plan offered, the instant it was
 // ordered to start, the clients' merged results and the analysis' verdict
-// on it.
+// on it; its steady state is judged by the default rule.
 func StepOf(s plan.Step, start time.Time, a results.StepAggregate, v analysis.StepAnalysis) Step {
 	st := Step{
 		Index: a.Step, OfferedIOPS: s.OfferedIOPS, OfferedBytesPerSec: s.OfferedBytesPerSec,
@@ -25,6 +25,10 @@ func StepOf(s plan.Step, start time.Time, a results.StepAggregate, v analysis.St
 		AchievedIOPS: a.Total.IOPS, AchievedBytesPerSec: a.Total.BytesPerSec,
 		Read: operationOf(a.Read), Write: operationOf(a.Write),
 		Saturated: v.Saturated, Knee: v.Knee, Interrupted: a.Interrupted, Errors: a.Errors,
+		Stall: time.Duration(analysis.LongestStall(a.Timeline).Seconds) * time.Second,
+	}
+	if v := analysis.Steady(a.Timeline, analysis.SteadyOptions{}); v.Judged && !v.Steady {
+		st.NotSteady = true
 	}
 	if a.Total.IOs > 0 {
 		l := LatencyOf(a.Total.Latency)

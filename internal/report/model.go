@@ -119,6 +119,10 @@ type Step struct {
 	Read, Write *OperationFigures
 	// Saturated, Knee and Interrupted are the analysis' and the run's marks.
 	Saturated, Knee, Interrupted bool
+	// NotSteady is set when the step's IOPS were judged not in steady
+	// state; Stall is its longest time without a completion (0: none).
+	NotSteady bool
+	Stall     time.Duration
 	// Errors are fio's; a step with errors failed and is not evidence.
 	Errors []string
 }

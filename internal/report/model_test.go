@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/fio"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/results"
 )
@@ -116,5 +117,35 @@ func TestUnitNumber(t *testing.T) {
 		if got := UnitMiBps.Number(v); got != want {
 			t.Errorf("UnitMiBps.Number(%v) = %q, want %q", v, got, want)
 		}
+	}
+}
+
+func TestMarks(t *testing.T) {
+	for _, c := range []struct {
+		s    Step
+		want string
+	}{
+		{Step{}, ""},
+		{Step{Saturated: true, NotSteady: true, Stall: 3 * time.Second}, "saturated,not steady,stall 3s"},
+		{Step{Knee: true, Interrupted: true, Errors: []string{"x"}}, "knee,interrupted,failed"},
+	} {
+		if got := strings.Join(c.s.Marks(), ","); got != c.want {
+			t.Errorf("Marks() = %q, want %q", got, c.want)
+		}
+	}
+}
+
+func TestStepOfJudgesTheTimeline(t *testing.T) {
+	tl := results.Timeline{WindowSeconds: 1}
+	for _, n := range []uint64{100, 100, 0, 0, 100, 200, 200, 200, 200, 200} {
+		w := results.Window{IOs: n, IOPS: float64(n)}
+		if n > 0 {
+			w.Hist = fio.Histogram{Bins: []fio.Bin{{Index: fio.IndexOf(100), Count: n}}}
+		}
+		tl.Windows = append(tl.Windows, w)
+	}
+	st := StepOf(plan.Step{}, time.Time{}, results.StepAggregate{Timeline: tl}, analysis.StepAnalysis{})
+	if !st.NotSteady || st.Stall != 2*time.Second {
+		t.Fatalf("StepOf: not steady %v, stall %s; want true, 2s", st.NotSteady, st.Stall)
 	}
 }

@@ -57,11 +57,18 @@ func (s *Step) Offered() string {
 	return o
 }
 
-// Marks are a step's flags: saturated, knee, interrupted, failed.
+// Marks are a step's flags: saturated, knee, not steady, stall, interrupted,
+// failed.
 func (s *Step) Marks() []string {
 	var m []string
 	if s.Saturated {
 		m = append(m, "saturated")
+	}
+	if s.NotSteady {
+		m = append(m, "not steady")
+	}
+	if s.Stall > 0 {
+		m = append(m, "stall "+s.Stall.String())
 	}
 	if s.Knee {
 		m = append(m, "knee")

@@ -66,6 +66,20 @@ var _ = Describe("A benchmark run", func() {
 			Expect(cur.Status.Steps[k].Write.Latency.P999.Nanoseconds()).To(BeEquivalentTo(want.Write.Latency.P999Ns))
 		}
 
+		By("each step's timeline: one-second windows adding up to the step, judged for steady state")
+		for k := range cur.Status.Steps {
+			agg := stepAggregate(b, k)
+			Expect(agg.Timeline.WindowSeconds).To(Equal(1))
+			Expect(agg.Timeline.Windows).To(HaveLen(5), "step %d: 5 s measured", k)
+			var ios uint64
+			for _, w := range agg.Timeline.Windows {
+				ios += w.IOs
+			}
+			Expect(ios).To(Equal(agg.Total.Latency.Count), "step %d", k)
+			Expect(cur.Status.Steps[k].SteadyState).NotTo(BeNil(), "step %d", k)
+		}
+		Expect(meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionSteadyState)).NotTo(BeNil())
+
 		By("after a complete run the client Jobs go, releasing the claim, which is deleted (cleanup Delete)")
 		noPodsLeft(b, time.Minute)
 		Eventually(func() int { return len(jobsOf(b)) }, time.Minute).Should(BeZero())
