@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -21,6 +22,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/report/apireport"
 )
 
@@ -91,6 +93,7 @@ type app struct {
 	// resolved on first use
 	client    client.WithWatch
 	namespace string
+	stdin     []byte
 }
 
 func (a *app) command() *cobra.Command {
@@ -143,6 +146,9 @@ func (a *app) connect() (client.WithWatch, string, error) {
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		return nil, "", err
 	}
+	if err := corev1.AddToScheme(scheme); err != nil {
+		return nil, "", err
+	}
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, "", err
@@ -158,13 +164,7 @@ func (a *app) fromFile() bool { return len(a.fromFiles) > 0 }
 func (a *app) readFiles() ([]v1alpha1.StorageBenchmark, error) {
 	var out []v1alpha1.StorageBenchmark
 	for _, f := range a.fromFiles {
-		var data []byte
-		var err error
-		if f == "-" {
-			data, err = io.ReadAll(os.Stdin)
-		} else {
-			data, err = os.ReadFile(f)
-		}
+		data, err := a.readFile(f)
 		if err != nil {
 			return nil, err
 		}
@@ -175,6 +175,22 @@ func (a *app) readFiles() ([]v1alpha1.StorageBenchmark, error) {
 		out = append(out, sbs...)
 	}
 	return out, nil
+}
+
+// readFile reads one --from-file, "-" being standard input (read once and
+// kept, as both the benchmarks and their ConfigMaps are read from it).
+func (a *app) readFile(f string) ([]byte, error) {
+	if f != "-" {
+		return os.ReadFile(f)
+	}
+	if a.stdin == nil {
+		data, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			return nil, err
+		}
+		a.stdin = data
+	}
+	return a.stdin, nil
 }
 
 // get returns one benchmark by name; from files, an empty name is allowed
@@ -213,6 +229,42 @@ func (a *app) get(ctx context.Context, name string) (*v1alpha1.StorageBenchmark,
 		return nil, err
 	}
 	return &sb, nil
+}
+
+// stepConfigMap returns step k's ConfigMap of a benchmark: from the
+// --from-file objects, or from the cluster.
+func (a *app) stepConfigMap(ctx context.Context, sb *v1alpha1.StorageBenchmark, k int) (*corev1.ConfigMap, error) {
+	name := exchange.StepName(sb.Name, k)
+	if a.fromFile() {
+		for _, f := range a.fromFiles {
+			data, err := a.readFile(f)
+			if err != nil {
+				return nil, err
+			}
+			cms, err := apireport.ConfigMaps(data)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f, err)
+			}
+			for i := range cms {
+				if cms[i].Name == name && (cms[i].Namespace == "" || cms[i].Namespace == sb.Namespace) {
+					return &cms[i], nil
+				}
+			}
+		}
+		return nil, fmt.Errorf("ConfigMap %s not found in %s: save it with the benchmark (kubectl get sbench,cm -o yaml)", name, strings.Join(a.fromFiles, ", "))
+	}
+	c, _, err := a.connect()
+	if err != nil {
+		return nil, err
+	}
+	var cm corev1.ConfigMap
+	if err := c.Get(ctx, client.ObjectKey{Namespace: sb.Namespace, Name: name}, &cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("step %d of %s has no record (ConfigMap %s not found): has it finished?", k+1, sb.Name, name)
+		}
+		return nil, err
+	}
+	return &cm, nil
 }
 
 // getAll returns benchmarks by name, in order.

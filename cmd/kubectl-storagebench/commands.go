@@ -314,6 +314,7 @@ var reportFormats = []report.Format{report.FormatMarkdown, report.FormatHTML, re
 
 func (a *app) reportCommand() *cobra.Command {
 	var o outputFlags
+	var timeline int
 	cmd := &cobra.Command{
 		Use:   "report NAME",
 		Short: "Render the ops–latency curve and the step table: md, html, svg, png or json",
@@ -327,9 +328,13 @@ md on standard output embeds the PNG as a data URI. html embeds the SVG.`,
 		Example: `  kubectl storagebench report oltp -n storagebench -o html --file oltp.html
   kubectl storagebench report oltp -o md --file oltp.md      # writes oltp.md and oltp.png
   kubectl storagebench report oltp --latency p99 --file oltp-p99.png
-  kubectl storagebench report --from-file run.yaml -o json`,
+  kubectl storagebench report --from-file run.yaml -o json
+  kubectl storagebench report oltp --timeline 3 --file oltp-step3.png`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if timeline > 0 {
+				return a.timeline(cmd.Context(), &o, argOr(args), timeline)
+			}
 			f, opts, err := o.resolve(reportFormats, report.FormatMarkdown)
 			if err != nil {
 				return err
@@ -350,7 +355,45 @@ md on standard output embeds the PNG as a data URI. html embeds the SVG.`,
 		},
 	}
 	o.bind(cmd, reportFormats, report.FormatMarkdown, false)
+	cmd.Flags().IntVar(&timeline, "timeline", 0, "Draw step N's timeline instead (from 1): IOPS and p99 latency second by second, its longest stall shaded; png or svg. Read from the step's ConfigMap (with --from-file, save it too: kubectl get sbench,cm -o yaml).")
 	return cmd
+}
+
+var timelineFormats = []report.Format{report.FormatPNG, report.FormatSVG}
+
+// timeline draws one step's timeline from its ConfigMap.
+func (a *app) timeline(ctx context.Context, o *outputFlags, name string, step int) error {
+	f, opts, err := o.resolve(timelineFormats, report.FormatPNG)
+	if err != nil {
+		return fmt.Errorf("--timeline draws a figure: %w", err)
+	}
+	sb, err := a.get(ctx, name)
+	if err != nil {
+		return err
+	}
+	cm, err := a.stepConfigMap(ctx, sb, step-1)
+	if err != nil {
+		return err
+	}
+	t, err := apireport.StepTimeline(sb, cm, step-1)
+	if err != nil {
+		return err
+	}
+	png := func(opts report.Options) ([]byte, error) { return figure.TimelinePNG(t, opts) }
+	return a.emit(o, f, opts, func(w io.Writer, opts report.Options) error {
+		var b []byte
+		var err error
+		if f == report.FormatSVG {
+			b, err = figure.TimelineSVG(t, opts)
+		} else {
+			b, err = png(opts)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}, png)
 }
 
 var compareFormats = []report.Format{report.FormatText, report.FormatMarkdown, report.FormatHTML, report.FormatSVG, report.FormatPNG}

@@ -2,14 +2,17 @@ package apireport
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/report"
 	"github.com/storagebench/storagebench/internal/workload"
 )
@@ -363,4 +366,20 @@ func DocumentOf(sb *v1alpha1.StorageBenchmark, o report.Options) Document {
 		d.Steps = []v1alpha1.StepStatus{}
 	}
 	return d
+}
+
+// StepTimeline is step k's timeline, read from its ConfigMap (the step's
+// record, where the operator keeps the merged timeline).
+func StepTimeline(sb *v1alpha1.StorageBenchmark, cm *corev1.ConfigMap, k int) (report.StepTimeline, error) {
+	a, err := exchange.Aggregate(cm)
+	if err != nil {
+		return report.StepTimeline{}, err
+	}
+	if a.Step != k {
+		return report.StepTimeline{}, fmt.Errorf("ConfigMap %s holds step %d, not step %d", cm.Name, a.Step+1, k+1)
+	}
+	if len(a.Timeline.Windows) == 0 {
+		return report.StepTimeline{}, fmt.Errorf("step %d of %s has no timeline (its runners did not send one)", k+1, sb.Name)
+	}
+	return report.TimelineOf(sb.Name, k, a.Timeline), nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 
+	corev1 "k8s.io/api/core/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -16,17 +17,61 @@ import (
 
 // Decode reads saved StorageBenchmarks: `kubectl get sbench NAME -o yaml`
 // (or -o json), a List of them (`kubectl get sbench -o yaml`), or several
-// YAML documents separated by "---".
+// YAML documents separated by "---". ConfigMaps saved with them (`kubectl
+// get sbench,cm -o yaml`, for a step's timeline: StepTimeline) are skipped.
 func Decode(data []byte) ([]v1alpha1.StorageBenchmark, error) {
 	var out []v1alpha1.StorageBenchmark
+	err := eachObject(data, func(kind, where string, raw []byte) error {
+		switch kind {
+		case "StorageBenchmark", "":
+			var sb v1alpha1.StorageBenchmark
+			if err := yaml.Unmarshal(raw, &sb); err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+			out = append(out, sb)
+		case "ConfigMap":
+		default:
+			return fmt.Errorf("%s: kind %q is not a StorageBenchmark or a List of them", where, kind)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no StorageBenchmark found")
+	}
+	return out, nil
+}
+
+// ConfigMaps reads the ConfigMaps among saved objects.
+func ConfigMaps(data []byte) ([]corev1.ConfigMap, error) {
+	var out []corev1.ConfigMap
+	err := eachObject(data, func(kind, where string, raw []byte) error {
+		if kind != "ConfigMap" {
+			return nil
+		}
+		var cm corev1.ConfigMap
+		if err := yaml.Unmarshal(raw, &cm); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		out = append(out, cm)
+		return nil
+	})
+	return out, err
+}
+
+// eachObject calls fn with every object of a YAML or JSON stream, the items
+// of Lists included; an item's kind may be empty (a typed List's items).
+func eachObject(data []byte, fn func(kind, where string, raw []byte) error) error {
 	docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for i := 0; ; i++ {
 		doc, err := docs.Read()
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", i+1, err)
+			return fmt.Errorf("document %d: %w", i+1, err)
 		}
 		// A document may start with its own "---" line (the reader keeps
 		// the separator that opens a stream or follows another separator).
@@ -34,39 +79,33 @@ func Decode(data []byte) ([]v1alpha1.StorageBenchmark, error) {
 			continue
 		}
 		var probe struct {
-			APIVersion string            `json:"apiVersion"`
-			Kind       string            `json:"kind"`
-			Items      []json.RawMessage `json:"items"`
+			Kind  string            `json:"kind"`
+			Items []json.RawMessage `json:"items"`
 		}
 		if err := yaml.Unmarshal(doc, &probe); err != nil {
-			return nil, fmt.Errorf("document %d: %w", i+1, err)
+			return fmt.Errorf("document %d: %w", i+1, err)
 		}
 		switch probe.Kind {
-		case "StorageBenchmark":
-			var sb v1alpha1.StorageBenchmark
-			if err := yaml.Unmarshal(doc, &sb); err != nil {
-				return nil, fmt.Errorf("document %d: %w", i+1, err)
-			}
-			out = append(out, sb)
 		case "List", "StorageBenchmarkList":
 			for j, raw := range probe.Items {
-				var sb v1alpha1.StorageBenchmark
-				if err := yaml.Unmarshal(raw, &sb); err != nil {
-					return nil, fmt.Errorf("document %d, item %d: %w", i+1, j+1, err)
+				var item struct {
+					Kind string `json:"kind"`
 				}
-				if sb.Kind != "" && sb.Kind != "StorageBenchmark" {
-					return nil, fmt.Errorf("document %d, item %d: kind %s is not a StorageBenchmark", i+1, j+1, sb.Kind)
+				if err := yaml.Unmarshal(raw, &item); err != nil {
+					return fmt.Errorf("document %d, item %d: %w", i+1, j+1, err)
 				}
-				out = append(out, sb)
+				if err := fn(item.Kind, fmt.Sprintf("document %d, item %d", i+1, j+1), raw); err != nil {
+					return err
+				}
 			}
+		case "":
+			return fmt.Errorf("document %d: kind %q is not a StorageBenchmark or a List of them", i+1, probe.Kind)
 		default:
-			return nil, fmt.Errorf("document %d: kind %q is not a StorageBenchmark or a List of them", i+1, probe.Kind)
+			if err := fn(probe.Kind, fmt.Sprintf("document %d", i+1), doc); err != nil {
+				return err
+			}
 		}
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no StorageBenchmark found")
-	}
-	return out, nil
 }
 
 // stripComments drops YAML comment lines, so that a document of comments

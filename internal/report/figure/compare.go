@@ -15,13 +15,13 @@ func comparisonChart(c *report.Comparison) chart {
 // ComparisonPNG renders the compared runs' overlaid curves.
 func ComparisonPNG(c *report.Comparison, o report.Options) ([]byte, error) {
 	ch := comparisonChart(c)
-	return ch.png(o.Width, o.Height)
+	return pngOf(&ch, o.Width, o.Height)
 }
 
 // ComparisonSVG renders the compared runs' overlaid curves.
 func ComparisonSVG(c *report.Comparison, o report.Options) ([]byte, error) {
 	ch := comparisonChart(c)
-	return ch.svg(o.Width, o.Height)
+	return svgOf(&ch, o.Width, o.Height)
 }
 
 // RenderComparison writes a comparison in a format: text, md, html, png or

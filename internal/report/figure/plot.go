@@ -374,8 +374,11 @@ func (c *chart) draw(cv vg.CanvasSizer) error {
 	return nil
 }
 
-// pngOf renders a chart as a PNG of w × h pixels.
-func (c *chart) png(w, h int) ([]byte, error) {
+// drawer is a figure that draws itself on a canvas.
+type drawer interface{ draw(vg.CanvasSizer) error }
+
+// pngOf renders a figure as a PNG of w × h pixels.
+func pngOf(c drawer, w, h int) ([]byte, error) {
 	w, h = sizeOr(w, report.DefaultWidth), sizeOr(h, report.DefaultHeight)
 	cv := vgimg.NewWith(vgimg.UseWH(pixels(w), pixels(h)), vgimg.UseDPI(dpi))
 	if err := c.draw(cv); err != nil {
@@ -388,8 +391,8 @@ func (c *chart) png(w, h int) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// svg renders a chart as SVG of the same size in points as the PNG.
-func (c *chart) svg(w, h int) ([]byte, error) {
+// svgOf renders a figure as SVG of the same size in points as the PNG.
+func svgOf(c drawer, w, h int) ([]byte, error) {
 	w, h = sizeOr(w, report.DefaultWidth), sizeOr(h, report.DefaultHeight)
 	cv := vgsvg.NewWith(vgsvg.UseWH(pixels(w), pixels(h)))
 	if err := c.draw(cv); err != nil {

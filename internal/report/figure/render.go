@@ -14,13 +14,13 @@ import (
 // PNG renders the run's ops–latency curve.
 func PNG(r *report.Run, o report.Options) ([]byte, error) {
 	c := curveChart(r, o.Metric)
-	return c.png(o.Width, o.Height)
+	return pngOf(&c, o.Width, o.Height)
 }
 
 // SVG renders the run's ops–latency curve.
 func SVG(r *report.Run, o report.Options) ([]byte, error) {
 	c := curveChart(r, o.Metric)
-	return c.svg(o.Width, o.Height)
+	return svgOf(&c, o.Width, o.Height)
 }
 
 // Render writes the run's report in a format: md, html, svg or png (the

@@ -1,0 +1,65 @@
+package figure
+
+import (
+	"image/color"
+	"strings"
+	"testing"
+
+	"github.com/storagebench/storagebench/internal/fio"
+	"github.com/storagebench/storagebench/internal/report"
+	"github.com/storagebench/storagebench/internal/results"
+)
+
+// stalledTimeline is 12 seconds at 1,000 IOPS of 200 µs, with nothing
+// completed in seconds 5 to 7 and the waiting I/Os completing at 3 s in
+// second 8.
+func stalledTimeline() results.Timeline {
+	t := results.Timeline{WindowSeconds: 1}
+	for k := range 12 {
+		w := results.Window{IOs: 1000, IOPS: 1000, Hist: fio.Histogram{Bins: []fio.Bin{{Index: fio.IndexOf(200_000), Count: 1000}}}}
+		switch {
+		case k >= 5 && k < 8:
+			w = results.Window{}
+		case k == 8:
+			w.Hist.Bins = append(w.Hist.Bins, fio.Bin{Index: fio.IndexOf(3_000_000_000), Count: 50})
+			w.IOs, w.IOPS = 1050, 1050
+		}
+		t.Windows = append(t.Windows, w)
+	}
+	return t
+}
+
+func TestTimelineFigure(t *testing.T) {
+	tl := report.TimelineOf("oltp", 2, stalledTimeline())
+	if tl.Stall.Seconds != 3 || tl.Stall.StartSeconds != 5 {
+		t.Fatalf("stall %+v, want 3 s from 5 s", tl.Stall)
+	}
+	b, err := TimelinePNG(tl, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := decodePNG(t, b, report.DefaultWidth, report.DefaultHeight)
+	// The stall band is ColorStall over white.
+	a := float64(ColorStall.A) / 255
+	blend := func(c uint8) uint8 { return uint8(float64(c)*a + 255*(1-a) + 0.5) }
+	band := color.RGBA{R: blend(ColorStall.R), G: blend(ColorStall.G), B: blend(ColorStall.B), A: 0xff}
+	counts, inked := colourCounts(img, ColorRead, ColorWrite, band)
+	if counts[0] < 200 || counts[1] < 200 {
+		t.Errorf("IOPS line %d pixels, p99 line %d: want both drawn", counts[0], counts[1])
+	}
+	if counts[2] < 2000 {
+		t.Errorf("stall band %d pixels of %v: want it shaded in both panels", counts[2], band)
+	}
+	if inked < 10000 {
+		t.Errorf("only %d pixels inked", inked)
+	}
+	svg, err := TimelineSVG(tl, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"oltp · step 3 · every 1 s", "longest stall 3 s, from 5 s", "p99.9 in the second after: 3 s"} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("SVG does not say %q", want)
+		}
+	}
+}
