@@ -256,6 +256,28 @@ func normalize(bins []Bin) []Bin {
 	return out
 }
 
+// Merge returns the bin-by-bin sum of two histograms whose bins are in
+// ascending order, as sparse as its inputs: where an Accumulator holds
+// every one of fio's bins, Merge costs memory only for the bins in use.
+func Merge(a, b Histogram) Histogram {
+	out := make([]Bin, 0, max(len(a.Bins), len(b.Bins)))
+	i, j := 0, 0
+	for i < len(a.Bins) || j < len(b.Bins) {
+		switch {
+		case j == len(b.Bins) || (i < len(a.Bins) && a.Bins[i].Index < b.Bins[j].Index):
+			out = append(out, a.Bins[i])
+			i++
+		case i == len(a.Bins) || b.Bins[j].Index < a.Bins[i].Index:
+			out = append(out, b.Bins[j])
+			j++
+		default:
+			out = append(out, Bin{Index: a.Bins[i].Index, Count: a.Bins[i].Count + b.Bins[j].Count})
+			i, j = i+1, j+1
+		}
+	}
+	return Histogram{Bins: out}
+}
+
 // Accumulator sums histograms bin by bin. Summing counts is the only exact
 // way to combine latency distributions from several fio jobs or clients; see
 // the package documentation.
@@ -270,14 +292,6 @@ func (a *Accumulator) Add(h Histogram) {
 		a.counts[b.Index] += b.Count
 		a.total += b.Count
 	}
-}
-
-// AddAccumulator adds every bin of b.
-func (a *Accumulator) AddAccumulator(b *Accumulator) {
-	for i, c := range b.counts {
-		a.counts[i] += c
-	}
-	a.total += b.total
 }
 
 // Total returns the number of samples added.

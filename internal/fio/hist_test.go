@@ -178,3 +178,17 @@ func TestOverflow(t *testing.T) {
 		t.Fatalf("Overflow() = %d, want 3", got)
 	}
 }
+
+func TestMerge(t *testing.T) {
+	a, b := hist(10, 1, 20, 2, 40, 4), hist(5, 7, 20, 3, 50, 1)
+	got := Merge(a, b)
+	var acc Accumulator
+	acc.Add(a)
+	acc.Add(b)
+	if !slices.Equal(got.Bins, acc.Histogram().Bins) {
+		t.Fatalf("Merge = %v, want %v", got.Bins, acc.Histogram().Bins)
+	}
+	if got := Merge(Histogram{}, b); !slices.Equal(got.Bins, b.Bins) {
+		t.Fatalf("Merge with an empty histogram = %v", got.Bins)
+	}
+}

@@ -40,8 +40,9 @@ func (w Window) Percentiles(ps ...float64) []uint64 { return w.Hist.Percentiles(
 const (
 	// MaxWindowSeconds bounds a window (a day).
 	MaxWindowSeconds = 1 << 16
-	// MaxWindows bounds a timeline's windows (a day of seconds).
-	MaxWindows = 86400
+	// MaxWindows bounds a timeline's windows; Fit keeps a client's within
+	// it (a day-long step ends up in 32 s windows).
+	MaxWindows = 4096
 	// ClientTimelineBytes is the JSON budget of one client's timeline in
 	// its result; StepTimelineBytes that of the merged one in the step's
 	// record.
@@ -96,9 +97,12 @@ func (t Timeline) Coarsen() Timeline {
 	return timelineOf(2*t.WindowSeconds, accs)
 }
 
-// Fit coarsens t until its JSON takes at most budget bytes or it has one
-// window left.
+// Fit coarsens t until it has at most MaxWindows windows and its JSON takes
+// at most budget bytes, or it has one window left.
 func (t Timeline) Fit(budget int) Timeline {
+	for len(t.Windows) > MaxWindows {
+		t = t.Coarsen()
+	}
 	for len(t.Windows) > 1 {
 		data, err := json.Marshal(t)
 		if err == nil && len(data) <= budget {
@@ -146,7 +150,7 @@ func (m *timelineMerger) coarsen() {
 		a, b := &accs[k/2], &m.accs[k]
 		a.ios += b.ios
 		a.bytes += b.bytes
-		a.hist.AddAccumulator(&b.hist)
+		a.hist = fio.Merge(a.hist, b.hist)
 		a.iops += b.iops
 		a.bps += b.bps
 		a.n++
@@ -178,8 +182,10 @@ func MergeTimelines(ts ...Timeline) Timeline {
 
 type windowAcc struct {
 	ios, bytes uint64
-	hist       fio.Accumulator
-	iops, bps  float64
+	// hist is sparse (fio.Merge): a timeline's windows each hold a few
+	// dozen bins, where an Accumulator would take 15 KB apiece.
+	hist      fio.Histogram
+	iops, bps float64
 	// startMs, endMs and spanned bound a client's second (TimelineOf); n
 	// counts the windows coarsened into this one.
 	startMs, endMs uint64
@@ -191,7 +197,7 @@ func (a *windowAcc) add(ios, bytes uint64, hs ...fio.Histogram) {
 	a.ios += ios
 	a.bytes += bytes
 	for _, h := range hs {
-		a.hist.Add(h)
+		a.hist = fio.Merge(a.hist, h)
 	}
 }
 
@@ -199,7 +205,7 @@ func timelineOf(windowSeconds int, accs []windowAcc) Timeline {
 	t := Timeline{WindowSeconds: windowSeconds, Windows: make([]Window, len(accs))}
 	for k := range accs {
 		a := &accs[k]
-		t.Windows[k] = Window{IOs: a.ios, Bytes: a.bytes, IOPS: a.iops, BytesPerSec: a.bps, Hist: a.hist.Histogram()}
+		t.Windows[k] = Window{IOs: a.ios, Bytes: a.bytes, IOPS: a.iops, BytesPerSec: a.bps, Hist: a.hist}
 	}
 	return t
 }

@@ -61,6 +61,13 @@ func TestFit(t *testing.T) {
 	if short := tl(1, 2, 3); !reflect.DeepEqual(short.Fit(1<<20), short) {
 		t.Fatal("Fit changed a timeline within its budget")
 	}
+	day := Timeline{WindowSeconds: 1, Windows: make([]Window, 86400)}
+	if fit := day.Fit(1 << 30); len(fit.Windows) > MaxWindows || fit.WindowSeconds != 32 {
+		t.Fatalf("a day of seconds fits in %d windows of %d s, want at most %d", len(fit.Windows), fit.WindowSeconds, MaxWindows)
+	}
+	if err := day.validate(0); err == nil || !strings.Contains(err.Error(), "more than 4096") {
+		t.Fatalf("a day of one-second windows from a client: %v", err)
+	}
 	if one := tl(1, 2, 3).Fit(1); len(one.Windows) != 1 || one.Windows[0].IOs != 6 {
 		t.Fatalf("Fit(1 byte) = %+v, want one window of 6 I/Os", one)
 	}
