@@ -5,6 +5,12 @@
 // picture is rendered from such a recording:
 //
 //	go run ./hack/record -o docs/images/oltp-curve.yaml
+//
+// With -stall it records a single 20 s rate step instead, during which it
+// stops every client's fio (SIGSTOP) for that long, and writes the
+// benchmark with the step's ConfigMap, whose timeline shows the stall:
+//
+//	go run ./hack/record -stall 3s -o docs/images/timeline-stall.yaml
 package main
 
 import (
@@ -15,8 +21,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -24,6 +34,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
@@ -34,14 +45,16 @@ import (
 
 func main() {
 	out := flag.String("o", "docs/images/oltp-curve.yaml", "where to write the finished benchmark")
+	stall := flag.Duration("stall", 0, "record one rate step with every client's fio stopped this long, 8 s into its measurement")
 	flag.Parse()
-	if err := run(*out); err != nil {
+	ctrllog.SetLogger(logr.Discard())
+	if err := run(*out, *stall); err != nil {
 		fmt.Fprintln(os.Stderr, "record:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string) error {
+func run(out string, stall time.Duration) error {
 	tmp, err := os.MkdirTemp("", "storagebench-record-")
 	if err != nil {
 		return err
@@ -82,9 +95,15 @@ func run(out string) error {
 				StepDuration: metav1.Duration{Duration: 10 * time.Second}, RampTime: &metav1.Duration{Duration: 2 * time.Second}},
 		},
 	}
+	if stall > 0 {
+		b.Name = "oltp-stall"
+		b.Spec.Load = v1alpha1.LoadSpec{Rate: &v1alpha1.RateSteps{Steps: []int64{600}},
+			StepDuration: metav1.Duration{Duration: 20 * time.Second}, RampTime: &metav1.Duration{Duration: 2 * time.Second}}
+	}
 	if err := k.Create(ctx, b); err != nil {
 		return err
 	}
+	stalled := stall == 0
 	deadline := time.Now().Add(10 * time.Minute)
 	for time.Now().Before(deadline) {
 		time.Sleep(2 * time.Second)
@@ -92,13 +111,32 @@ func run(out string) error {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "record: %s steps %s\n", b.Name, b.Status.Progress)
+		if !stalled && b.Status.CurrentStep != nil && len(b.Status.Steps) == 0 && b.Status.StartTime != nil {
+			// Stop fio about 8 s into the measurement (after the 2 s ramp).
+			at := b.Status.StartTime.Add(10 * time.Second)
+			time.Sleep(time.Until(at))
+			if err := pause(runner, stall); err != nil {
+				return err
+			}
+			stalled = true
+		}
 		if meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionFailed) {
 			return errors.New(meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionFailed).Message)
 		}
 		if meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionComplete) {
 			b.ManagedFields = nil
 			b.TypeMeta = metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "StorageBenchmark"}
-			data, err := yaml.Marshal(b)
+			var obj any = b
+			if stall > 0 {
+				var cm corev1.ConfigMap
+				if err := k.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.StepName(b.Name, 0)}, &cm); err != nil {
+					return err
+				}
+				cm.ManagedFields, cm.OwnerReferences = nil, nil
+				cm.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
+				obj = map[string]any{"apiVersion": "v1", "kind": "List", "items": []any{b, &cm}}
+			}
+			data, err := yaml.Marshal(obj)
 			if err != nil {
 				return err
 			}
@@ -106,4 +144,64 @@ func run(out string) error {
 		}
 	}
 	return errors.New("the benchmark did not finish in 10 minutes")
+}
+
+// pause stops every fio the recording's runners started (fio processes
+// whose parent is the runner binary, and their job processes) with SIGSTOP
+// for d, then resumes them.
+func pause(runner string, d time.Duration) error {
+	procs, err := filepath.Glob("/proc/[0-9]*")
+	if err != nil {
+		return err
+	}
+	parent := map[int]int{}
+	for _, p := range procs {
+		pid, err := strconv.Atoi(filepath.Base(p))
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join(p, "stat"))
+		if err != nil || !strings.Contains(string(stat), "(fio)") {
+			continue
+		}
+		// The parent is the second field after the parenthesised name.
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) < 2 {
+			continue
+		}
+		if ppid, err := strconv.Atoi(fields[1]); err == nil {
+			parent[pid] = ppid
+		}
+	}
+	ours := func(pid int) bool {
+		for range 4 {
+			ppid := parent[pid]
+			if exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(ppid), "exe")); err == nil && exe == runner {
+				return true
+			}
+			if _, isFio := parent[ppid]; !isFio {
+				return false
+			}
+			pid = ppid
+		}
+		return false
+	}
+	var fios []int
+	for pid := range parent {
+		if ours(pid) {
+			fios = append(fios, pid)
+		}
+	}
+	if len(fios) == 0 {
+		return errors.New("no fio of this recording's runners is running")
+	}
+	for _, pid := range fios {
+		_ = syscall.Kill(pid, syscall.SIGSTOP)
+	}
+	fmt.Fprintf(os.Stderr, "record: stopped %d fio processes for %s\n", len(fios), d)
+	time.Sleep(d)
+	for _, pid := range fios {
+		_ = syscall.Kill(pid, syscall.SIGCONT)
+	}
+	return nil
 }
