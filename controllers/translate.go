@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -147,6 +148,9 @@ func loadOf(l *v1alpha1.LoadSpec) plan.Load {
 	out.Arrivals = plan.Arrivals(l.Arrivals)
 	if st := l.Stop; st != nil {
 		out.Stop.SaturationPercent = ptr.Deref(st.SaturationPercent, 0)
+		if st.MaxStall != nil {
+			out.Stop.MaxStallSeconds = int32(st.MaxStall.Duration / time.Second)
+		}
 		if lt := st.Latency; lt != nil {
 			sel := selectorOf(lt.LatencySelector)
 			out.Stop.Latency = &plan.LatencyStop{Metric: plan.LatencyMetric(sel.Metric),

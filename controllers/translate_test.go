@@ -202,6 +202,7 @@ func TestDesiredOfStopRules(t *testing.T) {
 		{"empty selector means mean total", &v1alpha1.StopRules{Latency: &v1alpha1.LatencyStop{Limit: metav1.Duration{Duration: 3 * time.Millisecond}}},
 			"oltp", plan.StopRules{Latency: &plan.LatencyStop{Metric: plan.Mean, Operation: plan.Total, LimitMicroseconds: 3000}}},
 		{"saturation only", &v1alpha1.StopRules{SaturationPercent: ptr.To[int32](85)}, "oltp", plan.StopRules{SaturationPercent: 85}},
+		{"stall 1m30s", &v1alpha1.StopRules{MaxStall: &metav1.Duration{Duration: 90 * time.Second}}, "oltp", plan.StopRules{MaxStallSeconds: 90}},
 		{"both", &v1alpha1.StopRules{SaturationPercent: ptr.To[int32](70), Latency: &v1alpha1.LatencyStop{
 			LatencySelector: v1alpha1.LatencySelector{Metric: "p50", Operation: "total"}, Limit: metav1.Duration{Duration: time.Millisecond}}},
 			"oltp", plan.StopRules{SaturationPercent: 70, Latency: &plan.LatencyStop{Metric: plan.P50, Operation: plan.Total, LimitMicroseconds: 1000}}},

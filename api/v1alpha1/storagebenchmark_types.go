@@ -468,6 +468,17 @@ type StopRules struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	SaturationPercent *int32 `json:"saturationPercent,omitempty"`
+
+	// maxStall stops after a step in which no client completed an I/O for
+	// longer than this: whole seconds from 1s to 1h, written in h, m and s
+	// (a step's timeline counts stalls in whole seconds).
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=duration
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^([0-9]+h)?([0-9]+m)?([0-9]+s)?$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('1h')",message="load.stop.maxStall must be whole seconds between 1s and 1h, such as 5s, 2m or 1m30s"
+	MaxStall *metav1.Duration `json:"maxStall,omitempty"`
 }
 
 // LatencyStop stops when the selected latency exceeds limit.

@@ -35,6 +35,8 @@ const (
 	MaxJobsPerClient = 64
 	// MaxLatencyLimitMicroseconds is the largest latency stop limit (1 h).
 	MaxLatencyLimitMicroseconds = 3_600_000_000
+	// MaxStallLimitSeconds is the largest stall stop limit (1 h).
+	MaxStallLimitSeconds = 3600
 )
 
 // RateSteps offers a total rate (across ALL clients and jobs) per step. Set
@@ -123,6 +125,10 @@ type StopRules struct {
 	// than this percentage of its offered rate; 0 = off. It needs an offered
 	// rate, so it is refused with queue-depth steps.
 	SaturationPercent int32
+	// MaxStallSeconds stops after a step in which no client completed an
+	// I/O for longer than this many whole seconds (its timeline's longest
+	// stall); 0 = off.
+	MaxStallSeconds int32
 }
 
 // LatencyStop stops the load when Metric of Operation exceeds (is strictly

@@ -22,6 +22,9 @@ type StepOutcome struct {
 	Read, Write *results.LatencySummary
 	// Total is the latency over all I/O; nil when the step measured none.
 	Total *results.LatencySummary
+	// LongestStallSeconds is the longest run of whole seconds in which no
+	// client completed an I/O (0: none, or no timeline).
+	LongestStallSeconds int
 }
 
 // StopKind says why a load ended.
@@ -35,6 +38,8 @@ const (
 	// StopSaturated: a throttled step achieved less than SaturationPercent of
 	// its offered rate.
 	StopSaturated StopKind = "Saturated"
+	// StopIOStall: no I/O completed for longer than MaxStallSeconds.
+	StopIOStall StopKind = "IOStall"
 )
 
 // StopReason says why and after which step a load ended.
@@ -64,8 +69,10 @@ type StopReason struct {
 // above the limit; not applied to a curve's unthrottled step, whose only
 // purpose is to find the maximum and whose latency is the saturated latency
 // by construction), then the saturation rule (throttled rate steps only:
-// achieved < SaturationPercent % of offered). A latency rule whose operation
-// has no latencies in the outcome is an error, not a silent pass.
+// achieved < SaturationPercent % of offered), then the stall rule (a
+// longest stall strictly above MaxStallSeconds; every step). A latency rule
+// whose operation has no latencies in the outcome is an error, not a silent
+// pass.
 //
 // l must have passed Validate: Next checks only the outcomes against it.
 func Next(l Load, done []StepOutcome) (next *Step, stop *StopReason, err error) {
@@ -165,6 +172,14 @@ func (c *stepper) check(s Step, o StepOutcome) (*StopReason, error) {
 					c.label(s), formatRate(s, achieved, float64(pct)*offered/100), pct),
 			}, nil
 		}
+	}
+	if lim := int(c.l.Stop.MaxStallSeconds); lim > 0 && o.LongestStallSeconds > lim {
+		return &StopReason{
+			Kind: StopIOStall,
+			Step: s.Index,
+			Message: fmt.Sprintf("%s: no I/O completed for %d s, longer than the %d s limit",
+				c.label(s), o.LongestStallSeconds, lim),
+		}, nil
 	}
 	return nil, nil
 }

@@ -145,6 +145,14 @@ func TestNext(t *testing.T) {
 		{name: "saturation MiBps at threshold", l: withStop(rateMiB, nil, 90),
 			done:     []StepOutcome{{Index: 0, AchievedIOPS: 1, AchievedBytesPerSec: 90 << 20}},
 			wantNext: &Step{Index: 1, OfferedBytesPerSec: 200 << 20}},
+		// stall rule
+		{name: "stall at the limit continues", l: withStall(rate, 2), done: []StepOutcome{stalled(out(0, 1000, ms, ms), 2)},
+			wantNext: &Step{Index: 1, OfferedIOPS: 2000}},
+		{name: "stall above the limit stops", l: withStall(rate, 2), done: []StepOutcome{stalled(out(0, 1000, ms, ms), 3)},
+			wantStop: StopIOStall, stopStep: 0, wantMsg: "step 1/3 (1000 IOPS offered): no I/O completed for 3 s, longer than the 2 s limit"},
+		{name: "stall rule applies to a curve's unthrottled step", l: withStall(Load{Curve: &CurveSpec{}, StepDuration: time.Minute}, 1),
+			done: []StepOutcome{stalled(out(0, 1000, ms, ms), 5)}, wantStop: StopIOStall, stopStep: 0},
+		{name: "stall off", l: rate, done: []StepOutcome{stalled(out(0, 1000, ms, ms), 30)}, wantNext: &Step{Index: 1, OfferedIOPS: 2000}},
 		{name: "latency checked before saturation", l: withStop(rate, p99read2ms, 90), done: []StepOutcome{out(0, 10, 5*ms, 0)},
 			wantStop: StopLatencyLimit},
 
@@ -229,4 +237,14 @@ func TestLatencyMetricsResolve(t *testing.T) {
 			t.Errorf("Metric(%s) = %d, %v", m, v, ok)
 		}
 	}
+}
+
+func withStall(l Load, seconds int32) Load {
+	l.Stop.MaxStallSeconds = seconds
+	return l
+}
+
+func stalled(o StepOutcome, seconds int) StepOutcome {
+	o.LongestStallSeconds = seconds
+	return o
 }

@@ -276,6 +276,9 @@ func validateStop(l Load, w *workload.Spec) error {
 		return fe("load.stop.saturationPercent", i64(int64(sp)),
 			"must be 0 with queue-depth steps: saturation compares the achieved rate with the offered rate, and queue-depth steps offer none")
 	}
+	if ms := l.Stop.MaxStallSeconds; ms < 0 || ms > MaxStallLimitSeconds {
+		return fe("load.stop.maxStall", i64(int64(ms))+"s", "must be between 0 (off) and 3600 s")
+	}
 	return nil
 }
 

@@ -127,6 +127,8 @@ func TestValidate(t *testing.T) {
 		{"unknown arrivals", Load{Rate: &RateSteps{Steps: []int64{1000}}, StepDuration: minute, Arrivals: "Bursty"}, ok, rw, "load.arrivals", "must be Uniform or Poisson"},
 
 		// stop rules
+		{"stall limit an hour", Load{Rate: &RateSteps{Steps: []int64{1000}}, StepDuration: minute, Stop: StopRules{MaxStallSeconds: 3600}}, ok, rw, "", ""},
+		{"stall limit over an hour", Load{Rate: &RateSteps{Steps: []int64{1000}}, StepDuration: minute, Stop: StopRules{MaxStallSeconds: 3601}}, ok, rw, "load.stop.maxStall", "3600 s"},
 		{"stop valid", withStop(rateLoad(1000), &LatencyStop{P99, Worst, 2000}, 90), ok, rw, "", ""},
 		{"stop metric bad", withStop(rateLoad(1000), &LatencyStop{"p95", Read, 2000}, 0), ok, rw, "load.stop.latency.metric", `"p95"`},
 		{"stop direction bad", withStop(rateLoad(1000), &LatencyStop{P99, "both", 2000}, 0), ok, rw, "load.stop.latency.operation", ""},

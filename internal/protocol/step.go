@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/internal/workload"
@@ -76,7 +77,8 @@ func OutcomeOf(index int, a results.StepAggregate) plan.StepOutcome {
 		return &s
 	}
 	return plan.StepOutcome{Index: index, AchievedIOPS: a.Total.IOPS, AchievedBytesPerSec: a.Total.BytesPerSec,
-		Read: lat(a.Read.Latency), Write: lat(a.Write.Latency), Total: lat(a.Total.Latency)}
+		Read: lat(a.Read.Latency), Write: lat(a.Write.Latency), Total: lat(a.Total.Latency),
+		LongestStallSeconds: analysis.LongestStall(a.Timeline).Seconds}
 }
 
 // Why a recorded step ends the run.
