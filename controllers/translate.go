@@ -175,6 +175,9 @@ func objectiveOf(o v1alpha1.Objective) analysis.Objective {
 	if l := o.MiBpsAtLatency; l != nil {
 		out.MiBpsAtLatency = &analysis.MiBpsAtLatency{Selector: selectorOf(l.LatencySelector), MaxLatency: l.MaxLatency.Duration, MinMiBps: l.MinMiBps}
 	}
+	if o.MaxStall != nil {
+		out.MaxStall = &o.MaxStall.Duration
+	}
 	return out
 }
 

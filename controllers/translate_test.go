@@ -516,3 +516,13 @@ func TestDesiredOfWorkingSetMustFit(t *testing.T) {
 		})
 	}
 }
+
+func TestObjectiveOfMaxStall(t *testing.T) {
+	o := objectiveOf(v1alpha1.Objective{Name: "failover", MaxStall: &metav1.Duration{Duration: 30 * time.Second}})
+	if o.Name != "failover" || o.MaxStall == nil || *o.MaxStall != 30*time.Second {
+		t.Fatalf("objectiveOf = %+v", o)
+	}
+	if err := analysis.ValidateObjective(o); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -569,7 +569,7 @@ type SLOSpec struct {
 
 // Objective is one storage SLO. Exactly one kind is set.
 //
-// +kubebuilder:validation:XValidation:rule="(has(self.latencyAtLoad) ? 1 : 0) + (has(self.peakIOPS) ? 1 : 0) + (has(self.peakMiBps) ? 1 : 0) + (has(self.iopsAtLatency) ? 1 : 0) + (has(self.mibpsAtLatency) ? 1 : 0) == 1",message="each slo objective must set exactly one of latencyAtLoad, peakIOPS, peakMiBps, iopsAtLatency or mibpsAtLatency"
+// +kubebuilder:validation:XValidation:rule="(has(self.latencyAtLoad) ? 1 : 0) + (has(self.peakIOPS) ? 1 : 0) + (has(self.peakMiBps) ? 1 : 0) + (has(self.iopsAtLatency) ? 1 : 0) + (has(self.mibpsAtLatency) ? 1 : 0) + (has(self.maxStall) ? 1 : 0) == 1",message="each slo objective must set exactly one of latencyAtLoad, peakIOPS, peakMiBps, iopsAtLatency, mibpsAtLatency or maxStall"
 type Objective struct {
 	// name identifies the objective in status and metrics.
 	// +required
@@ -604,6 +604,16 @@ type Objective struct {
 	// least minMiBps.
 	// +optional
 	MiBpsAtLatency *MiBpsAtLatency `json:"mibpsAtLatency,omitempty"`
+
+	// maxStall: no step's longest run of whole seconds without a completion
+	// is longer than this (whole seconds, 1s to 1h, in h, m and s).
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=duration
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^([0-9]+h)?([0-9]+m)?([0-9]+s)?$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('1h')",message="slo maxStall must be whole seconds between 1s and 1h, such as 2s or 1m"
+	MaxStall *metav1.Duration `json:"maxStall,omitempty"`
 }
 
 // LatencyAtLoad bounds the latency at a load.

@@ -26,6 +26,9 @@ type Objective struct {
 	IOPSAtLatency *IOPSAtLatency
 	// MiBpsAtLatency: "MiB/s at 1 ms ≥ Y".
 	MiBpsAtLatency *MiBpsAtLatency
+	// MaxStall: "no stall longer than X": every successful step's longest
+	// run of whole seconds without a completion is at most X.
+	MaxStall *time.Duration
 }
 
 // LatencyAtLoad is met when some successful step with achieved total IOPS ≥
@@ -92,6 +95,9 @@ func (o Objective) kinds() []string {
 	if o.MiBpsAtLatency != nil {
 		k = append(k, "MiBpsAtLatency")
 	}
+	if o.MaxStall != nil {
+		k = append(k, "MaxStall")
+	}
 	return k
 }
 
@@ -106,7 +112,7 @@ func ValidateObjective(o Objective) error {
 	}
 	switch k := o.kinds(); len(k) {
 	case 0:
-		return fmt.Errorf("%s: %w (set one of LatencyAtLoad, PeakIOPS, PeakMiBps, IOPSAtLatency, MiBpsAtLatency)", prefix, ErrNoObjectiveKind)
+		return fmt.Errorf("%s: %w (set one of LatencyAtLoad, PeakIOPS, PeakMiBps, IOPSAtLatency, MiBpsAtLatency, MaxStall)", prefix, ErrNoObjectiveKind)
 	case 1:
 	default:
 		return fmt.Errorf("%s: %w: %s", prefix, ErrMultipleObjectiveKinds, strings.Join(k, ", "))
@@ -137,6 +143,11 @@ func ValidateObjective(o Objective) error {
 		return positive("PeakIOPS", *o.PeakIOPS)
 	case o.PeakMiBps != nil:
 		return positive("PeakMiBps", *o.PeakMiBps)
+	case o.MaxStall != nil:
+		if *o.MaxStall < time.Second || *o.MaxStall%time.Second != 0 {
+			return fmt.Errorf("%s: %w: MaxStall must be whole seconds, at least 1 s, got %s", prefix, ErrInvalidThreshold, *o.MaxStall)
+		}
+		return nil
 	case o.IOPSAtLatency != nil:
 		l := o.IOPSAtLatency
 		if err := latency("IOPSAtLatency", l.Selector, l.MaxLatency); err != nil {
@@ -154,7 +165,8 @@ func ValidateObjective(o Objective) error {
 
 // String describes a valid objective: "p99 read latency ≤ 2 ms at ≥ 40,000
 // IOPS", "peak IOPS ≥ 40,000", "peak throughput ≥ 4,000 MiB/s", "≥ 40,000
-// IOPS at mean latency ≤ 1 ms", "≥ 4,000 MiB/s at mean latency ≤ 1 ms".
+// IOPS at mean latency ≤ 1 ms", "≥ 4,000 MiB/s at mean latency ≤ 1 ms",
+// "longest stall ≤ 2 s".
 func (o Objective) String() string {
 	switch {
 	case o.LatencyAtLoad != nil:
@@ -170,6 +182,8 @@ func (o Objective) String() string {
 	case o.MiBpsAtLatency != nil:
 		l := o.MiBpsAtLatency
 		return fmt.Sprintf("≥ %s MiB/s at %s ≤ %s", numfmt.Count(float64(l.MinMiBps)), l.Selector, formatDuration(l.MaxLatency))
+	case o.MaxStall != nil:
+		return fmt.Sprintf("longest stall ≤ %d s", *o.MaxStall/time.Second)
 	}
 	return "empty objective"
 }
@@ -255,8 +269,38 @@ func (ev *evaluator) evaluate(o Objective) SLOResult {
 	case o.MiBpsAtLatency != nil:
 		l := o.MiBpsAtLatency
 		r.Verdict, r.Reason = ev.atLatency(mibpsAxis, l.Selector, l.MaxLatency, float64(l.MinMiBps))
+	case o.MaxStall != nil:
+		r.Verdict, r.Reason = ev.maxStall(int(*o.MaxStall / time.Second))
 	}
 	return r
+}
+
+// maxStall is met when no successful step stalled longer than limit
+// seconds; it needs at least one step with a timeline.
+func (ev *evaluator) maxStall(limit int) (Verdict, string) {
+	if len(ev.steps) == 0 {
+		return NotMeasurable, noSuccessfulStep
+	}
+	var worst *results.StepAggregate
+	worstSec, judged := -1, false
+	for _, a := range ev.steps {
+		if len(a.Timeline.Windows) == 0 {
+			continue
+		}
+		judged = true
+		if s := LongestStall(a.Timeline).Seconds; s > worstSec {
+			worst, worstSec = a, s
+		}
+	}
+	switch {
+	case !judged:
+		return NotMeasurable, "no step has a timeline"
+	case worstSec == 0:
+		return Met, fmt.Sprintf("no second without a completion (limit %d s)", limit)
+	case worstSec <= limit:
+		return Met, fmt.Sprintf("longest stall %d s (step %d) ≤ %d s", worstSec, worst.Step+1, limit)
+	}
+	return NotMet, fmt.Sprintf("longest stall %d s (step %d) > %d s", worstSec, worst.Step+1, limit)
 }
 
 // peakOf returns the successful step with the highest value on x (the

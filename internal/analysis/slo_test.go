@@ -312,3 +312,30 @@ func TestAtLatencyObjectives(t *testing.T) {
 		},
 	})
 }
+
+func TestMaxStallObjective(t *testing.T) {
+	step := func(i int, ios ...uint64) StepInput {
+		in := StepInput{Aggregate: results.StepAggregate{Step: i}}
+		in.Aggregate.Timeline = timeline(1000, ios...)
+		return in
+	}
+	limit := 2 * time.Second
+	o := Objective{MaxStall: &limit}
+	failed := step(2, 5, 0, 0, 0, 0, 5)
+	failed.Aggregate.Errors = []string{"client 0: fio failed"}
+	runSLOCases(t, []sloCase{
+		{"no stall", []StepInput{step(0, 5, 5, 5)}, o, Met, "no second without a completion (limit 2 s)"},
+		{"at the limit", []StepInput{step(0, 5, 5), step(1, 5, 0, 0, 5)}, o, Met, "longest stall 2 s (step 2) ≤ 2 s"},
+		{"above it", []StepInput{step(0, 5, 0, 5), step(1, 5, 0, 0, 0, 5)}, o, NotMet, "longest stall 3 s (step 2) > 2 s"},
+		{"a failed step is not evidence", []StepInput{step(0, 5, 5), failed}, o, Met, "no second without a completion (limit 2 s)"},
+		{"no timeline", []StepInput{{Aggregate: results.StepAggregate{Step: 0}}}, o, NotMeasurable, "no step has a timeline"},
+	})
+	for _, bad := range []time.Duration{0, 1500 * time.Millisecond} {
+		if err := ValidateObjective(Objective{MaxStall: &bad}); !errors.Is(err, ErrInvalidThreshold) {
+			t.Errorf("MaxStall %s: %v", bad, err)
+		}
+	}
+	if got := (Objective{MaxStall: &limit}).String(); got != "longest stall ≤ 2 s" {
+		t.Errorf("String() = %q", got)
+	}
+}
