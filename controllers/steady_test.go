@@ -86,3 +86,26 @@ func TestStepStatusCarriesTheLongestStall(t *testing.T) {
 		t.Fatal("a step without a stall has one")
 	}
 }
+
+// TestClosedLoopWithoutOfferedRate: queue-depth steps offer no rate, so
+// their latency is closed-loop whatever they achieved.
+func TestClosedLoopWithoutOfferedRate(t *testing.T) {
+	b := newBench(withLoad(func(l *v1alpha1.LoadSpec) {
+		l.Rate, l.QueueDepth = nil, &v1alpha1.QueueDepthSteps{Steps: []int32{16, 32}}
+	}))
+	d := mustDesired(t, b)
+	var recs []stepRecord
+	for i, qd := range []int32{16, 32} {
+		agg := mkAgg(i, dirSpec{800, time.Millisecond, 2 * time.Millisecond}, dirSpec{200, time.Millisecond, 2 * time.Millisecond}, time.Millisecond)
+		recs = append(recs, rec(order(i, plan.Step{QueueDepthPerClient: qd}), agg, "b-step"))
+		b.Status.Steps = append(b.Status.Steps, stepStatus(recs[i]))
+	}
+	if err := analyze(b, &d, recs, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range b.Status.Steps {
+		if !s.ClosedLoop || s.Saturated {
+			t.Errorf("step %d: closedLoop %v saturated %v, want closed-loop, not saturated", s.Index, s.ClosedLoop, s.Saturated)
+		}
+	}
+}

@@ -211,6 +211,7 @@ func analyze(b *v1alpha1.StorageBenchmark, d *desired, steps []stepRecord, compl
 	for i, a := range res.Steps {
 		b.Status.Steps[i].Saturated = a.Saturated
 		b.Status.Steps[i].Knee = a.Knee
+		b.Status.Steps[i].ClosedLoop = a.Saturated || !steps[i].order.Step.RateLimited()
 	}
 	setSteadyState(b, d.Analysis.Steady, steps)
 	b.Status.Summary = summaryStatus(b, res.Summary, d.Analysis.WithDefaults().LatencyTarget)

@@ -317,6 +317,13 @@ type StepStatus struct {
 	// volumes' service-level entitlement (Google Cloud NetApp Volumes).
 	// +optional
 	EntitlementPercent int32 `json:"entitlementPercent,omitempty"`
+	// closedLoop marks a latency measured closed-loop: fio times an I/O
+	// from when it issued it, not from when it was due, so the latency of a
+	// step that offered no rate (queue depth, a curve's unthrottled step) or
+	// did not sustain the rate it offered (saturated) leaves out the time
+	// I/Os waited to be issued, and is not an open-loop figure.
+	// +optional
+	ClosedLoop bool `json:"closedLoop,omitempty"`
 	// steadyState is the steady-state verdict on the step's IOPS second by
 	// second (analysis.steadyState); unset when its timeline was too short
 	// to judge.

@@ -25,7 +25,8 @@ func StepOf(s plan.Step, start time.Time, a results.StepAggregate, v analysis.St
 		AchievedIOPS: a.Total.IOPS, AchievedBytesPerSec: a.Total.BytesPerSec,
 		Read: operationOf(a.Read), Write: operationOf(a.Write),
 		Saturated: v.Saturated, Knee: v.Knee, Interrupted: a.Interrupted, Errors: a.Errors,
-		Stall: time.Duration(analysis.LongestStall(a.Timeline).Seconds) * time.Second,
+		Stall:      time.Duration(analysis.LongestStall(a.Timeline).Seconds) * time.Second,
+		ClosedLoop: v.Saturated && s.RateLimited(),
 	}
 	if v := analysis.Steady(a.Timeline, analysis.SteadyOptions{}); v.Judged && !v.Steady {
 		st.NotSteady = true

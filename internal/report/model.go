@@ -119,6 +119,9 @@ type Step struct {
 	Read, Write *OperationFigures
 	// Saturated, Knee and Interrupted are the analysis' and the run's marks.
 	Saturated, Knee, Interrupted bool
+	// ClosedLoop is set on a rate step that did not sustain its rate: its
+	// latency leaves out the time I/Os waited to be issued.
+	ClosedLoop bool
 	// NotSteady is set when the step's IOPS were judged not in steady
 	// state; Stall is its longest time without a completion (0: none).
 	NotSteady bool

@@ -126,7 +126,7 @@ func TestMarks(t *testing.T) {
 		want string
 	}{
 		{Step{}, ""},
-		{Step{Saturated: true, NotSteady: true, Stall: 3 * time.Second}, "saturated,not steady,stall 3s"},
+		{Step{Saturated: true, ClosedLoop: true, NotSteady: true, Stall: 3 * time.Second}, "saturated,closed-loop,not steady,stall 3s"},
 		{Step{Knee: true, Interrupted: true, Errors: []string{"x"}}, "knee,interrupted,failed"},
 	} {
 		if got := strings.Join(c.s.Marks(), ","); got != c.want {

@@ -57,12 +57,15 @@ func (s *Step) Offered() string {
 	return o
 }
 
-// Marks are a step's flags: saturated, knee, not steady, stall, interrupted,
-// failed.
+// Marks are a step's flags: saturated, closed-loop, knee, not steady,
+// stall, interrupted, failed.
 func (s *Step) Marks() []string {
 	var m []string
 	if s.Saturated {
 		m = append(m, "saturated")
+	}
+	if s.ClosedLoop {
+		m = append(m, "closed-loop")
 	}
 	if s.NotSteady {
 		m = append(m, "not steady")

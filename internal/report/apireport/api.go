@@ -177,7 +177,8 @@ func stepOfAPI(s *v1alpha1.StepStatus) report.Step {
 		AchievedIOPS: float64(s.AchievedIOPS), AchievedBytesPerSec: float64(s.AchievedBytesPerSecond),
 		Read: operationOfAPI(s.Read), Write: operationOfAPI(s.Write),
 		Saturated: s.Saturated, Knee: s.Knee, Interrupted: s.Interrupted, Errors: s.Errors,
-		NotSteady: s.SteadyState != nil && !s.SteadyState.Steady,
+		NotSteady:  s.SteadyState != nil && !s.SteadyState.Steady,
+		ClosedLoop: s.ClosedLoop && (s.OfferedIOPS > 0 || s.OfferedBytesPerSecond > 0),
 	}
 	if s.LongestStall != nil {
 		st.Stall = s.LongestStall.Duration.Duration
