@@ -27,6 +27,7 @@ func StepOf(s plan.Step, start time.Time, a results.StepAggregate, v analysis.St
 		Saturated: v.Saturated, Knee: v.Knee, Interrupted: a.Interrupted, Errors: a.Errors,
 		Stall:      time.Duration(analysis.LongestStall(a.Timeline).Seconds) * time.Second,
 		ClosedLoop: v.Saturated && s.RateLimited(),
+		Overflow:   int64(min(a.Total.Latency.Overflow, math.MaxInt64)),
 	}
 	if v := analysis.Steady(a.Timeline, analysis.SteadyOptions{}); v.Judged && !v.Steady {
 		st.NotSteady = true

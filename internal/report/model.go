@@ -119,6 +119,9 @@ type Step struct {
 	Read, Write *OperationFigures
 	// Saturated, Knee and Interrupted are the analysis' and the run's marks.
 	Saturated, Knee, Interrupted bool
+	// Overflow counts the I/Os of about 17 s or longer, which fio's
+	// histogram cannot tell apart.
+	Overflow int64
 	// ClosedLoop is set on a rate step that did not sustain its rate: its
 	// latency leaves out the time I/Os waited to be issued.
 	ClosedLoop bool

@@ -58,7 +58,7 @@ func (s *Step) Offered() string {
 }
 
 // Marks are a step's flags: saturated, closed-loop, knee, not steady,
-// stall, interrupted, failed.
+// stall, I/Os beyond fio's histogram, interrupted, failed.
 func (s *Step) Marks() []string {
 	var m []string
 	if s.Saturated {
@@ -72,6 +72,9 @@ func (s *Step) Marks() []string {
 	}
 	if s.Stall > 0 {
 		m = append(m, "stall "+s.Stall.String())
+	}
+	if s.Overflow > 0 {
+		m = append(m, numfmt.Count(float64(s.Overflow))+" I/Os ≥ 17 s")
 	}
 	if s.Knee {
 		m = append(m, "knee")

@@ -183,6 +183,11 @@ func stepOfAPI(s *v1alpha1.StepStatus) report.Step {
 	if s.LongestStall != nil {
 		st.Stall = s.LongestStall.Duration.Duration
 	}
+	for _, o := range []*v1alpha1.OperationStatus{s.Read, s.Write} {
+		if o != nil {
+			st.Overflow += o.Latency.OverflowIOs
+		}
+	}
 	if s.Latency != nil {
 		l := latencyOfAPI(s.Latency)
 		st.Latency = &l
