@@ -20,9 +20,15 @@ import (
 func timelineRec(i int, iops ...uint64) stepRecord {
 	tl := results.Timeline{WindowSeconds: 1, Windows: make([]results.Window, len(iops))}
 	for k, n := range iops {
-		tl.Windows[k] = results.Window{IOs: n, IOPS: float64(n)}
-		if n > 0 {
+		start := uint64(k) * 1000
+		tl.Windows[k] = results.Window{StartMs: start, IOs: n, IOPS: float64(n)}
+		switch last := len(tl.Idle) - 1; {
+		case n > 0:
 			tl.Windows[k].Hist = fio.Histogram{Bins: []fio.Bin{{Index: fio.IndexOf(1000), Count: n}}}
+		case last >= 0 && tl.Idle[last].EndMs == start:
+			tl.Idle[last].EndMs += 1000
+		default:
+			tl.Idle = append(tl.Idle, results.Span{StartMs: start, EndMs: start + 1000})
 		}
 	}
 	return recordOf(order(i, plan.Step{OfferedIOPS: 100}), results.StepAggregate{Step: i, Timeline: tl}, "b-step")
@@ -74,8 +80,8 @@ func TestStepStatusCarriesTheLongestStall(t *testing.T) {
 	s := stepStatus(r)
 	st := s.LongestStall
 	if st == nil || st.Start.Duration != 2*time.Second || st.Duration.Duration != 3*time.Second ||
-		st.P999Before == nil || st.P999After == nil {
-		t.Fatalf("longestStall = %+v, want 3 s from 2 s with the p99.9 on both sides", st)
+		st.P999Around == nil || st.P999Around.Duration != time.Duration(fio.BinValue(fio.IndexOf(1000))) {
+		t.Fatalf("longestStall = %+v, want 3 s from 2 s with the p99.9 around it", st)
 	}
 	for _, w := range r.agg.Timeline.Windows {
 		if len(w.Hist.Bins) != 0 {

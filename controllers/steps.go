@@ -41,6 +41,10 @@ type stepRecord struct {
 // recordOf is a step's record as a reconcile keeps it: the histograms,
 // which only the step ConfigMap needs, are dropped.
 func recordOf(order protocol.StepOrder, agg results.StepAggregate, name string) stepRecord {
+	if len(agg.Timeline.Windows) > results.MaxWindows || len(agg.Timeline.Idle) > results.MaxWindows {
+		// More than the operator writes: not its record's timeline.
+		agg.Timeline = results.Timeline{}
+	}
 	stall := analysis.LongestStall(agg.Timeline)
 	for _, d := range []*results.OperationSummary{&agg.Read, &agg.Write, &agg.Total} {
 		d.Histogram = fio.Histogram{}

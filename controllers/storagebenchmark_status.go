@@ -178,16 +178,10 @@ func stepStatus(rec stepRecord) v1alpha1.StepStatus {
 		s.Latency = &l
 	}
 	s.Errors = protocol.ErrorLines(agg)
-	if st := rec.stall; st.Seconds > 0 {
-		s.LongestStall = &v1alpha1.StallStatus{
-			Start:    metav1.Duration{Duration: time.Duration(st.StartSeconds) * time.Second},
-			Duration: metav1.Duration{Duration: time.Duration(st.Seconds) * time.Second},
-		}
-		if st.BeforeP999Ns > 0 {
-			s.LongestStall.P999Before = ptr.To(duration(st.BeforeP999Ns))
-		}
-		if st.AfterP999Ns > 0 {
-			s.LongestStall.P999After = ptr.To(duration(st.AfterP999Ns))
+	if st := rec.stall; st.Duration > 0 {
+		s.LongestStall = &v1alpha1.StallStatus{Start: metav1.Duration{Duration: st.Start}, Duration: metav1.Duration{Duration: st.Duration}}
+		if st.P999AroundNs > 0 {
+			s.LongestStall.P999Around = ptr.To(duration(st.P999AroundNs))
 		}
 	}
 	return s

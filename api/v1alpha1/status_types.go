@@ -329,8 +329,8 @@ type StepStatus struct {
 	// to judge.
 	// +optional
 	SteadyState *SteadyStateStatus `json:"steadyState,omitempty"`
-	// longestStall is the longest run of whole seconds in which no client
-	// completed an I/O; unset when there was none.
+	// longestStall is the longest time in which no client completed an
+	// I/O, as fio's one-second ticks show it; unset when there was none.
 	// +optional
 	LongestStall *StallStatus `json:"longestStall,omitempty"`
 	// configMap names the step's ConfigMap, its record: the order it ran
@@ -372,19 +372,18 @@ type SteadyStateStatus struct {
 	SlopePercent int32 `json:"slopePercent"`
 }
 
-// StallStatus is the longest time no client completed an I/O in a step.
+// StallStatus is the longest time no client completed an I/O in a step, as
+// fio's one-second status ticks show it: to within about a second, and a
+// stall shorter than a tick is not seen.
 type StallStatus struct {
 	// start is when the stall began, after the step's ramp.
 	Start metav1.Duration `json:"start"`
-	// duration is how long it lasted, in whole seconds of the timeline.
+	// duration is how long it lasted.
 	Duration metav1.Duration `json:"duration"`
-	// p999Before and p999After are the p99.9 latency of the second just
-	// before and just after it; the I/Os that waited through the stall
-	// complete in the second after.
+	// p999Around is the highest p99.9 latency of the seconds within a
+	// second of the stall, where the I/Os that waited through it complete.
 	// +optional
-	P999Before *metav1.Duration `json:"p999Before,omitempty"`
-	// +optional
-	P999After *metav1.Duration `json:"p999After,omitempty"`
+	P999Around *metav1.Duration `json:"p999Around,omitempty"`
 }
 
 // LatencyStatus are latency figures of a merged distribution; percentiles

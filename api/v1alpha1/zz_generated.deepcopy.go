@@ -534,13 +534,8 @@ func (in *StallStatus) DeepCopyInto(out *StallStatus) {
 	*out = *in
 	out.Start = in.Start
 	out.Duration = in.Duration
-	if in.P999Before != nil {
-		in, out := &in.P999Before, &out.P999Before
-		*out = new(v1.Duration)
-		**out = **in
-	}
-	if in.P999After != nil {
-		in, out := &in.P999After, &out.P999After
+	if in.P999Around != nil {
+		in, out := &in.P999Around, &out.P999Around
 		*out = new(v1.Duration)
 		**out = **in
 	}

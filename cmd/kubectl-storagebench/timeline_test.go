@@ -22,11 +22,11 @@ import (
 // seconds at 500 IOPS with nothing completed in seconds 4 and 5.
 func stepRecord(t *testing.T, k int) *corev1.ConfigMap {
 	t.Helper()
-	tl := results.Timeline{WindowSeconds: 1}
+	tl := results.Timeline{WindowSeconds: 1, Idle: []results.Span{{StartMs: 4000, EndMs: 6000}}}
 	for s := range 10 {
-		w := results.Window{IOs: 500, IOPS: 500, Hist: fio.Histogram{Bins: []fio.Bin{{Index: fio.IndexOf(300_000), Count: 500}}}}
+		w := results.Window{StartMs: uint64(s) * 1000, IOs: 500, IOPS: 500, Hist: fio.Histogram{Bins: []fio.Bin{{Index: fio.IndexOf(300_000), Count: 500}}}}
 		if s == 4 || s == 5 {
-			w = results.Window{}
+			w = results.Window{StartMs: w.StartMs}
 		}
 		tl.Windows = append(tl.Windows, w)
 	}
@@ -50,7 +50,7 @@ func TestReportTimeline(t *testing.T) {
 	if err := k8s.Create(ctx, cm.DeepCopy()); err != nil {
 		t.Fatal(err)
 	}
-	wantSVG := []string{"oltp-ontap-nas · step 3 · every 1 s", "longest stall 2 s, from 4 s"}
+	wantSVG := []string{"oltp-ontap-nas · step 3 · every second", "longest stall 2 s, from 4 s"}
 
 	out, errOut, code := plugin(t, "report", "oltp-ontap-nas", "-n", ns, "--timeline", "3", "-o", "svg")
 	if code != exitOK {

@@ -7,7 +7,7 @@
 //	go run ./hack/record -o docs/images/oltp-curve.yaml
 //
 // With -stall it records a single 20 s rate step instead, during which it
-// stops every client's fio (SIGSTOP) for that long, and writes the
+// stops every client's fio jobs (SIGSTOP) for that long, and writes the
 // benchmark with the step's ConfigMap, whose timeline shows the stall:
 //
 //	go run ./hack/record -stall 3s -o docs/images/timeline-stall.yaml
@@ -146,9 +146,9 @@ func run(out string, stall time.Duration) error {
 	return errors.New("the benchmark did not finish in 10 minutes")
 }
 
-// pause stops every fio the recording's runners started (fio processes
-// whose parent is the runner binary, and their job processes) with SIGSTOP
-// for d, then resumes them.
+// pause stops the fio job processes of the recording's runners (children
+// of a fio the runner binary started) with SIGSTOP for d, then resumes
+// them.
 func pause(runner string, d time.Duration) error {
 	procs, err := filepath.Glob("/proc/[0-9]*")
 	if err != nil {
@@ -186,9 +186,11 @@ func pause(runner string, d time.Duration) error {
 		}
 		return false
 	}
+	// Only the job processes (fio's children): the main process goes on
+	// ticking its status every second, as it does when storage stalls.
 	var fios []int
-	for pid := range parent {
-		if ours(pid) {
+	for pid, ppid := range parent {
+		if _, jobOfFio := parent[ppid]; jobOfFio && ours(pid) {
 			fios = append(fios, pid)
 		}
 	}

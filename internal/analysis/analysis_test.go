@@ -16,11 +16,13 @@ func TestOptionsDefaults(t *testing.T) {
 		TargetSelector:    LatencySelector{Metric: "mean", Operation: "total"},
 		SaturationPercent: 90,
 		Throughput:        "iops",
+		Steady:            SteadyOptions{Rounds: 5, RangePercent: 20, SlopePercent: 10},
 	}
 	if got != want {
 		t.Errorf("WithDefaults() = %+v, want %+v", got, want)
 	}
-	set := Options{LatencyTarget: 2 * time.Millisecond, TargetSelector: LatencySelector{"p99", "read"}, SaturationPercent: 80, Throughput: "bytes"}
+	set := Options{LatencyTarget: 2 * time.Millisecond, TargetSelector: LatencySelector{"p99", "read"}, SaturationPercent: 80, Throughput: "bytes",
+		Steady: SteadyOptions{Rounds: 3, RangePercent: 30, SlopePercent: 5}}
 	if got := set.WithDefaults(); got != set {
 		t.Errorf("WithDefaults() changed set fields: %+v", got)
 	}

@@ -27,7 +27,7 @@ type Objective struct {
 	// MiBpsAtLatency: "MiB/s at 1 ms ≥ Y".
 	MiBpsAtLatency *MiBpsAtLatency
 	// MaxStall: "no stall longer than X": every successful step's longest
-	// run of whole seconds without a completion is at most X.
+	// time without a completion (LongestStall) is at most X.
 	MaxStall *time.Duration
 }
 
@@ -270,37 +270,40 @@ func (ev *evaluator) evaluate(o Objective) SLOResult {
 		l := o.MiBpsAtLatency
 		r.Verdict, r.Reason = ev.atLatency(mibpsAxis, l.Selector, l.MaxLatency, float64(l.MinMiBps))
 	case o.MaxStall != nil:
-		r.Verdict, r.Reason = ev.maxStall(int(*o.MaxStall / time.Second))
+		r.Verdict, r.Reason = ev.maxStall(*o.MaxStall)
 	}
 	return r
 }
 
-// maxStall is met when no successful step stalled longer than limit
-// seconds; it needs at least one step with a timeline.
-func (ev *evaluator) maxStall(limit int) (Verdict, string) {
+// maxStall is met when no successful step stalled longer than limit; it
+// needs at least one step with a timeline.
+func (ev *evaluator) maxStall(limit time.Duration) (Verdict, string) {
 	if len(ev.steps) == 0 {
 		return NotMeasurable, noSuccessfulStep
 	}
 	var worst *results.StepAggregate
-	worstSec, judged := -1, false
+	var longest time.Duration
+	judged := false
 	for _, a := range ev.steps {
 		if len(a.Timeline.Windows) == 0 {
 			continue
 		}
 		judged = true
-		if s := LongestStall(a.Timeline).Seconds; s > worstSec {
-			worst, worstSec = a, s
+		if d := LongestStall(a.Timeline).Duration; worst == nil || d > longest {
+			worst, longest = a, d
 		}
 	}
 	switch {
 	case !judged:
 		return NotMeasurable, "no step has a timeline"
-	case worstSec == 0:
-		return Met, fmt.Sprintf("no second without a completion (limit %d s)", limit)
-	case worstSec <= limit:
-		return Met, fmt.Sprintf("longest stall %d s (step %d) ≤ %d s", worstSec, worst.Step+1, limit)
+	case longest == 0:
+		return Met, fmt.Sprintf("no status tick without a completion (limit %s)", limit)
 	}
-	return NotMet, fmt.Sprintf("longest stall %d s (step %d) > %d s", worstSec, worst.Step+1, limit)
+	got, lim := numfmt.LatencyPair(uint64(longest), uint64(limit))
+	if longest <= limit {
+		return Met, fmt.Sprintf("longest stall %s (step %d) ≤ %s", got, worst.Step+1, lim)
+	}
+	return NotMet, fmt.Sprintf("longest stall %s (step %d) > %s", got, worst.Step+1, lim)
 }
 
 // peakOf returns the successful step with the highest value on x (the

@@ -324,10 +324,10 @@ func TestMaxStallObjective(t *testing.T) {
 	failed := step(2, 5, 0, 0, 0, 0, 5)
 	failed.Aggregate.Errors = []string{"client 0: fio failed"}
 	runSLOCases(t, []sloCase{
-		{"no stall", []StepInput{step(0, 5, 5, 5)}, o, Met, "no second without a completion (limit 2 s)"},
+		{"no stall", []StepInput{step(0, 5, 5, 5)}, o, Met, "no status tick without a completion (limit 2s)"},
 		{"at the limit", []StepInput{step(0, 5, 5), step(1, 5, 0, 0, 5)}, o, Met, "longest stall 2 s (step 2) ≤ 2 s"},
 		{"above it", []StepInput{step(0, 5, 0, 5), step(1, 5, 0, 0, 0, 5)}, o, NotMet, "longest stall 3 s (step 2) > 2 s"},
-		{"a failed step is not evidence", []StepInput{step(0, 5, 5), failed}, o, Met, "no second without a completion (limit 2 s)"},
+		{"a failed step is not evidence", []StepInput{step(0, 5, 5), failed}, o, Met, "no status tick without a completion (limit 2s)"},
 		{"no timeline", []StepInput{{Aggregate: results.StepAggregate{Step: 0}}}, o, NotMeasurable, "no step has a timeline"},
 	})
 	for _, bad := range []time.Duration{0, 1500 * time.Millisecond} {

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/storagebench/storagebench/internal/results"
 )
@@ -116,48 +117,38 @@ func Steady(t results.Timeline, o SteadyOptions) SteadyState {
 	return st
 }
 
-// Stall is the longest run of whole timeline windows in which no client
-// completed an I/O.
+// Stall is the longest time in which no client completed an I/O, as fio's
+// one-second status ticks show it: a tick without a completion, or several
+// in a row, on every client at once.
 type Stall struct {
-	// StartSeconds is when the stall began, in seconds after the ramp;
-	// Seconds how long it lasted (0: no window without completions).
-	StartSeconds, Seconds int
-	// BeforeP999Ns and AfterP999Ns are the p99.9 latency of the windows
-	// just before and just after the stall (0 when there is none): the
-	// I/Os that waited through it complete in the window after.
-	BeforeP999Ns, AfterP999Ns uint64
+	// Start is when it began, after the ramp; Duration how long it lasted
+	// (0: no tick without a completion).
+	Start, Duration time.Duration
+	// P999AroundNs is the highest p99.9 latency of the windows within a
+	// second of the stall (0 when there is none): the I/Os that waited
+	// through it complete there.
+	P999AroundNs uint64
 }
 
-// LongestStall finds the longest run of windows without a completion. Its
-// resolution is the timeline's window: a stall shorter than a window, or
-// one that straddles two windows that each saw a completion, is not found.
+// LongestStall finds the step's longest idle span (results.Timeline.Idle).
+// Its resolution is fio's tick, about a second: a stall shorter than that,
+// or one during which a client completed something in every tick, is not
+// seen, and one seen is measured to within about a second.
 func LongestStall(t results.Timeline) Stall {
-	w := t.Windows
-	idle := func(k int) bool { return w[k].IOs == 0 }
-	start, n := 0, 0
-	for i := 0; i < len(w); {
-		if !idle(i) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(w) && idle(j) {
-			j++
-		}
-		if j-i > n {
-			start, n = i, j-i
-		}
-		i = j
-	}
-	if n == 0 {
+	idle := t.LongestIdle()
+	if idle.EndMs <= idle.StartMs {
 		return Stall{}
 	}
-	st := Stall{StartSeconds: start * t.WindowSeconds, Seconds: n * t.WindowSeconds}
-	if start > 0 {
-		st.BeforeP999Ns = w[start-1].Percentiles(99.9)[0]
-	}
-	if end := start + n; end < len(w) {
-		st.AfterP999Ns = w[end].Percentiles(99.9)[0]
+	st := Stall{Start: time.Duration(idle.StartMs) * time.Millisecond, Duration: idle.Duration()}
+	lo, hi := idle.StartMs-min(idle.StartMs, 1000), idle.EndMs+1000
+	for k, w := range t.Windows {
+		end := uint64(math.MaxUint64)
+		if k+1 < len(t.Windows) {
+			end = t.Windows[k+1].StartMs
+		}
+		if w.StartMs < hi && end > lo && w.IOs > 0 {
+			st.P999AroundNs = max(st.P999AroundNs, w.Percentiles(99.9)[0])
+		}
 	}
 	return st
 }

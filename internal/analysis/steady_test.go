@@ -3,19 +3,27 @@ package analysis
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/storagebench/storagebench/internal/fio"
 	"github.com/storagebench/storagebench/internal/results"
 )
 
 // timeline builds a one-second timeline whose second k did iops[k] I/Os,
-// each of latency ns.
+// each of latency ns; its seconds without I/O are its idle spans.
 func timeline(ns uint64, iops ...uint64) results.Timeline {
 	t := results.Timeline{WindowSeconds: 1, Windows: make([]results.Window, len(iops))}
 	for k, n := range iops {
-		t.Windows[k].IOs, t.Windows[k].IOPS = n, float64(n)
+		w := &t.Windows[k]
+		w.StartMs, w.IOs, w.IOPS = uint64(k)*1000, n, float64(n)
 		if n > 0 {
-			t.Windows[k].Hist = fio.Histogram{Bins: []fio.Bin{{Index: fio.IndexOf(ns), Count: n}}}
+			w.Hist = fio.Histogram{Bins: []fio.Bin{{Index: fio.IndexOf(ns), Count: n}}}
+			continue
+		}
+		if last := len(t.Idle) - 1; last >= 0 && t.Idle[last].EndMs == w.StartMs {
+			t.Idle[last].EndMs += 1000
+		} else {
+			t.Idle = append(t.Idle, results.Span{StartMs: w.StartMs, EndMs: w.StartMs + 1000})
 		}
 	}
 	return t
@@ -81,30 +89,32 @@ func TestSteadyOptionsValidate(t *testing.T) {
 }
 
 func TestLongestStall(t *testing.T) {
+	slow := func(tl results.Timeline, k int, ns uint64) results.Timeline {
+		tl.Windows[k].Hist = fio.Histogram{Bins: []fio.Bin{{Index: fio.IndexOf(ns), Count: tl.Windows[k].IOs}}}
+		return tl
+	}
+	fast := fio.BinValue(fio.IndexOf(1000))
 	cases := []struct {
-		name          string
-		tl            results.Timeline
-		start, length int
-		before, after uint64
+		name       string
+		tl         results.Timeline
+		start, dur time.Duration
+		p999Around uint64
 	}{
-		{"none", timeline(1000, 5, 5, 5), 0, 0, 0, 0},
-		{"the longest of two", func() results.Timeline {
-			tl := timeline(1000, 5, 0, 5, 0, 0, 0, 5)
-			tl.Windows[6].Hist = fio.Histogram{Bins: []fio.Bin{{Index: fio.IndexOf(3_000_000_000), Count: 5}}}
-			return tl
-		}(), 3, 3, fio.BinValue(fio.IndexOf(1000)), fio.BinValue(fio.IndexOf(3_000_000_000))},
-		{"at the start", timeline(1000, 0, 0, 5), 0, 2, 0, fio.BinValue(fio.IndexOf(1000))},
-		{"at the end", timeline(1000, 5, 0), 1, 1, fio.BinValue(fio.IndexOf(1000)), 0},
-		{"in two-second windows", func() results.Timeline {
-			tl := timeline(1000, 5, 0, 0, 5)
-			tl.WindowSeconds = 2
-			return tl
-		}(), 2, 4, fio.BinValue(fio.IndexOf(1000)), fio.BinValue(fio.IndexOf(1000))},
+		{"none", timeline(1000, 5, 5, 5), 0, 0, 0},
+		// The I/Os that waited through the stall complete in the second
+		// after it; seconds further away do not count.
+		{"the longest of two", slow(slow(timeline(1000, 5, 0, 5, 0, 0, 0, 5, 5), 6, 3_000_000_000), 1, 9_000_000_000),
+			3 * time.Second, 3 * time.Second, fio.BinValue(fio.IndexOf(3_000_000_000))},
+		{"at the start", timeline(1000, 0, 0, 5), 0, 2 * time.Second, fast},
+		{"at the end", timeline(1000, 5, 0), time.Second, time.Second, fast},
+		{"measured to the millisecond", results.Timeline{WindowSeconds: 1,
+			Windows: []results.Window{{StartMs: 0, IOs: 1}, {StartMs: 900}, {StartMs: 3300, IOs: 1}},
+			Idle:    []results.Span{{StartMs: 900, EndMs: 3300}}}, 900 * time.Millisecond, 2400 * time.Millisecond, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := LongestStall(c.tl)
-			want := Stall{StartSeconds: c.start, Seconds: c.length, BeforeP999Ns: c.before, AfterP999Ns: c.after}
+			want := Stall{Start: c.start, Duration: c.dur, P999AroundNs: c.p999Around}
 			if got != want {
 				t.Errorf("LongestStall = %+v, want %+v", got, want)
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,8 +24,8 @@ type Executor struct {
 	// SIGTERM before it is killed.
 	GracePeriod time.Duration
 	// Timeline asks fio for a status document every second
-	// (--status-interval=1); Result.Intervals then holds each job's
-	// per-second intervals.
+	// (--status-interval=1); Result.Intervals then holds the intervals
+	// between them.
 	Timeline bool
 }
 
@@ -37,9 +38,11 @@ type Result struct {
 	// Notes are non-JSON lines fio printed before its report.
 	Notes  string
 	Stderr string
-	// Intervals are each job's intervals between status documents, keyed
-	// by job name, when the Executor asked for a Timeline.
-	Intervals map[string][]Interval
+	// Intervals are the client's intervals between status documents, its
+	// jobs summed, when the Executor asked for a Timeline; TimelineErr says
+	// why there are none when fio's stream could not be read.
+	Intervals   []Interval
+	TimelineErr error
 }
 
 // Version returns fio's version string, e.g. "fio-3.33".
@@ -105,21 +108,30 @@ func (e Executor) Run(ctx context.Context, name, jobFile string) (*Result, error
 		}
 	}
 	res := &Result{Interrupted: interrupted, Stderr: stderr.String()}
-	data, readErr := os.ReadFile(outPath)
-	if readErr == nil && len(data) > 0 {
-		out, notes, err := Parse(data)
+	if f, openErr := os.Open(outPath); openErr == nil {
+		out, notes, err := ParseFrom(f)
 		res.Notes = notes
 		if err == nil {
 			res.Output = out
-		} else if waitErr == nil {
+		} else if waitErr == nil && !errors.Is(err, errEmpty) {
+			_ = f.Close()
 			return nil, err
 		}
 		if e.Timeline && err == nil {
-			if res.Intervals, err = Intervals(data); err != nil && waitErr == nil {
-				return nil, err
+			// The timeline is best-effort: a stream it cannot read leaves
+			// the report as it is.
+			if _, err = f.Seek(0, io.SeekStart); err == nil {
+				res.Intervals, err = Intervals(f)
+			}
+			if err != nil {
+				res.Intervals, res.TimelineErr = nil, err
 			}
 		}
+		_ = f.Close()
 	}
+	// The status stream grows with the step and the jobs: it is not kept
+	// once read.
+	_ = os.Remove(outPath)
 	if waitErr != nil && (!interrupted || res.Output == nil) {
 		var exitErr *exec.ExitError
 		summary := waitErr.Error()

@@ -1,27 +1,39 @@
 package fio
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 )
 
 // With --status-interval fio appends a whole json+ document to its output at
 // every interval tick, then the final one when it ends. Each document's
 // counters and histogram bins are cumulative since the end of the ramp, so
-// the difference of two consecutive documents is exactly what the job
+// the difference of two consecutive documents is exactly what the jobs
 // completed between them, bin by bin.
+//
+// The documents are taken while the jobs run, which shows in three ways the
+// reader allows for: a document taken during the ramp counts I/Os but no
+// latencies (it is left out); around the end of the ramp a document may pair
+// the ramp's clock with counters already reset, so the next one's clock goes
+// back (the intervals so far are folded into the next, their counts kept);
+// and a document's N may lag its bins by an I/O being recorded (the bins are
+// counted).
 
-// Interval is what one job completed between two of fio's status snapshots.
+// Interval is what all of a client's jobs completed between two of fio's
+// status documents.
 type Interval struct {
-	// StartMs and EndMs are the job's measured run time (ramp excluded) at
-	// the two snapshots.
+	// StartMs and EndMs are the jobs' measured run time (ramp excluded)
+	// at the two documents.
 	StartMs, EndMs uint64
 	Read, Write    IntervalOp
 }
+
+// IOs is the interval's reads and writes.
+func (iv Interval) IOs() uint64 { return iv.Read.IOs + iv.Write.IOs }
 
 // IntervalOp is one operation (reads or writes) of an Interval.
 type IntervalOp struct {
@@ -29,113 +41,167 @@ type IntervalOp struct {
 	Hist       Histogram
 }
 
-// snapshot is one job in one status document.
-type snapshot struct {
-	runtimeMs   uint64
-	read, write snapOp
+// jobState is the last document's cumulative figures of one job.
+type jobState struct {
+	read, write opState
 }
 
-type snapOp struct {
-	ios, n, bytes uint64
-	bins          [PlatNR]uint64
+type opState struct {
+	n, bytes uint64
+	bins     [PlatNR]uint64
 }
 
-// Intervals splits a status-interval output stream into each job's
-// intervals, in order, keyed by job name. Snapshots taken during the ramp
-// (I/Os done but no latency recorded) are skipped: measurement starts from
-// zero when the ramp ends. An interval's I/Os are its histogram's count. The intervals of a job add up exactly to its
-// final document.
-func Intervals(data []byte) (map[string][]Interval, error) {
-	start := jsonStart(data)
-	if start < 0 {
-		return nil, errors.New("fio output contains no JSON document")
-	}
-	series := map[string][]snapshot{}
-	dec := json.NewDecoder(bytes.NewReader(data[start:]))
-	for {
-		var raw rawOutput
-		err := dec.Decode(&raw)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("decoding fio status document %d: %w", len(series), err)
-		}
-		for _, j := range raw.Jobs {
-			s, err := snapshotOf(j)
-			if err != nil {
-				return nil, fmt.Errorf("job %q: %w", j.JobName, err)
+// Intervals reads a status-interval output stream into the client's
+// intervals, its jobs summed, in order. Lines fio writes between documents
+// (such as "fio: terminating on signal 15" when it is stopped) are skipped.
+// The intervals add up, bin by bin, to the final document whenever fio's
+// counters only grew after the ramp; callers compare and drop a timeline
+// that does not.
+func Intervals(r io.Reader) ([]Interval, error) {
+	jobs := map[string]*jobState{}
+	var out []Interval
+	var lastEnd uint64
+	var carry Interval // intervals folded after the clock went back
+	_, err := documents(r, func(doc rawOutput) error {
+		var iv Interval
+		measuring := false
+		for _, j := range doc.Jobs {
+			st := jobs[j.JobName]
+			if st == nil {
+				st = &jobState{}
+				jobs[j.JobName] = st
 			}
-			if s.read.n+s.write.n == 0 && s.read.ios+s.write.ios > 0 {
-				// In the ramp: fio counts I/Os but records no latency,
-				// and resets both when the ramp ends.
-				series[j.JobName] = series[j.JobName][:0]
+			r, err := diffOp(&st.read, &j.Read)
+			if err != nil {
+				return err
+			}
+			w, err := diffOp(&st.write, &j.Write)
+			if err != nil {
+				return err
+			}
+			if j.Read.ClatNs.N+j.Write.ClatNs.N == 0 && j.Read.TotalIOs+j.Write.TotalIOs > 0 {
+				// In the ramp: I/Os counted, no latency recorded; fio
+				// resets both when the ramp ends.
+				*st = jobState{}
 				continue
 			}
-			series[j.JobName] = append(series[j.JobName], s)
+			measuring = true
+			iv.EndMs = max(iv.EndMs, j.JobRuntime)
+			addOp(&iv.Read, r)
+			addOp(&iv.Write, w)
 		}
-	}
-	out := make(map[string][]Interval, len(series))
-	for name, snaps := range series {
-		var prev snapshot
-		for _, s := range snaps {
-			iv := Interval{StartMs: prev.runtimeMs, EndMs: s.runtimeMs}
-			var err error
-			if iv.Read, err = diff(prev.read, s.read); err == nil {
-				iv.Write, err = diff(prev.write, s.write)
-			}
-			if err != nil || s.runtimeMs < prev.runtimeMs {
-				return nil, fmt.Errorf("job %q: status snapshot at %d ms is not cumulative over the one at %d ms: %v",
-					name, s.runtimeMs, prev.runtimeMs, err)
-			}
-			out[name] = append(out[name], iv)
-			prev = s
+		if !measuring {
+			return nil
 		}
-	}
-	return out, nil
+		if iv.EndMs < lastEnd {
+			// The clock went back: the documents so far paired the
+			// ramp's clock with the measurement's counters.
+			for _, prev := range out {
+				addOp(&carry.Read, prev.Read)
+				addOp(&carry.Write, prev.Write)
+			}
+			out, lastEnd = out[:0], 0
+		}
+		iv.StartMs = lastEnd
+		addOp(&iv.Read, carry.Read)
+		addOp(&iv.Write, carry.Write)
+		carry = Interval{}
+		out = append(out, iv)
+		lastEnd = iv.EndMs
+		return nil
+	})
+	return out, err
 }
 
-func snapshotOf(j rawJob) (snapshot, error) {
-	s := snapshot{runtimeMs: j.JobRuntime}
-	for _, d := range []struct {
-		raw *rawDir
-		op  *snapOp
-	}{{&j.Read, &s.read}, {&j.Write, &s.write}} {
-		h, err := HistogramFromFio(d.raw.ClatNs.Bins)
-		if err != nil {
-			return s, err
-		}
-		// A snapshot is taken while the job runs: its N may lag its bins
-		// by an I/O being recorded. The bins are what the intervals count;
-		// the final document, taken after the job ended, agrees with them.
-		d.op.ios, d.op.n, d.op.bytes = d.raw.TotalIOs, h.Total(), d.raw.IOBytes
-		for _, b := range h.Bins {
-			d.op.bins[b.Index] = b.Count
+// diffOp returns what one job did since its last document, and records the
+// new cumulative figures. Counters that went down mean fio reset them: the
+// job's figures start over from zero.
+func diffOp(prev *opState, d *rawDir) (IntervalOp, error) {
+	h, err := HistogramFromFio(d.ClatNs.Bins)
+	if err != nil {
+		return IntervalOp{}, err
+	}
+	n := h.Total()
+	reset := n < prev.n || d.IOBytes < prev.bytes
+	for _, b := range h.Bins {
+		if b.Count < prev.bins[b.Index] {
+			reset = true
 		}
 	}
-	return s, nil
-}
-
-func diff(prev, cur snapOp) (IntervalOp, error) {
-	if cur.n < prev.n || cur.bytes < prev.bytes {
-		return IntervalOp{}, errors.New("counts went down")
+	if reset {
+		*prev = opState{}
 	}
-	op := IntervalOp{IOs: cur.n - prev.n, Bytes: cur.bytes - prev.bytes}
-	for i := range cur.bins {
-		if cur.bins[i] < prev.bins[i] {
-			return IntervalOp{}, fmt.Errorf("bin %d ns went down", BinValue(i))
-		}
-		if c := cur.bins[i] - prev.bins[i]; c > 0 {
-			op.Hist.Bins = append(op.Hist.Bins, Bin{Index: i, Count: c})
+	op := IntervalOp{IOs: n - prev.n, Bytes: d.IOBytes - prev.bytes}
+	var cur [PlatNR]uint64
+	for _, b := range h.Bins {
+		cur[b.Index] = b.Count
+		if c := b.Count - prev.bins[b.Index]; c > 0 {
+			op.Hist.Bins = append(op.Hist.Bins, Bin{Index: b.Index, Count: c})
 		}
 	}
+	prev.n, prev.bytes, prev.bins = n, d.IOBytes, cur
 	return op, nil
 }
 
-// Second returns the index of the second of measurement an interval ending
-// at endMs belongs to: fio ticks about every 1000 ms from the end of the
-// ramp, so the tick nearest k × 1000 ms closes second k-1; the final
-// document, a few milliseconds after the last tick, joins that second.
-func Second(endMs uint64) int {
-	return max(int(math.Round(float64(endMs)/1000))-1, 0)
+func addOp(dst *IntervalOp, src IntervalOp) {
+	dst.IOs += src.IOs
+	dst.Bytes += src.Bytes
+	if len(src.Hist.Bins) > 0 {
+		dst.Hist = Merge(dst.Hist, src.Hist)
+	}
 }
+
+// documents calls fn with every top-level JSON document of fio's output, in
+// order, reading one at a time: fio prints each document from a line "{" to
+// a line "}", and lines outside them are skipped. Text before the first
+// document is returned.
+func documents(r io.Reader, fn func(rawOutput) error) (preamble string, err error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var doc, pre bytes.Buffer
+	in, found, oneLine := false, false, false
+	for {
+		line, rerr := br.ReadBytes('\n')
+		switch {
+		case !in && len(line) > 0 && line[0] == '{':
+			in, found = true, true
+			doc.Reset()
+			doc.Write(line)
+			// A document on one line (not fio's layout, but valid).
+			oneLine = json.Valid(bytes.TrimSpace(line))
+		case in:
+			doc.Write(line)
+		case !found:
+			pre.Write(line)
+		}
+		if in && (oneLine || bytes.Equal(bytes.TrimRight(line, "\r\n"), []byte("}"))) {
+			in = false
+			var d rawOutput
+			if err := json.Unmarshal(doc.Bytes(), &d); err != nil {
+				return pre.String(), err
+			}
+			if err := fn(d); err != nil {
+				return pre.String(), err
+			}
+		}
+		if rerr == io.EOF {
+			if in {
+				// The last document may close on a line of its own
+				// making (not fio's layout): it must decode whole.
+				var d rawOutput
+				if err := json.Unmarshal(doc.Bytes(), &d); err != nil {
+					return pre.String(), fmt.Errorf("the last JSON document is cut short: %w", err)
+				}
+				return pre.String(), fn(d)
+			}
+			if !found {
+				return pre.String(), errNoDocument
+			}
+			return pre.String(), nil
+		}
+		if rerr != nil {
+			return pre.String(), rerr
+		}
+	}
+}
+
+var errNoDocument = errors.New("fio output contains no JSON document")

@@ -1,17 +1,19 @@
 package fio
 
 import (
+	"bytes"
 	"context"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
 
 // TestIntervalsAddUpToTheReport runs real fio with a status document every
-// second, a ramp and mixed reads and writes: the ramp's snapshot is left
-// out, every second of the 4 s measurement has its interval, and the
-// intervals add up, bin by bin, to fio's final report.
+// second, a ramp, two jobs and mixed reads and writes: the ramp's documents
+// are left out, the 4 s measurement has an interval per tick, and the
+// intervals add up, bin by bin, to the jobs' final report.
 func TestIntervalsAddUpToTheReport(t *testing.T) {
 	e := requireFio(t)
 	e.Timeline = true
@@ -26,87 +28,127 @@ func TestIntervalsAddUpToTheReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Intervals) != len(res.Output.Jobs) {
-		t.Fatalf("intervals for %d jobs, report has %d", len(res.Intervals), len(res.Output.Jobs))
+	if res.TimelineErr != nil || len(res.Intervals) < 4 || len(res.Intervals) > 6 {
+		t.Fatalf("%d intervals (%v), want one a second of 4 s", len(res.Intervals), res.TimelineErr)
 	}
-	for _, j := range res.Output.Jobs {
-		ivs := res.Intervals[j.Name]
-		seconds := map[int]bool{}
-		var end uint64
-		for _, iv := range ivs {
-			if iv.StartMs != end || iv.EndMs < iv.StartMs {
-				t.Fatalf("%s: interval %d..%d ms does not follow %d ms", j.Name, iv.StartMs, iv.EndMs, end)
-			}
-			end = iv.EndMs
-			seconds[Second(iv.EndMs)] = true
+	var end uint64
+	for _, iv := range res.Intervals {
+		if iv.StartMs != end || iv.EndMs < iv.StartMs {
+			t.Fatalf("interval %d..%d ms does not follow %d ms", iv.StartMs, iv.EndMs, end)
 		}
-		if end != j.RuntimeMs {
-			t.Errorf("%s: intervals end at %d ms, the report's runtime is %d ms", j.Name, end, j.RuntimeMs)
-		}
-		if want := map[int]bool{0: true, 1: true, 2: true, 3: true}; !reflect.DeepEqual(seconds, want) {
-			t.Errorf("%s: intervals cover seconds %v, want 0..3", j.Name, seconds)
-		}
-		for _, op := range []struct {
-			name  string
-			final DirResult
-			of    func(Interval) IntervalOp
-		}{
-			{"read", j.Read, func(iv Interval) IntervalOp { return iv.Read }},
-			{"write", j.Write, func(iv Interval) IntervalOp { return iv.Write }},
-		} {
-			var a Accumulator
-			var ios, bytes uint64
-			for _, iv := range ivs {
-				a.Add(op.of(iv).Hist)
-				ios += op.of(iv).IOs
-				bytes += op.of(iv).Bytes
-			}
-			if ios != op.final.Latency.Count || bytes != op.final.Bytes || ios == 0 {
-				t.Errorf("%s %s: intervals hold %d I/Os and %d bytes, the report %d and %d",
-					j.Name, op.name, ios, bytes, op.final.Latency.Count, op.final.Bytes)
-			}
-			if got := a.Histogram(); !reflect.DeepEqual(got.Bins, op.final.Latency.Hist.Bins) {
-				t.Errorf("%s %s: the intervals' bins do not add up to the report's", j.Name, op.name)
-			}
-		}
+		end = iv.EndMs
 	}
-}
-
-func TestIntervalsRefuseNonCumulativeSnapshots(t *testing.T) {
-	doc := func(runtime, n uint64, bin string) string {
-		return `{"fio version":"fio-3.33","jobs":[{"jobname":"j","job_runtime":` + itoa(runtime) +
-			`,"read":{"total_ios":` + itoa(n) + `,"io_bytes":0,"clat_ns":{"N":` + itoa(n) + `,"bins":{` + bin + `}}},` +
-			`"write":{"total_ios":0,"io_bytes":0,"clat_ns":{"N":0}}}]}` + "\n"
-	}
-	ok := doc(1000, 2, `"100":2`) + doc(2000, 3, `"100":3`)
-	ivs, err := Intervals([]byte(ok))
-	if err != nil || len(ivs["j"]) != 2 || ivs["j"][1].Read.IOs != 1 {
-		t.Fatalf("Intervals = %+v, %v", ivs, err)
-	}
-	out, _, err := Parse([]byte(ok))
-	if err != nil || out.Jobs[0].Read.Latency.Count != 3 {
-		t.Fatalf("Parse read the first document of a stream, not the last: %+v, %v", out, err)
-	}
-	for name, stream := range map[string]string{
-		"a bin went down": doc(1000, 2, `"100":2`) + doc(2000, 2, `"100":1,"200":1`),
-		"time went back":  doc(2000, 2, `"100":2`) + doc(1000, 3, `"100":3`),
+	for _, op := range []struct {
+		name string
+		of   func(Interval) IntervalOp
+		fin  func(JobResult) DirResult
+	}{
+		{"read", func(iv Interval) IntervalOp { return iv.Read }, func(j JobResult) DirResult { return j.Read }},
+		{"write", func(iv Interval) IntervalOp { return iv.Write }, func(j JobResult) DirResult { return j.Write }},
 	} {
-		if _, err := Intervals([]byte(stream)); err == nil {
-			t.Errorf("%s: accepted", name)
+		var got, want Accumulator
+		var ios, bytes, wantIOs, wantBytes uint64
+		for _, iv := range res.Intervals {
+			got.Add(op.of(iv).Hist)
+			ios += op.of(iv).IOs
+			bytes += op.of(iv).Bytes
 		}
-	}
-	// A ramp snapshot (I/Os without latencies) starts the series over.
-	ramp := `{"jobs":[{"jobname":"j","job_runtime":900,"read":{"total_ios":5,"clat_ns":{"N":0}},"write":{"clat_ns":{"N":0}}}]}` + "\n"
-	// A snapshot whose N lags its bins by an I/O being recorded counts
-	// the bins.
-	racing := doc(1000, 1, `"100":2`) + doc(2000, 3, `"100":3`)
-	if ivs, err := Intervals([]byte(racing)); err != nil || ivs["j"][0].Read.IOs != 2 || ivs["j"][1].Read.IOs != 1 {
-		t.Fatalf("a snapshot with N behind its bins: %+v, %v", ivs, err)
-	}
-	ivs, err = Intervals([]byte(ramp + ok))
-	if err != nil || len(ivs["j"]) != 2 || ivs["j"][0].StartMs != 0 || ivs["j"][0].Read.IOs != 2 {
-		t.Fatalf("after a ramp snapshot: %+v, %v", ivs, err)
+		for _, j := range res.Output.Jobs {
+			want.Add(op.fin(j).Latency.Hist)
+			wantIOs += op.fin(j).Latency.Count
+			wantBytes += op.fin(j).Bytes
+		}
+		if ios != wantIOs || bytes != wantBytes || ios == 0 {
+			t.Errorf("%s: intervals hold %d I/Os and %d bytes, the report %d and %d", op.name, ios, bytes, wantIOs, wantBytes)
+		}
+		if !reflect.DeepEqual(got.Histogram().Bins, want.Histogram().Bins) {
+			t.Errorf("%s: the intervals' bins do not add up to the report's", op.name)
+		}
 	}
 }
 
-func itoa(v uint64) string { return strconv.FormatUint(v, 10) }
+// TestTimelineOfAnInterruptedRun stops fio mid-run, as a runner does when
+// its pod is deleted: fio writes "terminating on signal 15" between its
+// documents, and the partial report and its timeline are still read.
+func TestTimelineOfAnInterruptedRun(t *testing.T) {
+	e := requireFio(t)
+	e.Timeline = true
+	r := Run{Name: "stopped", Engine: "psync", BlockSizeBytes: 4096, ReadPercent: 100, Random: true,
+		Runtime: 30 * time.Second, Seed: 8, Jobs: []Job{{IODepth: 1, ReadIOPS: 200}}}
+	job, err := Render(r, Layout{Directory: t.TempDir(), BytesPerJob: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3500*time.Millisecond)
+	defer cancel()
+	res, err := e.Run(ctx, r.Name, job)
+	if err != nil {
+		t.Fatalf("an interrupted run lost its report: %v", err)
+	}
+	if !res.Interrupted || res.TimelineErr != nil || len(res.Intervals) < 2 {
+		t.Fatalf("interrupted %v, %d intervals, timeline error %v", res.Interrupted, len(res.Intervals), res.TimelineErr)
+	}
+	var ios uint64
+	for _, iv := range res.Intervals {
+		ios += iv.IOs()
+	}
+	if ios != res.Output.Jobs[0].Read.Latency.Count || ios == 0 {
+		t.Fatalf("intervals hold %d I/Os, the partial report %d", ios, res.Output.Jobs[0].Read.Latency.Count)
+	}
+}
+
+func statusDoc(runtime, ios, n uint64, bin string) string {
+	itoa := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	return `{"fio version":"fio-3.33","jobs":[{"jobname":"j","job_runtime":` + itoa(runtime) +
+		`,"read":{"total_ios":` + itoa(ios) + `,"io_bytes":0,"clat_ns":{"N":` + itoa(n) + `,"bins":{` + bin + `}}},` +
+		`"write":{"total_ios":0,"io_bytes":0,"clat_ns":{"N":0}}}]}` + "\n"
+}
+
+func TestIntervalsOfRacingDocuments(t *testing.T) {
+	cases := []struct {
+		name   string
+		stream string
+		want   [][3]uint64 // start, end, I/Os
+	}{
+		{"cumulative", statusDoc(1000, 2, 2, `"100":2`) + statusDoc(2000, 3, 3, `"100":3`), [][3]uint64{{0, 1000, 2}, {1000, 2000, 1}}},
+		{"N behind its bins counts the bins", statusDoc(1000, 2, 1, `"100":2`) + statusDoc(2000, 3, 3, `"100":3`), [][3]uint64{{0, 1000, 2}, {1000, 2000, 1}}},
+		{"ramp documents left out", statusDoc(900, 5, 0, ``) + statusDoc(1000, 2, 2, `"100":2`), [][3]uint64{{0, 1000, 2}}},
+		// The end of the ramp: a document pairs the ramp's clock (1809 ms)
+		// with reset counters; the next one's clock goes back. The counts
+		// are kept, folded into the next interval.
+		{"clock back at the end of the ramp", statusDoc(1809, 1, 1, `"100":1`) + statusDoc(1015, 3, 3, `"100":3`) + statusDoc(2015, 5, 5, `"100":5`),
+			[][3]uint64{{0, 1015, 3}, {1015, 2015, 2}}},
+		// Ticks before the job started (no ramp, a long layout): no I/O,
+		// then the clock goes back when the job starts.
+		{"ticks before the start", statusDoc(1003, 0, 0, ``) + statusDoc(2004, 0, 0, ``) + statusDoc(713, 2, 2, `"100":2`) + statusDoc(1713, 4, 4, `"100":4`),
+			[][3]uint64{{0, 713, 2}, {713, 1713, 2}}},
+		{"counters reset start over", statusDoc(1000, 3, 3, `"100":3`) + statusDoc(2000, 1, 1, `"100":1`), [][3]uint64{{0, 1000, 3}, {1000, 2000, 1}}},
+		{"text between documents", statusDoc(1000, 2, 2, `"100":2`) + "fio: terminating on signal 15\n" + statusDoc(1400, 3, 3, `"100":3`),
+			[][3]uint64{{0, 1000, 2}, {1000, 1400, 1}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ivs, err := Intervals(strings.NewReader(c.stream))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got [][3]uint64
+			for _, iv := range ivs {
+				got = append(got, [3]uint64{iv.StartMs, iv.EndMs, iv.IOs()})
+				if iv.Read.Hist.Total() != iv.Read.IOs {
+					t.Errorf("interval %v: bins hold %d", got[len(got)-1], iv.Read.Hist.Total())
+				}
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("intervals %v, want %v", got, c.want)
+			}
+		})
+	}
+	out, _, err := Parse([]byte(statusDoc(1000, 2, 2, `"100":2`) + "fio: terminating on signal 15\n" + statusDoc(1400, 3, 3, `"100":3`)))
+	if err != nil || out.Jobs[0].Read.Latency.Count != 3 {
+		t.Fatalf("Parse must take the last document of a stream: %+v, %v", out, err)
+	}
+	if _, err := Intervals(bytes.NewReader([]byte("{\n  \"jobs\": [\n"))); err == nil {
+		t.Fatal("a document cut short was accepted")
+	}
+}

@@ -2,7 +2,6 @@ package fio
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -91,29 +90,26 @@ type rawLat struct {
 // engine are selected"); everything before the first line that starts with
 // '{' is ignored and returned as preamble.
 func Parse(data []byte) (*Output, string, error) {
-	start := jsonStart(data)
-	if start < 0 {
-		text := strings.TrimSpace(string(data))
-		if text == "" {
-			return nil, "", errors.New("fio produced no output")
-		}
-		return nil, text, fmt.Errorf("fio output contains no JSON document: %s", firstLines(text, 5))
-	}
-	preamble := strings.TrimSpace(string(data[:start]))
-	// With --status-interval the output holds one document per tick and
-	// the final one last: the report is the last document.
+	return ParseFrom(bytes.NewReader(data))
+}
+
+var errEmpty = errors.New("fio produced no output")
+
+// ParseFrom is Parse reading from r, one document at a time: with
+// --status-interval the output holds one document per tick and the final
+// one last, with lines fio prints when stopped in between, and the report
+// is the last document.
+func ParseFrom(r io.Reader) (*Output, string, error) {
 	var raw rawOutput
-	dec := json.NewDecoder(bytes.NewReader(data[start:]))
-	for n := 0; ; n++ {
-		var doc rawOutput
-		err := dec.Decode(&doc)
-		if n > 0 && errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, preamble, fmt.Errorf("decoding fio json+ output: %w", err)
-		}
-		raw = doc
+	pre, err := documents(r, func(doc rawOutput) error { raw = doc; return nil })
+	preamble := strings.TrimSpace(pre)
+	switch {
+	case errors.Is(err, errNoDocument) && preamble == "":
+		return nil, "", errEmpty
+	case errors.Is(err, errNoDocument):
+		return nil, preamble, fmt.Errorf("fio output contains no JSON document: %s", firstLines(preamble, 5))
+	case err != nil:
+		return nil, preamble, fmt.Errorf("decoding fio json+ output: %w", err)
 	}
 	out := &Output{Version: raw.Version, TimestampMs: raw.TimestampMs, Jobs: make([]JobResult, 0, len(raw.Jobs))}
 	for _, j := range raw.Jobs {
@@ -160,21 +156,6 @@ func convertDir(d rawDir) (DirResult, error) {
 			Printed: d.ClatNs.Percentile,
 		},
 	}, nil
-}
-
-// jsonStart returns the offset of the first line beginning with '{'.
-func jsonStart(data []byte) int {
-	for off := 0; off < len(data); {
-		if data[off] == '{' {
-			return off
-		}
-		nl := bytes.IndexByte(data[off:], '\n')
-		if nl < 0 {
-			return -1
-		}
-		off += nl + 1
-	}
-	return -1
 }
 
 func firstLines(s string, n int) string {

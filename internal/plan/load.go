@@ -126,8 +126,8 @@ type StopRules struct {
 	// rate, so it is refused with queue-depth steps.
 	SaturationPercent int32
 	// MaxStallSeconds stops after a step in which no client completed an
-	// I/O for longer than this many whole seconds (its timeline's longest
-	// stall); 0 = off.
+	// I/O for longer than this many seconds (its timeline's longest stall);
+	// 0 = off.
 	MaxStallSeconds int32
 }
 

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/storagebench/storagebench/internal/numfmt"
 	"github.com/storagebench/storagebench/internal/results"
@@ -22,9 +23,9 @@ type StepOutcome struct {
 	Read, Write *results.LatencySummary
 	// Total is the latency over all I/O; nil when the step measured none.
 	Total *results.LatencySummary
-	// LongestStallSeconds is the longest run of whole seconds in which no
-	// client completed an I/O (0: none, or no timeline).
-	LongestStallSeconds int
+	// LongestStall is the longest time in which no client completed an
+	// I/O (0: none, or no timeline).
+	LongestStall time.Duration
 }
 
 // StopKind says why a load ended.
@@ -173,12 +174,13 @@ func (c *stepper) check(s Step, o StepOutcome) (*StopReason, error) {
 			}, nil
 		}
 	}
-	if lim := int(c.l.Stop.MaxStallSeconds); lim > 0 && o.LongestStallSeconds > lim {
+	if lim := time.Duration(c.l.Stop.MaxStallSeconds) * time.Second; lim > 0 && o.LongestStall > lim {
+		got, limit := numfmt.LatencyPair(uint64(o.LongestStall), uint64(lim))
 		return &StopReason{
 			Kind: StopIOStall,
 			Step: s.Index,
-			Message: fmt.Sprintf("%s: no I/O completed for %d s, longer than the %d s limit",
-				c.label(s), o.LongestStallSeconds, lim),
+			Message: fmt.Sprintf("%s: no I/O completed for %s, longer than the %s limit",
+				c.label(s), got, limit),
 		}, nil
 	}
 	return nil, nil

@@ -245,6 +245,6 @@ func withStall(l Load, seconds int32) Load {
 }
 
 func stalled(o StepOutcome, seconds int) StepOutcome {
-	o.LongestStallSeconds = seconds
+	o.LongestStall = time.Duration(seconds) * time.Second
 	return o
 }

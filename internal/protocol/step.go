@@ -78,7 +78,7 @@ func OutcomeOf(index int, a results.StepAggregate) plan.StepOutcome {
 	}
 	return plan.StepOutcome{Index: index, AchievedIOPS: a.Total.IOPS, AchievedBytesPerSec: a.Total.BytesPerSec,
 		Read: lat(a.Read.Latency), Write: lat(a.Write.Latency), Total: lat(a.Total.Latency),
-		LongestStallSeconds: analysis.LongestStall(a.Timeline).Seconds}
+		LongestStall: analysis.LongestStall(a.Timeline).Duration}
 }
 
 // Why a recorded step ends the run.

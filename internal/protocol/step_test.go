@@ -36,13 +36,14 @@ func TestOutcomeOf(t *testing.T) {
 	if o.Read == nil || o.Read.P99Ns != uint64(900*time.Microsecond) || o.Write != nil || o.Total == nil {
 		t.Fatalf("latencies read %v write %v total %v: want read and total, no write", o.Read, o.Write, o.Total)
 	}
-	if o.LongestStallSeconds != 0 {
-		t.Fatalf("a step without a timeline stalled %d s", o.LongestStallSeconds)
+	if o.LongestStall != 0 {
+		t.Fatalf("a step without a timeline stalled %s", o.LongestStall)
 	}
 	a := agg(1, 1600, 900*time.Microsecond, 0)
-	a.Timeline = results.Timeline{WindowSeconds: 2, Windows: []results.Window{{IOs: 5}, {}, {}, {IOs: 5}}}
-	if got := OutcomeOf(1, a).LongestStallSeconds; got != 4 {
-		t.Fatalf("two empty 2 s windows: a stall of %d s, want 4", got)
+	a.Timeline = results.Timeline{WindowSeconds: 1, Windows: []results.Window{{IOs: 5}, {StartMs: 1000}, {StartMs: 3400, IOs: 5}},
+		Idle: []results.Span{{StartMs: 1000, EndMs: 3400}}}
+	if got := OutcomeOf(1, a).LongestStall; got != 2400*time.Millisecond {
+		t.Fatalf("an idle span of 2.4 s: a stall of %s", got)
 	}
 }
 

@@ -25,7 +25,7 @@ func StepOf(s plan.Step, start time.Time, a results.StepAggregate, v analysis.St
 		AchievedIOPS: a.Total.IOPS, AchievedBytesPerSec: a.Total.BytesPerSec,
 		Read: operationOf(a.Read), Write: operationOf(a.Write),
 		Saturated: v.Saturated, Knee: v.Knee, Interrupted: a.Interrupted, Errors: a.Errors,
-		Stall:      time.Duration(analysis.LongestStall(a.Timeline).Seconds) * time.Second,
+		Stall:      analysis.LongestStall(a.Timeline).Duration,
 		ClosedLoop: v.Saturated && s.RateLimited(),
 		Overflow:   int64(min(a.Total.Latency.Overflow, math.MaxInt64)),
 	}

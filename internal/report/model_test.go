@@ -137,9 +137,9 @@ func TestMarks(t *testing.T) {
 }
 
 func TestStepOfJudgesTheTimeline(t *testing.T) {
-	tl := results.Timeline{WindowSeconds: 1}
-	for _, n := range []uint64{100, 100, 0, 0, 100, 200, 200, 200, 200, 200} {
-		w := results.Window{IOs: n, IOPS: float64(n)}
+	tl := results.Timeline{WindowSeconds: 1, Idle: []results.Span{{StartMs: 2000, EndMs: 4000}}}
+	for k, n := range []uint64{100, 100, 0, 0, 100, 200, 200, 200, 200, 200} {
+		w := results.Window{StartMs: uint64(k) * 1000, IOs: n, IOPS: float64(n)}
 		if n > 0 {
 			w.Hist = fio.Histogram{Bins: []fio.Bin{{Index: fio.IndexOf(100), Count: n}}}
 		}

@@ -15,17 +15,18 @@ type StepTimeline struct {
 	// Name is the benchmark's; Step the step's index, from 0.
 	Name string
 	Step int
-	// WindowSeconds is each point's window (1 unless a long step was
-	// coarsened).
+	// WindowSeconds is how many of fio's one-second ticks each point
+	// merges (1 unless a long step was coarsened).
 	WindowSeconds int
 	Points        []TimelinePoint
 	Stall         analysis.Stall
 }
 
-// TimelinePoint is one window: it starts StartSeconds after the ramp.
+// TimelinePoint is one window: it spans StartSeconds to EndSeconds after
+// the ramp.
 type TimelinePoint struct {
-	StartSeconds float64
-	IOPS         float64
+	StartSeconds, EndSeconds float64
+	IOPS                     float64
 	// P99 is over every I/O of the window; 0 when it completed none.
 	P99 time.Duration
 }
@@ -34,7 +35,12 @@ type TimelinePoint struct {
 func TimelineOf(name string, step int, t results.Timeline) StepTimeline {
 	st := StepTimeline{Name: name, Step: step, WindowSeconds: t.WindowSeconds, Stall: analysis.LongestStall(t)}
 	for k, w := range t.Windows {
-		st.Points = append(st.Points, TimelinePoint{StartSeconds: float64(k * t.WindowSeconds), IOPS: w.IOPS,
+		start := float64(w.StartMs) / 1000
+		end := start + float64(t.WindowSeconds)
+		if k+1 < len(t.Windows) {
+			end = float64(t.Windows[k+1].StartMs) / 1000
+		}
+		st.Points = append(st.Points, TimelinePoint{StartSeconds: start, EndSeconds: end, IOPS: w.IOPS,
 			P99: nanos(w.Percentiles(99)[0])})
 	}
 	return st
@@ -43,12 +49,12 @@ func TimelineOf(name string, step int, t results.Timeline) StepTimeline {
 // StallLine says what the longest stall was, or that there was none.
 func (t StepTimeline) StallLine() string {
 	s := t.Stall
-	if s.Seconds == 0 {
-		return fmt.Sprintf("no %d s window without a completion", t.WindowSeconds)
+	if s.Duration == 0 {
+		return "no status tick without a completion"
 	}
-	line := fmt.Sprintf("longest stall %d s, from %d s", s.Seconds, s.StartSeconds)
-	if s.AfterP999Ns > 0 {
-		line += "; p99.9 in the second after: " + numfmt.Duration(nanos(s.AfterP999Ns))
+	line := fmt.Sprintf("longest stall %s, from %s", numfmt.Duration(s.Duration), numfmt.Duration(s.Start))
+	if s.P999AroundNs > 0 {
+		line += "; p99.9 within a second of it: " + numfmt.Duration(nanos(s.P999AroundNs))
 	}
 	return line
 }

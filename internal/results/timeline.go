@@ -4,26 +4,38 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
+	"time"
 
 	"github.com/storagebench/storagebench/internal/fio"
 )
 
 // Timeline is a step window by window, by one client or, merged, by all of
-// them. Window k covers about k×WindowSeconds to (k+1)×WindowSeconds seconds
-// after the ramp ended: fio ticks once a second, but without a ramp its
-// first tick falls where fio's status timer puts it, so a client's first and
-// last second may span 0.8 s or 1.2 s. Rates are therefore each client's
-// I/Os over the time its window spanned, summed over clients; counts and
-// bins are exact.
+// them, and the spans in which nothing completed. A client's window k is
+// what its fio reported at its k-th status tick after the ramp, about a
+// second apart; a tick closer than half a second to the one before (the
+// final document, or fio catching up after a stall) joins the window before
+// it. The clients' windows are merged by index, since their measurements
+// start together (within their start skew). Rates are each client's I/Os
+// over the time its window spanned, summed over clients; counts and bins are
+// exact.
 type Timeline struct {
 	// WindowSeconds is 1, or a power of two when a long step was
-	// coarsened to fit its budget (Fit).
+	// coarsened to fit its budget (Fit): each window then merges that many
+	// ticks.
 	WindowSeconds int      `json:"windowSeconds"`
 	Windows       []Window `json:"windows"`
+	// Idle are the spans, in ms after the ramp, in which nothing
+	// completed: a client's stalls as its ticks show them (TimelineOf),
+	// and, merged, the spans in which every client stalled.
+	Idle []Span `json:"idle,omitempty"`
 }
 
 // Window is what was completed in one window: reads and writes together.
 type Window struct {
+	// StartMs is when the window began, in ms after the ramp (merged: the
+	// earliest client's).
+	StartMs     uint64  `json:"startMs"`
 	IOs         uint64  `json:"ios"`
 	Bytes       uint64  `json:"bytes"`
 	IOPS        float64 `json:"iops"`
@@ -31,6 +43,15 @@ type Window struct {
 	// Hist holds the completion latencies of the window's I/Os.
 	Hist fio.Histogram `json:"bins"`
 }
+
+// Span is a stretch of a step's measurement, in ms after the ramp.
+type Span struct {
+	StartMs uint64 `json:"startMs"`
+	EndMs   uint64 `json:"endMs"`
+}
+
+// Duration is the span's length.
+func (s Span) Duration() time.Duration { return time.Duration(s.EndMs-s.StartMs) * time.Millisecond }
 
 // Percentiles returns the window's latency percentiles by fio's rule; zeros
 // without I/O.
@@ -40,51 +61,99 @@ func (w Window) Percentiles(ps ...float64) []uint64 { return w.Hist.Percentiles(
 const (
 	// MaxWindowSeconds bounds a window (a day).
 	MaxWindowSeconds = 1 << 16
-	// MaxWindows bounds a timeline's windows; Fit keeps a client's within
-	// it (a day-long step ends up in 32 s windows).
+	// MaxWindows bounds a timeline's windows, and its idle spans; Fit keeps
+	// a client's within it (a day-long step ends up in 32-tick windows).
 	MaxWindows = 4096
 	// ClientTimelineBytes is the JSON budget of one client's timeline in
 	// its result; StepTimelineBytes that of the merged one in the step's
 	// record.
 	ClientTimelineBytes = 64 << 10
 	StepTimelineBytes   = 256 << 10
+	// MaxMergedBins bounds the bins the merge of all clients' timelines
+	// holds at once; past it the merge coarsens its windows.
+	MaxMergedBins = 1 << 18
+	// minTickMs is the shortest interval between two fio ticks that makes
+	// a window of its own.
+	minTickMs = 500
+	// heldTickMs is how late a tick (due a second after the one before)
+	// must be to count as held up by a stall: well past what a loaded
+	// machine's scheduling delays a tick by.
+	heldTickMs = 1500
 )
 
-// TimelineOf folds one client's fio intervals (every job's, keyed by job
-// name) into one-second windows, summing the jobs: an interval belongs to
-// the second its end is nearest to (fio.Second).
-func TimelineOf(jobs map[string][]fio.Interval) Timeline {
+// TimelineOf folds one client's fio intervals into windows, one per status
+// tick, and collects the stalls the ticks show as idle spans: a tick in
+// which nothing completed, and the part past its second of a tick that came
+// more than 1.5 s after the one before (fio's status thread waits for jobs
+// blocked in I/O). Both are lower bounds of the stall, placed to within
+// about a second.
+func TimelineOf(ivs []fio.Interval) Timeline {
 	var accs []windowAcc
-	for _, ivs := range jobs {
-		for _, iv := range ivs {
-			k := fio.Second(iv.EndMs)
-			for len(accs) <= k {
-				accs = append(accs, windowAcc{})
-			}
-			a := &accs[k]
-			a.add(iv.Read.IOs+iv.Write.IOs, iv.Read.Bytes+iv.Write.Bytes, iv.Read.Hist, iv.Write.Hist)
-			if !a.spanned || iv.StartMs < a.startMs {
-				a.startMs = iv.StartMs
-			}
-			a.endMs = max(a.endMs, iv.EndMs)
-			a.spanned = true
+	var idle []Span
+	for _, iv := range ivs {
+		if len(accs) == 0 || iv.EndMs-iv.StartMs >= minTickMs {
+			accs = append(accs, windowAcc{startMs: iv.StartMs, endMs: iv.StartMs})
+		}
+		a := &accs[len(accs)-1]
+		a.add(iv.IOs(), iv.Read.Bytes+iv.Write.Bytes, iv.Read.Hist, iv.Write.Hist)
+		a.endMs = max(a.endMs, iv.EndMs)
+		switch d := iv.EndMs - iv.StartMs; {
+		case iv.IOs() == 0 && d > 0:
+			idle = addSpan(idle, Span{iv.StartMs, iv.EndMs})
+		case d > heldTickMs:
+			// fio's status thread waits for every job to answer, and a
+			// job blocked in I/O answers when its I/O returns: the tick
+			// came late, and the time past its second was a stall.
+			idle = addSpan(idle, Span{iv.StartMs + 1000, iv.EndMs})
 		}
 	}
 	for k := range accs {
-		if a := &accs[k]; a.spanned && a.endMs > a.startMs {
+		if a := &accs[k]; a.endMs > a.startMs {
 			secs := float64(a.endMs-a.startMs) / 1000
 			a.iops, a.bps = float64(a.ios)/secs, float64(a.bytes)/secs
 		}
 	}
-	return timelineOf(1, accs)
+	t := timelineOf(1, accs)
+	t.Idle = idle
+	return t
+}
+
+// addSpan appends s to sorted spans, joining it to the last when they touch.
+func addSpan(spans []Span, s Span) []Span {
+	if n := len(spans); n > 0 && spans[n-1].EndMs >= s.StartMs {
+		spans[n-1].EndMs = max(spans[n-1].EndMs, s.EndMs)
+		return spans
+	}
+	return append(spans, s)
+}
+
+// intersect returns the spans in both a and b (each sorted and disjoint).
+func intersect(a, b []Span) []Span {
+	var out []Span
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		lo, hi := max(a[i].StartMs, b[j].StartMs), min(a[i].EndMs, b[j].EndMs)
+		if lo < hi {
+			out = append(out, Span{lo, hi})
+		}
+		if a[i].EndMs < b[j].EndMs {
+			i++
+		} else {
+			j++
+		}
+	}
+	return out
 }
 
 // Coarsen returns t with windows twice as long: pairs of windows merged,
-// their rates averaged (a last window without a partner keeps its own).
+// their rates averaged (a last window without a partner keeps its own). The
+// idle spans are kept as they are.
 func (t Timeline) Coarsen() Timeline {
 	accs := make([]windowAcc, (len(t.Windows)+1)/2)
 	for k, w := range t.Windows {
 		a := &accs[k/2]
+		if k%2 == 0 {
+			a.startMs = w.StartMs
+		}
 		a.add(w.IOs, w.Bytes, w.Hist)
 		a.iops += w.IOPS
 		a.bps += w.BytesPerSec
@@ -94,7 +163,9 @@ func (t Timeline) Coarsen() Timeline {
 		accs[k].iops /= float64(accs[k].n)
 		accs[k].bps /= float64(accs[k].n)
 	}
-	return timelineOf(2*t.WindowSeconds, accs)
+	out := timelineOf(2*t.WindowSeconds, accs)
+	out.Idle = t.Idle
+	return out
 }
 
 // Fit coarsens t until it has at most MaxWindows windows and its JSON takes
@@ -114,16 +185,28 @@ func (t Timeline) Fit(budget int) Timeline {
 }
 
 // timelineMerger adds clients' timelines window by window, coarsening to the
-// longest window any client sent, so its memory does not grow with clients.
+// longest window any client sent and whenever it holds more than
+// MaxMergedBins bins, so its memory does not grow with clients. Idle spans
+// are intersected: a span is idle when every client that sent a timeline
+// was idle in it.
 type timelineMerger struct {
 	windowSeconds int
 	accs          []windowAcc
+	bins          int
+	idle          []Span
+	clients       int
 }
 
 func (m *timelineMerger) add(t Timeline) {
 	if len(t.Windows) == 0 {
 		return
 	}
+	if m.clients == 0 {
+		m.idle = slices.Clone(t.Idle)
+	} else {
+		m.idle = intersect(m.idle, t.Idle)
+	}
+	m.clients++
 	for t.WindowSeconds < m.windowSeconds {
 		t = t.Coarsen()
 	}
@@ -132,13 +215,19 @@ func (m *timelineMerger) add(t Timeline) {
 	}
 	m.windowSeconds = t.WindowSeconds
 	for k, w := range t.Windows {
-		for len(m.accs) <= k {
-			m.accs = append(m.accs, windowAcc{})
+		if k == len(m.accs) {
+			m.accs = append(m.accs, windowAcc{startMs: w.StartMs})
 		}
 		a := &m.accs[k]
+		a.startMs = min(a.startMs, w.StartMs)
+		m.bins -= len(a.hist.Bins)
 		a.add(w.IOs, w.Bytes, w.Hist)
+		m.bins += len(a.hist.Bins)
 		a.iops += w.IOPS
 		a.bps += w.BytesPerSec
+	}
+	for m.bins > MaxMergedBins && len(m.accs) > 1 {
+		m.coarsen()
 	}
 }
 
@@ -146,8 +235,12 @@ func (m *timelineMerger) add(t Timeline) {
 // clients, so a pair's rate is the mean of its two.
 func (m *timelineMerger) coarsen() {
 	accs := make([]windowAcc, (len(m.accs)+1)/2)
+	m.bins = 0
 	for k := range m.accs {
 		a, b := &accs[k/2], &m.accs[k]
+		if k%2 == 0 {
+			a.startMs = b.startMs
+		}
 		a.ios += b.ios
 		a.bytes += b.bytes
 		a.hist = fio.Merge(a.hist, b.hist)
@@ -158,6 +251,7 @@ func (m *timelineMerger) coarsen() {
 	for k := range accs {
 		accs[k].iops /= float64(accs[k].n)
 		accs[k].bps /= float64(accs[k].n)
+		m.bins += len(accs[k].hist.Bins)
 	}
 	m.accs, m.windowSeconds = accs, 2*m.windowSeconds
 }
@@ -166,7 +260,9 @@ func (m *timelineMerger) result() Timeline {
 	if len(m.accs) == 0 {
 		return Timeline{}
 	}
-	return timelineOf(m.windowSeconds, m.accs).Fit(StepTimelineBytes)
+	t := timelineOf(m.windowSeconds, m.accs)
+	t.Idle = m.idle
+	return t.Fit(StepTimelineBytes)
 }
 
 // MergeTimelines adds clients' timelines window by window. Bins are added,
@@ -181,23 +277,25 @@ func MergeTimelines(ts ...Timeline) Timeline {
 }
 
 type windowAcc struct {
+	startMs    uint64
 	ios, bytes uint64
-	// hist is sparse (fio.Merge): a timeline's windows each hold a few
-	// dozen bins, where an Accumulator would take 15 KB apiece.
+	// hist is sparse (fio.Merge): a window holds a few dozen bins, where
+	// an Accumulator would take 15 KB.
 	hist      fio.Histogram
 	iops, bps float64
-	// startMs, endMs and spanned bound a client's second (TimelineOf); n
-	// counts the windows coarsened into this one.
-	startMs, endMs uint64
-	spanned        bool
-	n              int
+	// endMs bounds a client's window (TimelineOf); n counts the windows
+	// coarsened into this one.
+	endMs uint64
+	n     int
 }
 
 func (a *windowAcc) add(ios, bytes uint64, hs ...fio.Histogram) {
 	a.ios += ios
 	a.bytes += bytes
 	for _, h := range hs {
-		a.hist = fio.Merge(a.hist, h)
+		if len(h.Bins) > 0 {
+			a.hist = fio.Merge(a.hist, h)
+		}
 	}
 }
 
@@ -205,24 +303,46 @@ func timelineOf(windowSeconds int, accs []windowAcc) Timeline {
 	t := Timeline{WindowSeconds: windowSeconds, Windows: make([]Window, len(accs))}
 	for k := range accs {
 		a := &accs[k]
-		t.Windows[k] = Window{IOs: a.ios, Bytes: a.bytes, IOPS: a.iops, BytesPerSec: a.bps, Hist: a.hist}
+		t.Windows[k] = Window{StartMs: a.startMs, IOs: a.ios, Bytes: a.bytes, IOPS: a.iops, BytesPerSec: a.bps, Hist: a.hist}
 	}
 	return t
 }
 
+// LongestIdle is the longest idle span (zero when there is none).
+func (t Timeline) LongestIdle() Span {
+	var best Span
+	for _, s := range t.Idle {
+		if s.EndMs-s.StartMs > best.EndMs-best.StartMs {
+			best = s
+		}
+	}
+	return best
+}
+
 // validate checks a timeline from a client that may not be trusted: window
-// length, count and figures within bounds, and each window's bins holding
-// its I/Os. ios is the client's step total, which the windows must add up
-// to (real fio's do exactly).
-func (t Timeline) validate(ios uint64) error {
+// length, count and figures within bounds, each window's bins holding its
+// I/Os, idle spans sorted and disjoint, nothing beyond the step's span
+// (measuredMs: from the client's start to its end, ramp included), and the
+// windows adding up to ios, the client's step total (real fio's do
+// exactly).
+func (t Timeline) validate(ios uint64, measuredMs uint64) error {
 	if len(t.Windows) == 0 {
+		if len(t.Idle) > 0 {
+			return fmt.Errorf("timeline has idle spans but no windows")
+		}
 		return nil
 	}
 	if t.WindowSeconds < 1 || t.WindowSeconds > MaxWindowSeconds || t.WindowSeconds&(t.WindowSeconds-1) != 0 {
 		return fmt.Errorf("timeline window of %d s is not a power of two up to %d", t.WindowSeconds, MaxWindowSeconds)
 	}
-	if len(t.Windows) > MaxWindows {
-		return fmt.Errorf("timeline has %d windows, more than %d", len(t.Windows), MaxWindows)
+	if len(t.Windows) > MaxWindows || len(t.Idle) > MaxWindows {
+		return fmt.Errorf("timeline has %d windows and %d idle spans, more than %d", len(t.Windows), len(t.Idle), MaxWindows)
+	}
+	// A window is about a second per tick it merges; allow two ticks of
+	// slack for fio's first and last.
+	limitMs := measuredMs + 2000
+	if uint64(len(t.Windows)-1)*uint64(t.WindowSeconds)*1000 > limitMs {
+		return fmt.Errorf("timeline has %d windows of %d s, more than the step's %d ms", len(t.Windows), t.WindowSeconds, measuredMs)
 	}
 	var sum uint64
 	for k, w := range t.Windows {
@@ -231,8 +351,8 @@ func (t Timeline) validate(ios uint64) error {
 				return fmt.Errorf("timeline window %d: rate %v is outside [0, %g]", k, f, MaxFloat)
 			}
 		}
-		if w.IOs > MaxCount || w.Bytes > MaxCount {
-			return fmt.Errorf("timeline window %d: %d I/Os and %d bytes, above %d", k, w.IOs, w.Bytes, uint64(MaxCount))
+		if w.IOs > MaxCount || w.Bytes > MaxCount || w.StartMs > limitMs {
+			return fmt.Errorf("timeline window %d: %d I/Os and %d bytes from %d ms, beyond the bounds", k, w.IOs, w.Bytes, w.StartMs)
 		}
 		if err := validateHist(w.Hist, w.IOs); err != nil {
 			return fmt.Errorf("timeline window %d: %w", k, err)
@@ -241,6 +361,11 @@ func (t Timeline) validate(ios uint64) error {
 	}
 	if sum != ios {
 		return fmt.Errorf("timeline holds %d I/Os, the step %d", sum, ios)
+	}
+	for k, s := range t.Idle {
+		if s.EndMs <= s.StartMs || s.EndMs > limitMs || (k > 0 && s.StartMs <= t.Idle[k-1].EndMs) {
+			return fmt.Errorf("timeline idle span %d (%d..%d ms) is empty, out of order or beyond the step's %d ms", k, s.StartMs, s.EndMs, measuredMs)
+		}
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ import (
 func tl(ios ...uint64) Timeline {
 	t := Timeline{WindowSeconds: 1, Windows: make([]Window, len(ios))}
 	for k, n := range ios {
-		t.Windows[k] = Window{IOs: n, Bytes: 4096 * n, IOPS: float64(n), BytesPerSec: float64(4096 * n)}
+		t.Windows[k] = Window{StartMs: uint64(k) * 1000, IOs: n, Bytes: 4096 * n, IOPS: float64(n), BytesPerSec: float64(4096 * n)}
 		if n > 0 {
 			t.Windows[k].Hist = fio.Histogram{Bins: []fio.Bin{{Index: fio.IndexOf(100), Count: n}}}
 		}
@@ -65,7 +65,7 @@ func TestFit(t *testing.T) {
 	if fit := day.Fit(1 << 30); len(fit.Windows) > MaxWindows || fit.WindowSeconds != 32 {
 		t.Fatalf("a day of seconds fits in %d windows of %d s, want at most %d", len(fit.Windows), fit.WindowSeconds, MaxWindows)
 	}
-	if err := day.validate(0); err == nil || !strings.Contains(err.Error(), "more than 4096") {
+	if err := day.validate(0, 86400_000); err == nil || !strings.Contains(err.Error(), "more than 4096") {
 		t.Fatalf("a day of one-second windows from a client: %v", err)
 	}
 	if one := tl(1, 2, 3).Fit(1); len(one.Windows) != 1 || one.Windows[0].IOs != 6 {
@@ -92,7 +92,7 @@ func TestMergeTimelinesOfDifferentWindows(t *testing.T) {
 
 func TestTimelineValidate(t *testing.T) {
 	good := tl(3, 4)
-	if err := good.validate(7); err != nil {
+	if err := good.validate(7, 2000); err != nil {
 		t.Fatalf("valid timeline refused: %v", err)
 	}
 	bad := func(f func(*Timeline)) Timeline {
@@ -111,9 +111,73 @@ func TestTimelineValidate(t *testing.T) {
 		"bins disagree":       {bad(func(t *Timeline) { t.Windows[0].IOs = 2 }), 6, "histogram holds 3 samples but count is 2"},
 		"negative rate":       {bad(func(t *Timeline) { t.Windows[1].IOPS = -1 }), 7, "rate -1"},
 		"bin index too large": {bad(func(t *Timeline) { t.Windows[0].Hist = fio.Histogram{Bins: []fio.Bin{{Index: fio.PlatNR, Count: 3}}} }), 7, "bin index"},
+		// A 2 s step cannot have a day-long window, or a stall past its end.
+		"windows longer than the step": {bad(func(t *Timeline) { t.WindowSeconds = 1 << 16 }), 7, "more than the step's 2000 ms"},
+		"idle past the end":            {bad(func(t *Timeline) { t.Idle = []Span{{StartMs: 1000, EndMs: 3_600_000}} }), 7, "beyond the step's 2000 ms"},
+		"idle out of order":            {bad(func(t *Timeline) { t.Idle = []Span{{StartMs: 1000, EndMs: 1500}, {StartMs: 200, EndMs: 300}} }), 7, "out of order"},
 	} {
-		if err := c.t.validate(c.ios); err == nil || !strings.Contains(err.Error(), c.msg) {
+		if err := c.t.validate(c.ios, 2000); err == nil || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%s: error %v, want it to say %q", name, err, c.msg)
 		}
+	}
+}
+
+// TestTimelineOfTicks folds fio intervals into windows by tick: a short
+// final tick joins the window before it, and ticks without a completion are
+// idle spans measured to the millisecond.
+func TestTimelineOfTicks(t *testing.T) {
+	iv := func(start, end, ios uint64) fio.Interval {
+		op := fio.IntervalOp{IOs: ios, Bytes: 4096 * ios}
+		if ios > 0 {
+			op.Hist = fio.Histogram{Bins: []fio.Bin{{Index: fio.IndexOf(100), Count: ios}}}
+		}
+		return fio.Interval{StartMs: start, EndMs: end, Read: op}
+	}
+	// A tick held up 2.6 s by jobs blocked in I/O, then the catch-up.
+	got := TimelineOf([]fio.Interval{iv(0, 1000, 100), iv(1000, 2000, 0), iv(2000, 4400, 0), iv(4400, 5400, 300),
+		iv(5400, 8000, 900), iv(8000, 9300, 100), iv(9300, 9303, 1)})
+	if len(got.Windows) != 6 || got.Windows[5].IOs != 101 || got.Windows[5].StartMs != 8000 {
+		t.Fatalf("windows %+v: want 6, the short last tick joined to the sixth", got.Windows)
+	}
+	if got.Windows[5].IOPS != 101/1.303 || got.Windows[0].IOPS != 100 {
+		t.Errorf("rates %v, %v: want I/Os over each window's span", got.Windows[0].IOPS, got.Windows[5].IOPS)
+	}
+	// Ticks without a completion, and the 1.6 s a tick came late; a tick
+	// 1.3 s after the last is scheduling, not a stall.
+	if want := []Span{{1000, 4400}, {6400, 8000}}; !reflect.DeepEqual(got.Idle, want) {
+		t.Errorf("idle %v, want %v", got.Idle, want)
+	}
+}
+
+// TestMergedIdleIsEveryClients: a span is idle only when every client was.
+func TestMergedIdleIsEveryClients(t *testing.T) {
+	a, b := tl(5, 0, 0, 0, 5), tl(5, 5, 0, 0, 5)
+	a.Idle = []Span{{1000, 4000}}
+	b.Idle = []Span{{2000, 4000}, {4500, 4700}}
+	got := MergeTimelines(a, b)
+	if want := []Span{{2000, 4000}}; !reflect.DeepEqual(got.Idle, want) || got.LongestIdle() != want[0] {
+		t.Errorf("merged idle %v, longest %v; want %v", got.Idle, got.LongestIdle(), want)
+	}
+	// A client that sent no timeline does not count.
+	if got := MergeTimelines(a, Timeline{}); !reflect.DeepEqual(got.Idle, a.Idle) {
+		t.Errorf("with a client without a timeline: %v", got.Idle)
+	}
+}
+
+// TestMergeKeepsItsBinsBounded: past MaxMergedBins bins the merge coarsens.
+func TestMergeKeepsItsBinsBounded(t *testing.T) {
+	wide := Timeline{WindowSeconds: 1}
+	for k := range 1024 {
+		w := Window{StartMs: uint64(k) * 1000}
+		for i := 0; i < 400; i++ {
+			w.Hist.Bins = append(w.Hist.Bins, fio.Bin{Index: i, Count: 1})
+		}
+		w.IOs = 400
+		wide.Windows = append(wide.Windows, w)
+	}
+	var m timelineMerger
+	m.add(wide)
+	if m.bins > MaxMergedBins || m.windowSeconds < 2 {
+		t.Fatalf("merge holds %d bins in %d s windows, want at most %d", m.bins, m.windowSeconds, MaxMergedBins)
 	}
 }

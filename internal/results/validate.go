@@ -45,7 +45,11 @@ func (c ClientStep) Validate() error {
 	if err := c.Write.validate(); err != nil {
 		return fmt.Errorf("client %d step %d: write: %w", c.Client, c.Step, err)
 	}
-	if err := c.Timeline.validate(c.Read.Latency.Count + c.Write.Latency.Count); err != nil {
+	var measuredMs uint64
+	if c.End.After(c.ActualStart) {
+		measuredMs = uint64(c.End.Sub(c.ActualStart).Milliseconds())
+	}
+	if err := c.Timeline.validate(c.Read.Latency.Count+c.Write.Latency.Count, measuredMs); err != nil {
 		return fmt.Errorf("client %d step %d: %w", c.Client, c.Step, err)
 	}
 	return nil

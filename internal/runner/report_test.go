@@ -70,7 +70,7 @@ func TestWriteReport(t *testing.T) {
 		"step     offered  read IOPS  write IOPS  MiB/s  read mean  read p99  write mean  write p99   skew\n",
 		"   1  1,000 IOPS        800         200    7.8     200 µs    400 µs      300 µs     1.2 ms  300µs\n",
 		"   2  2,000 IOPS      1,600         400   15.6     400 µs    800 µs      600 µs     2.4 ms  700µs  knee\n",
-		"   3  3,000 IOPS      1,920         480   18.8     600 µs    1.2 ms      900 µs     3.6 ms    1ms  saturated\n",
+		"   3  3,000 IOPS      1,920         480   18.8     600 µs    1.2 ms      900 µs     3.6 ms    1ms  saturated,closed-loop\n",
 		"peak: 2,400 IOPS (step 3), 18.8 MiB/s (step 3), mean latency at peak 660 µs, p99 at peak 3.6 ms\n",
 		"performance at the latency target (mean latency ≤ 500 µs): 2,000 IOPS (15.6 MiB/s) at 440 µs (step 2)\n",
 		"knee: step 2 at 2,000 IOPS\n",

@@ -243,6 +243,14 @@ func (r *Runner) step(ctx context.Context, exe fio.Executor, layout fio.Layout, 
 		cs.Timeline = results.TimelineOf(res.Intervals).Fit(results.ClientTimelineBytes)
 		cs.Interrupted = res.Interrupted
 	}
+	if len(cs.Timeline.Windows) > 0 {
+		// The timeline is best-effort, the step's result is not: a
+		// timeline the conductor would refuse (fio's counters did not add
+		// up, say) is left out rather than failing the step.
+		if cs.Validate() != nil {
+			cs.Timeline = results.Timeline{}
+		}
+	}
 	// Publish even when stopping: what was measured must not be lost.
 	if err := r.Publisher.Publish(context.WithoutCancel(ctx), cs); err != nil {
 		return fmt.Errorf("publishing step %d: %w", order.Index, err)

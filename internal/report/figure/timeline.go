@@ -47,7 +47,6 @@ func (c timelineChart) panel(yLabel string, y func(report.TimelinePoint) (float6
 	grid := plotter.NewGrid()
 	grid.Vertical.Color, grid.Horizontal.Color = colorGrid, colorGrid
 	p.Add(grid)
-	w := float64(c.t.WindowSeconds)
 	var runs []plotter.XYs
 	maxY, gap := 0.0, true
 	for _, pt := range c.t.Points {
@@ -61,18 +60,20 @@ func (c timelineChart) panel(yLabel string, y func(report.TimelinePoint) (float6
 			gap = false
 		}
 		// Each window's value is drawn at its middle.
-		runs[len(runs)-1] = append(runs[len(runs)-1], plotter.XY{X: pt.StartSeconds + w/2, Y: v})
+		runs[len(runs)-1] = append(runs[len(runs)-1], plotter.XY{X: (pt.StartSeconds + pt.EndSeconds) / 2, Y: v})
 		maxY = max(maxY, v)
 	}
-	p.X.Max = float64(len(c.t.Points)) * w
+	if n := len(c.t.Points); n > 0 {
+		p.X.Max = c.t.Points[n-1].EndSeconds
+	}
 	p.Y.Max = max(maxY*1.1, 1)
-	if s := c.t.Stall; s.Seconds > 0 {
-		x0, x1 := float64(s.StartSeconds), float64(s.StartSeconds+s.Seconds)
+	if s := c.t.Stall; s.Duration > 0 {
+		x0, x1 := s.Start.Seconds(), (s.Start + s.Duration).Seconds()
 		band, err := plotter.NewPolygon(plotter.XYs{{X: x0, Y: 0}, {X: x1, Y: 0}, {X: x1, Y: p.Y.Max}, {X: x0, Y: p.Y.Max}})
 		if err != nil {
 			return nil, err
 		}
-		band.Color, band.LineStyle.Width = ColorStall, 0
+		band.Color, band.Width = ColorStall, 0
 		p.Add(band)
 	}
 	// A window without a value (no I/O, so no latency) breaks the line.
@@ -105,6 +106,9 @@ func (c timelineChart) draw(cv vg.CanvasSizer) error {
 	titleStyle := text.Style{Color: colorText, Font: fontOf(14, true), XAlign: draw.XCenter, YAlign: draw.YTop, Handler: plot.DefaultTextHandler}
 	subStyle := text.Style{Color: colorSubtext, Font: fontOf(9.5, false), XAlign: draw.XCenter, YAlign: draw.YTop, Handler: plot.DefaultTextHandler}
 	title := fmt.Sprintf("%s · step %d · every %d s", c.t.Name, c.t.Step+1, c.t.WindowSeconds)
+	if c.t.WindowSeconds == 1 {
+		title = fmt.Sprintf("%s · step %d · every second", c.t.Name, c.t.Step+1)
+	}
 	sub := c.t.StallLine()
 	y := dc.Max.Y
 	dc.FillText(titleStyle, vg.Point{X: dc.Center().X, Y: y}, title)

@@ -4,6 +4,7 @@ import (
 	"image/color"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/storagebench/storagebench/internal/fio"
 	"github.com/storagebench/storagebench/internal/report"
@@ -14,12 +15,12 @@ import (
 // completed in seconds 5 to 7 and the waiting I/Os completing at 3 s in
 // second 8.
 func stalledTimeline() results.Timeline {
-	t := results.Timeline{WindowSeconds: 1}
+	t := results.Timeline{WindowSeconds: 1, Idle: []results.Span{{StartMs: 5000, EndMs: 8000}}}
 	for k := range 12 {
-		w := results.Window{IOs: 1000, IOPS: 1000, Hist: fio.Histogram{Bins: []fio.Bin{{Index: fio.IndexOf(200_000), Count: 1000}}}}
+		w := results.Window{StartMs: uint64(k) * 1000, IOs: 1000, IOPS: 1000, Hist: fio.Histogram{Bins: []fio.Bin{{Index: fio.IndexOf(200_000), Count: 1000}}}}
 		switch {
 		case k >= 5 && k < 8:
-			w = results.Window{}
+			w = results.Window{StartMs: w.StartMs}
 		case k == 8:
 			w.Hist.Bins = append(w.Hist.Bins, fio.Bin{Index: fio.IndexOf(3_000_000_000), Count: 50})
 			w.IOs, w.IOPS = 1050, 1050
@@ -31,7 +32,7 @@ func stalledTimeline() results.Timeline {
 
 func TestTimelineFigure(t *testing.T) {
 	tl := report.TimelineOf("oltp", 2, stalledTimeline())
-	if tl.Stall.Seconds != 3 || tl.Stall.StartSeconds != 5 {
+	if tl.Stall.Duration != 3*time.Second || tl.Stall.Start != 5*time.Second {
 		t.Fatalf("stall %+v, want 3 s from 5 s", tl.Stall)
 	}
 	b, err := TimelinePNG(tl, report.Options{})
@@ -57,7 +58,7 @@ func TestTimelineFigure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"oltp · step 3 · every 1 s", "longest stall 3 s, from 5 s", "p99.9 in the second after: 3 s"} {
+	for _, want := range []string{"oltp · step 3 · every second", "longest stall 3 s, from 5 s", "p99.9 within a second of it: 3 s"} {
 		if !strings.Contains(string(svg), want) {
 			t.Errorf("SVG does not say %q", want)
 		}
