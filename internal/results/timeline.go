@@ -148,23 +148,34 @@ func intersect(a, b []Span) []Span {
 // their rates averaged (a last window without a partner keeps its own). The
 // idle spans are kept as they are.
 func (t Timeline) Coarsen() Timeline {
-	accs := make([]windowAcc, (len(t.Windows)+1)/2)
+	accs := make([]windowAcc, len(t.Windows))
 	for k, w := range t.Windows {
-		a := &accs[k/2]
+		accs[k] = windowAcc{startMs: w.StartMs, ios: w.IOs, bytes: w.Bytes, hist: w.Hist, iops: w.IOPS, bps: w.BytesPerSec}
+	}
+	out := timelineOf(2*t.WindowSeconds, pairUp(accs))
+	out.Idle = t.Idle
+	return out
+}
+
+// pairUp merges pairs of windows: counts and bins added, rates averaged (a
+// client's rates are its own, merged ones sums over clients, so a pair's
+// rate is the mean of its two either way).
+func pairUp(accs []windowAcc) []windowAcc {
+	out := make([]windowAcc, (len(accs)+1)/2)
+	for k := range accs {
+		a, b := &out[k/2], &accs[k]
 		if k%2 == 0 {
-			a.startMs = w.StartMs
+			a.startMs = b.startMs
 		}
-		a.add(w.IOs, w.Bytes, w.Hist)
-		a.iops += w.IOPS
-		a.bps += w.BytesPerSec
+		a.add(b.ios, b.bytes, b.hist)
+		a.iops += b.iops
+		a.bps += b.bps
 		a.n++
 	}
-	for k := range accs {
-		accs[k].iops /= float64(accs[k].n)
-		accs[k].bps /= float64(accs[k].n)
+	for k := range out {
+		out[k].iops /= float64(out[k].n)
+		out[k].bps /= float64(out[k].n)
 	}
-	out := timelineOf(2*t.WindowSeconds, accs)
-	out.Idle = t.Idle
 	return out
 }
 
@@ -231,29 +242,13 @@ func (m *timelineMerger) add(t Timeline) {
 	}
 }
 
-// coarsen merges pairs of the merged windows; merged rates are sums over
-// clients, so a pair's rate is the mean of its two.
+// coarsen merges pairs of the merged windows.
 func (m *timelineMerger) coarsen() {
-	accs := make([]windowAcc, (len(m.accs)+1)/2)
+	m.accs, m.windowSeconds = pairUp(m.accs), 2*m.windowSeconds
 	m.bins = 0
 	for k := range m.accs {
-		a, b := &accs[k/2], &m.accs[k]
-		if k%2 == 0 {
-			a.startMs = b.startMs
-		}
-		a.ios += b.ios
-		a.bytes += b.bytes
-		a.hist = fio.Merge(a.hist, b.hist)
-		a.iops += b.iops
-		a.bps += b.bps
-		a.n++
+		m.bins += len(m.accs[k].hist.Bins)
 	}
-	for k := range accs {
-		accs[k].iops /= float64(accs[k].n)
-		accs[k].bps /= float64(accs[k].n)
-		m.bins += len(accs[k].hist.Bins)
-	}
-	m.accs, m.windowSeconds = accs, 2*m.windowSeconds
 }
 
 func (m *timelineMerger) result() Timeline {

@@ -341,23 +341,7 @@ func (c *chart) draw(cv vg.CanvasSizer) error {
 	if err != nil {
 		return err
 	}
-	dc := draw.New(cv)
-	dc.SetColor(color.White)
-	dc.Fill(dc.Path())
-	margin := vg.Points(14)
-	dc = draw.Crop(dc, margin, -margin-vg.Points(6), margin*0.6, -margin)
-
-	titleStyle := text.Style{Color: colorText, Font: fontOf(14, true), XAlign: draw.XCenter, YAlign: draw.YTop, Handler: plot.DefaultTextHandler}
-	subStyle := text.Style{Color: colorSubtext, Font: fontOf(9.5, false), XAlign: draw.XCenter, YAlign: draw.YTop, Handler: plot.DefaultTextHandler}
-	y := dc.Max.Y
-	dc.FillText(titleStyle, vg.Point{X: dc.Center().X, Y: y}, c.title)
-	y -= titleStyle.Height(c.title) + vg.Points(4)
-	if c.subtitle != "" {
-		dc.FillText(subStyle, vg.Point{X: dc.Center().X, Y: y}, c.subtitle)
-		y -= subStyle.Height(c.subtitle)
-	}
-	y -= vg.Points(10)
-	dc.Max.Y = y
+	dc := frame(cv, c.title, c.subtitle, vg.Points(6))
 	// The legend goes last, on a white panel, so that no line runs
 	// through its text.
 	legend := p.Legend
@@ -372,6 +356,28 @@ func (c *chart) draw(cv vg.CanvasSizer) error {
 	}
 	legend.Draw(data)
 	return nil
+}
+
+// frame paints the figure's white ground and its centred title and
+// subtitle, and returns the canvas left for the plots (bottom is extra
+// margin below them).
+func frame(cv vg.CanvasSizer, title, subtitle string, bottom vg.Length) draw.Canvas {
+	dc := draw.New(cv)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Path())
+	margin := vg.Points(14)
+	dc = draw.Crop(dc, margin, -margin-bottom, margin*0.6, -margin)
+	titleStyle := text.Style{Color: colorText, Font: fontOf(14, true), XAlign: draw.XCenter, YAlign: draw.YTop, Handler: plot.DefaultTextHandler}
+	subStyle := text.Style{Color: colorSubtext, Font: fontOf(9.5, false), XAlign: draw.XCenter, YAlign: draw.YTop, Handler: plot.DefaultTextHandler}
+	y := dc.Max.Y
+	dc.FillText(titleStyle, vg.Point{X: dc.Center().X, Y: y}, title)
+	y -= titleStyle.Height(title) + vg.Points(4)
+	if subtitle != "" {
+		dc.FillText(subStyle, vg.Point{X: dc.Center().X, Y: y}, subtitle)
+		y -= subStyle.Height(subtitle)
+	}
+	dc.Max.Y = y - vg.Points(10)
+	return dc
 }
 
 // drawer is a figure that draws itself on a canvas.

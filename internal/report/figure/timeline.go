@@ -6,7 +6,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -98,23 +97,11 @@ func (c timelineChart) draw(cv vg.CanvasSizer) error {
 	if err != nil {
 		return err
 	}
-	dc := draw.New(cv)
-	dc.SetColor(color.White)
-	dc.Fill(dc.Path())
-	margin := vg.Points(14)
-	dc = draw.Crop(dc, margin, -margin, margin*0.6, -margin)
-	titleStyle := text.Style{Color: colorText, Font: fontOf(14, true), XAlign: draw.XCenter, YAlign: draw.YTop, Handler: plot.DefaultTextHandler}
-	subStyle := text.Style{Color: colorSubtext, Font: fontOf(9.5, false), XAlign: draw.XCenter, YAlign: draw.YTop, Handler: plot.DefaultTextHandler}
 	title := fmt.Sprintf("%s · step %d · every %d s", c.t.Name, c.t.Step+1, c.t.WindowSeconds)
 	if c.t.WindowSeconds == 1 {
 		title = fmt.Sprintf("%s · step %d · every second", c.t.Name, c.t.Step+1)
 	}
-	sub := c.t.StallLine()
-	y := dc.Max.Y
-	dc.FillText(titleStyle, vg.Point{X: dc.Center().X, Y: y}, title)
-	y -= titleStyle.Height(title) + vg.Points(4)
-	dc.FillText(subStyle, vg.Point{X: dc.Center().X, Y: y}, sub)
-	dc.Max.Y = y - subStyle.Height(sub) - vg.Points(8)
+	dc := frame(cv, title, c.t.StallLine(), 0)
 	tiles := draw.Tiles{Rows: 2, Cols: 1, PadY: vg.Points(12)}
 	plots := [][]*plot.Plot{{iops}, {p99}}
 	canvases := plot.Align(plots, tiles, dc)
