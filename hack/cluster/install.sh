@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Brings the single-node cluster up (or reuses it, hack/cluster/up.sh) and
-# installs or upgrades the Helm chart as release storagebench in
+# Brings the single-node cluster up (or reuses it, hack/cluster/up.sh),
+# applies this build's CRD, and installs or upgrades the Helm chart as release storagebench in
 # storagebench-system with the images up.sh imported (tag dev-<hash of their
 # inputs>, so a changed operator rolls the manager), then waits for the
 # manager. Prints the admin kubeconfig's path (the only line on stdout):
@@ -16,6 +16,12 @@ cd "$(dirname "$0")/../.."
 kubeconfig="$(hack/cluster/up.sh)"
 ./hack/setup.sh >&2
 tag="$(cat "$W/images.tag")"
+# Helm installs a chart's CRDs on the first install only: on a reused
+# cluster the CRD of an earlier build would stay. Apply this build's first
+# (docs/install.md says the same to users).
+log "applying the CRD of this build"
+"$(hack/k8s-binaries.sh kubectl)/kubectl" --kubeconfig "$kubeconfig" apply --server-side --force-conflicts \
+	-f charts/storagebench/crds/ >&2
 log "helm upgrade --install storagebench (images $tag)"
 bin/helm upgrade --install storagebench charts/storagebench --kubeconfig "$kubeconfig" \
 	--namespace storagebench-system --create-namespace --wait --timeout 3m \
