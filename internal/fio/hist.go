@@ -35,11 +35,10 @@ func indexToValue(idx int) uint64 {
 	if idx < 2*platVal {
 		return uint64(idx)
 	}
+	// The middle of the bin: its lower edge plus half its width
+	// (2^errorBits, exact because errorBits >= 1).
 	errorBits := uint(idx>>platBits) - 1
-	base := uint64(1) << (errorBits + platBits)
-	k := uint64(idx % platVal)
-	// base + (k+0.5) * 2^errorBits, exact because errorBits >= 1.
-	return base + (2*k+1)<<(errorBits-1)
+	return binLowerEdge(idx) + 1<<(errorBits-1)
 }
 
 // valueToIndex maps a latency in nanoseconds to fio's bin index
