@@ -51,7 +51,7 @@ stop() {
 }
 
 # The kubelet and the provisioner first, so nothing restarts pods.
-stop 20 local-path-provisioner kubelet kube-proxy
+stop 20 local-path-provisioner blkcap kubelet kube-proxy
 # The pods' containers: kill every task of our containerd, then its shims
 # (they run on after containerd stops).
 if pid_of containerd >/dev/null && [ -S "$SOCK" ]; then
@@ -89,7 +89,7 @@ for ns in /run/netns/cni-*; do
 done
 
 # Loop devices attached to our block files.
-for img in "$W"/block/disk*.img; do
+for img in "$W"/block/*.img; do
 	[ -f "$img" ] || continue
 	for dev in $(losetup -j "$img" | cut -d: -f1); do
 		log "detaching $dev ($img)"

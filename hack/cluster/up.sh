@@ -31,6 +31,9 @@ cd "$(dirname "$0")/../.."
 
 BLOCK_PVS="${STORAGEBENCH_BLOCK_PVS:-2}"
 BLOCK_SIZE="${STORAGEBENCH_BLOCK_SIZE:-1G}"
+CAPPED_PVS="${STORAGEBENCH_CAPPED_PVS:-2}"
+QOS_IOPS="${STORAGEBENCH_QOS_IOPS:-1500}"
+NV_SIZE="${STORAGEBENCH_NV_SIZE:-64G}"
 SERVICE_CIDR=10.0.0.0/24
 SERVICE_IP=10.0.0.1
 POD_CIDR=10.88.0.0/16
@@ -421,6 +424,27 @@ metadata:
 provisioner: kubernetes.io/no-provisioner
 volumeBindingMode: WaitForFirstConsumer
 reclaimPolicy: Retain
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: local-block-qos
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+reclaimPolicy: Retain
+---
+# Static PVs only. The class names Trident's provisioner and a NetApp Volumes
+# pool of the Extreme level so that the operator reads it as NetApp Volumes
+# and reports the entitlement; nothing here provisions, and its PVs' caps
+# are that entitlement (see the PVs below).
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: local-nv-extreme
+provisioner: csi.trident.netapp.io
+parameters: {backendType: google-cloud-netapp-volumes, selector: "performance=extreme"}
+volumeBindingMode: WaitForFirstConsumer
+reclaimPolicy: Retain
 EOF
 kubectl apply --server-side --force-conflicts -f "$W/manifests/local-path.yaml" >&2
 start local-path-provisioner "$LPP" --debug start --kubeconfig "$KUBECONFIG_ADMIN" \
@@ -428,16 +452,22 @@ start local-path-provisioner "$LPP" --debug start --kubeconfig "$KUBECONFIG_ADMI
 	--service-account-name local-path-provisioner --provisioner-name rancher.io/local-path \
 	--helper-image "$HELPER_IMAGE"
 
-# local-block: loop devices on sparse files, one PV each. A loop device gets
-# whatever number is free, so a PV whose path changed (after down.sh) and is
-# not bound is made again.
-for ((i = 0; i < BLOCK_PVS; i++)); do
-	img="$W/block/disk$i.img"
-	[ -f "$img" ] || truncate -s "$BLOCK_SIZE" "$img"
+# block_pv PV IMAGE SIZE CLASS MODE LABEL [ANNOTATIONS]: a loop device on the
+# sparse file $W/block/IMAGE.img and a local PV on it (Block, or Filesystem:
+# ext4, made here with few inodes so that nothing initialises in the
+# background). A loop device gets whatever number is free, so a PV whose
+# path changed (after down.sh) and is not bound is made again.
+block_pv() {
+	local pv="$1" img="$W/block/$2.img" size="$3" class="$4" mode="$5" label="$6" ann="${7:-"{}"}" dev cur fs=""
+	[ -f "$img" ] || truncate -s "$size" "$img"
 	dev="$(losetup -j "$img" | awk -F: 'NR == 1 { print $1 }')"
 	[ -n "$dev" ] || dev="$(losetup -f --show "$img")"
-	echo "$dev" >"$W/block/disk$i.loop"
-	pv="local-block-$i"
+	echo "$dev" >"$W/block/$2.loop"
+	if [ "$mode" = Filesystem ]; then
+		blkid -p "$dev" >/dev/null 2>&1 || mkfs.ext4 -q -F -m 0 -N 1024 -J size=4 \
+			-E lazy_itable_init=0,lazy_journal_init=0 "$dev" >&2
+		fs=", fsType: ext4"
+	fi
 	cur="$(kubectl get pv "$pv" -o jsonpath='{.spec.local.path} {.status.phase}' 2>/dev/null || true)"
 	if [ -n "$cur" ] && [ "${cur%% *}" != "$dev" ]; then
 		[ "${cur#* }" != Bound ] || die "PV $pv is bound but its loop device moved to $dev"
@@ -452,21 +482,44 @@ apiVersion: v1
 kind: PersistentVolume
 metadata:
   name: $pv
-  labels: {storagebench.io/local-block: "true"}
+  labels: {$label: "true"}
+  annotations: $ann
 spec:
-  capacity: {storage: $(numfmt --from=iec "$BLOCK_SIZE")}
-  volumeMode: Block
+  capacity: {storage: $(numfmt --from=iec "$size")}
+  volumeMode: $mode
   accessModes: [ReadWriteOnce]
   persistentVolumeReclaimPolicy: Retain
-  storageClassName: local-block
-  local: {path: $dev}
+  storageClassName: $class
+  local: {path: $dev$fs}
   nodeAffinity:
     required:
       nodeSelectorTerms:
       - matchExpressions:
         - {key: kubernetes.io/hostname, operator: In, values: [$NODE]}
 EOF
+}
+# local-block: plain raw block volumes.
+for ((i = 0; i < BLOCK_PVS; i++)); do
+	block_pv "local-block-$i" "disk$i" "$BLOCK_SIZE" local-block Block storagebench.io/local-block
 done
+# The capped classes (docs/local-cluster.md), whose PVs' caps blkcap writes
+# into the block cgroup of every container that uses them. local-block-qos:
+# raw block volumes of QOS_IOPS I/Os per second each, reads and writes alike
+# (an ONTAP QoS max-throughput policy). local-nv-extreme: ext4 volumes of
+# NV_SIZE capped at the bytes per second NetApp Volumes' Extreme level
+# grants that capacity (128 MiB/s per TiB: capacity / 8192).
+for ((i = 0; i < CAPPED_PVS; i++)); do
+	block_pv "local-block-qos-$i" "qos$i" "$BLOCK_SIZE" local-block-qos Block storagebench.io/local-capped \
+		"{storagebench.io/max-iops: \"$QOS_IOPS\"}"
+	block_pv "local-nv-extreme-$i" "nv$i" "$NV_SIZE" local-nv-extreme Filesystem storagebench.io/local-capped \
+		"{storagebench.io/max-bytes-per-second: \"$(($(numfmt --from=iec "$NV_SIZE") / 8192))\"}"
+done
+BLKCAP="$W/bin/blkcap"
+mkdir -p "$W/bin"
+CGO_ENABLED=0 go build -trimpath -o "$BLKCAP.tmp" ./hack/blkcap >&2
+mv -f "$BLKCAP.tmp" "$BLKCAP"
+start blkcap "$BLKCAP" -kubeconfig "$KUBECONFIG_ADMIN" -node "$NODE" -record "$W/block/caps.jsonl" \
+	-build "$(sha256sum "$BLKCAP" | cut -c1-16)"
 
 t_end=$(date +%s.%N)
 log "$(awk -v s="$t_start" -v a="$t_api" -v r="$t_ready" -v e="$t_end" 'BEGIN {

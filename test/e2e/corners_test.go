@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"path/filepath"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/test/k8stest"
@@ -30,7 +28,7 @@ var _ = Describe("The four corners sample", func() {
 		ns := newNamespace("corners")
 		samples := k8stest.BenchmarksIn(filepath.Join(root, "config", "samples", "four-corners-block.yaml"))
 		Expect(samples).To(HaveLen(4))
-		Eventually(freeBlockVolumes, time.Minute, time.Second).Should(BeNumerically(">=", 2),
+		Eventually(freeVolumes(classBlock), time.Minute, time.Second).Should(BeNumerically(">=", 2),
 			"local-block PVs Available; hack/cluster/up.sh makes STORAGEBENCH_BLOCK_PVS (2) and nothing else may hold them")
 		for _, b := range samples {
 			By(b.Name)
@@ -71,33 +69,7 @@ var _ = Describe("The four corners sample", func() {
 			Eventually(func() []corev1.PersistentVolumeClaim {
 				return k8stest.Listed(k8s, ns, &corev1.PersistentVolumeClaimList{}, k8stest.OfBenchmark(b)).Items
 			}, 2*time.Minute, time.Second).Should(BeEmpty(), "cleanup.volumes Delete")
-			Eventually(freeBlockVolumes, 2*time.Minute, time.Second).Should(BeNumerically(">=", 2))
+			Eventually(freeVolumes(classBlock), 2*time.Minute, time.Second).Should(BeNumerically(">=", 2))
 		}
 	})
 })
-
-// freeBlockVolumes makes the local-block PVs whose claim is gone (Released,
-// reclaim policy Retain) Available again, as a static local-volume
-// provisioner would, and returns how many are Available.
-func freeBlockVolumes() (int, error) {
-	ctx := context.Background()
-	var pvs corev1.PersistentVolumeList
-	if err := k8s.List(ctx, &pvs, client.MatchingLabels{"storagebench.io/local-block": "true"}); err != nil {
-		return 0, err
-	}
-	free := 0
-	for i := range pvs.Items {
-		pv := &pvs.Items[i]
-		switch pv.Status.Phase {
-		case corev1.VolumeAvailable:
-			free++
-		case corev1.VolumeReleased:
-			patch := client.MergeFrom(pv.DeepCopy())
-			pv.Spec.ClaimRef = nil
-			if err := k8s.Patch(ctx, pv, patch); err != nil {
-				return free, err
-			}
-		}
-	}
-	return free, nil
-}
