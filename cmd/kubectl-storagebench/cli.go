@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,7 +94,13 @@ type app struct {
 	// resolved on first use
 	client    client.WithWatch
 	namespace string
-	stdin     []byte
+	saved     *savedObjects
+}
+
+// savedObjects are what the --from-file files hold, each file read once.
+type savedObjects struct {
+	benchmarks []v1alpha1.StorageBenchmark
+	configMaps []corev1.ConfigMap
 }
 
 func (a *app) command() *cobra.Command {
@@ -160,37 +167,42 @@ func (a *app) connect() (client.WithWatch, string, error) {
 // fromFile reports whether benchmarks come from --from-file.
 func (a *app) fromFile() bool { return len(a.fromFiles) > 0 }
 
-// readFiles decodes every --from-file.
+// readFiles returns the benchmarks of every --from-file.
 func (a *app) readFiles() ([]v1alpha1.StorageBenchmark, error) {
-	var out []v1alpha1.StorageBenchmark
+	saved, err := a.load()
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(saved.benchmarks), nil
+}
+
+// load reads and decodes every --from-file ("-" is standard input) on
+// first use: the benchmarks and the ConfigMaps saved with them.
+func (a *app) load() (*savedObjects, error) {
+	if a.saved != nil {
+		return a.saved, nil
+	}
+	saved := &savedObjects{}
 	for _, f := range a.fromFiles {
-		data, err := a.readFile(f)
+		var data []byte
+		var err error
+		if f == "-" {
+			data, err = io.ReadAll(os.Stdin)
+		} else {
+			data, err = os.ReadFile(f)
+		}
 		if err != nil {
 			return nil, err
 		}
-		sbs, err := apireport.Decode(data)
+		sbs, cms, err := apireport.DecodeAll(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
-		out = append(out, sbs...)
+		saved.benchmarks = append(saved.benchmarks, sbs...)
+		saved.configMaps = append(saved.configMaps, cms...)
 	}
-	return out, nil
-}
-
-// readFile reads one --from-file, "-" being standard input (read once and
-// kept, as both the benchmarks and their ConfigMaps are read from it).
-func (a *app) readFile(f string) ([]byte, error) {
-	if f != "-" {
-		return os.ReadFile(f)
-	}
-	if a.stdin == nil {
-		data, err := io.ReadAll(os.Stdin)
-		if err != nil {
-			return nil, err
-		}
-		a.stdin = data
-	}
-	return a.stdin, nil
+	a.saved = saved
+	return saved, nil
 }
 
 // get returns one benchmark by name; from files, an empty name is allowed
@@ -232,26 +244,21 @@ func (a *app) get(ctx context.Context, name string) (*v1alpha1.StorageBenchmark,
 }
 
 // stepConfigMap returns step k's ConfigMap of a benchmark: from the
-// --from-file objects, or from the cluster.
+// --from-file objects, or from the cluster; nil when there is none.
 func (a *app) stepConfigMap(ctx context.Context, sb *v1alpha1.StorageBenchmark, k int) (*corev1.ConfigMap, error) {
 	name := exchange.StepName(sb.Name, k)
 	if a.fromFile() {
-		for _, f := range a.fromFiles {
-			data, err := a.readFile(f)
-			if err != nil {
-				return nil, err
-			}
-			cms, err := apireport.ConfigMaps(data)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", f, err)
-			}
-			for i := range cms {
-				if cms[i].Name == name && (cms[i].Namespace == "" || cms[i].Namespace == sb.Namespace) {
-					return &cms[i], nil
-				}
+		saved, err := a.load()
+		if err != nil {
+			return nil, err
+		}
+		for i := range saved.configMaps {
+			cm := &saved.configMaps[i]
+			if cm.Name == name && (cm.Namespace == "" || cm.Namespace == sb.Namespace) {
+				return cm, nil
 			}
 		}
-		return nil, fmt.Errorf("ConfigMap %s not found in %s: save it with the benchmark (kubectl get sbench,cm -o yaml)", name, strings.Join(a.fromFiles, ", "))
+		return nil, nil
 	}
 	c, _, err := a.connect()
 	if err != nil {
@@ -260,7 +267,7 @@ func (a *app) stepConfigMap(ctx context.Context, sb *v1alpha1.StorageBenchmark, 
 	var cm corev1.ConfigMap
 	if err := c.Get(ctx, client.ObjectKey{Namespace: sb.Namespace, Name: name}, &cm); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("step %d of %s has no record (ConfigMap %s not found): has it finished?", k+1, sb.Name, name)
+			return nil, nil
 		}
 		return nil, err
 	}

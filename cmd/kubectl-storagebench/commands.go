@@ -17,6 +17,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/report"
 	"github.com/storagebench/storagebench/internal/report/apireport"
 	"github.com/storagebench/storagebench/internal/report/figure"
@@ -324,7 +325,10 @@ a write series, the latency target as a horizontal line, the knee ringed and
 saturated steps crossed; with the step table and summary for md and html.
 
 md written to --file puts the figure beside it (FILE.png) and references it;
-md on standard output embeds the PNG as a data URI. html embeds the SVG.`,
+md on standard output embeds the PNG as a data URI. html is a standalone
+page with the figure as inline SVG and, after the summary, each step's
+timeline (as --timeline draws it) from the step's ConfigMap; a step without
+one gets a line saying why, and saved objects without ConfigMaps a note.`,
 		Example: `  kubectl storagebench report oltp -n storagebench -o html --file oltp.html
   kubectl storagebench report oltp -o md --file oltp.md      # writes oltp.md and oltp.png
   kubectl storagebench report oltp --latency p99 --file oltp-p99.png
@@ -344,10 +348,17 @@ md on standard output embeds the PNG as a data URI. html embeds the SVG.`,
 				return err
 			}
 			r := apireport.FromAPI(sb)
+			var tl *report.Timelines
+			if f == report.FormatHTML {
+				tl = a.timelines(cmd.Context(), sb)
+			}
 			return a.emit(&o, f, opts,
 				func(w io.Writer, opts report.Options) error {
-					if f == report.FormatJSON {
+					switch f {
+					case report.FormatJSON:
 						return apireport.WriteDocument(w, sb, opts)
+					case report.FormatHTML:
+						return figure.HTML(w, r, opts, tl)
 					}
 					return figure.Render(w, r, f, opts)
 				},
@@ -375,6 +386,13 @@ func (a *app) timeline(ctx context.Context, o *outputFlags, name string, step in
 	if err != nil {
 		return err
 	}
+	if cm == nil {
+		name := exchange.StepName(sb.Name, step-1)
+		if a.fromFile() {
+			return fmt.Errorf("ConfigMap %s not found in %s: save it with the benchmark (kubectl get sbench,cm -o yaml)", name, strings.Join(a.fromFiles, ", "))
+		}
+		return fmt.Errorf("step %d of %s has no record (ConfigMap %s not found): has it finished?", step, sb.Name, name)
+	}
 	t, err := apireport.StepTimeline(sb, cm, step-1)
 	if err != nil {
 		return err
@@ -394,6 +412,39 @@ func (a *app) timeline(ctx context.Context, o *outputFlags, name string, step in
 		_, err = w.Write(b)
 		return err
 	}, png)
+}
+
+// timelines reads the timelines of a benchmark's finished steps for the
+// HTML report, each step's ConfigMap once. A step without one gets the
+// reason; when none can be read (saved objects without ConfigMaps, or an
+// API error other than not found), the report notes that instead.
+func (a *app) timelines(ctx context.Context, sb *v1alpha1.StorageBenchmark) *report.Timelines {
+	tl := &report.Timelines{ByStep: map[int]report.StepTimeline{}, Missing: map[int]string{}}
+	where := "namespace " + sb.Namespace
+	if a.fromFile() {
+		where = strings.Join(a.fromFiles, ", ")
+		if saved, err := a.load(); err == nil && len(saved.configMaps) == 0 {
+			return &report.Timelines{Unavailable: fmt.Sprintf("%s holds no ConfigMaps (save the steps' ConfigMaps with the benchmark: kubectl get sbench,cm -o yaml)", where)}
+		}
+	}
+	for _, s := range sb.Status.Steps {
+		k := int(s.Index)
+		cm, err := a.stepConfigMap(ctx, sb, k)
+		if err != nil {
+			return &report.Timelines{Unavailable: fmt.Sprintf("reading ConfigMap %s: %v", exchange.StepName(sb.Name, k), err)}
+		}
+		if cm == nil {
+			tl.Missing[k] = fmt.Sprintf("ConfigMap %s not found in %s", exchange.StepName(sb.Name, k), where)
+			continue
+		}
+		t, err := apireport.StepTimeline(sb, cm, k)
+		if err != nil {
+			tl.Missing[k] = err.Error()
+			continue
+		}
+		tl.ByStep[k] = t
+	}
+	return tl
 }
 
 var compareFormats = []report.Format{report.FormatText, report.FormatMarkdown, report.FormatHTML, report.FormatSVG, report.FormatPNG}

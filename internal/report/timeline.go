@@ -58,3 +58,13 @@ func (t StepTimeline) StallLine() string {
 	}
 	return line
 }
+
+// Timelines are the steps' timelines a report shows, read from the steps'
+// records. A step without one has the reason in Missing; Unavailable says
+// why none could be read at all (then ByStep and Missing are empty).
+type Timelines struct {
+	// ByStep and Missing are keyed by step index, from 0.
+	ByStep      map[int]StepTimeline
+	Missing     map[int]string
+	Unavailable string
+}

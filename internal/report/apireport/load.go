@@ -20,7 +20,15 @@ import (
 // YAML documents separated by "---". ConfigMaps saved with them (`kubectl
 // get sbench,cm -o yaml`, for a step's timeline: StepTimeline) are skipped.
 func Decode(data []byte) ([]v1alpha1.StorageBenchmark, error) {
-	var out []v1alpha1.StorageBenchmark
+	sbs, _, err := DecodeAll(data)
+	return sbs, err
+}
+
+// DecodeAll reads saved StorageBenchmarks as Decode does, and the
+// ConfigMaps saved with them, in one pass.
+func DecodeAll(data []byte) ([]v1alpha1.StorageBenchmark, []corev1.ConfigMap, error) {
+	var sbs []v1alpha1.StorageBenchmark
+	var cms []corev1.ConfigMap
 	err := eachObject(data, func(kind, where string, raw []byte) error {
 		switch kind {
 		case "StorageBenchmark", "":
@@ -28,37 +36,25 @@ func Decode(data []byte) ([]v1alpha1.StorageBenchmark, error) {
 			if err := yaml.Unmarshal(raw, &sb); err != nil {
 				return fmt.Errorf("%s: %w", where, err)
 			}
-			out = append(out, sb)
+			sbs = append(sbs, sb)
 		case "ConfigMap":
+			var cm corev1.ConfigMap
+			if err := yaml.Unmarshal(raw, &cm); err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+			cms = append(cms, cm)
 		default:
 			return fmt.Errorf("%s: kind %q is not a StorageBenchmark or a List of them", where, kind)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no StorageBenchmark found")
+	if len(sbs) == 0 {
+		return nil, nil, fmt.Errorf("no StorageBenchmark found")
 	}
-	return out, nil
-}
-
-// ConfigMaps reads the ConfigMaps among saved objects.
-func ConfigMaps(data []byte) ([]corev1.ConfigMap, error) {
-	var out []corev1.ConfigMap
-	err := eachObject(data, func(kind, where string, raw []byte) error {
-		if kind != "ConfigMap" {
-			return nil
-		}
-		var cm corev1.ConfigMap
-		if err := yaml.Unmarshal(raw, &cm); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
-		}
-		out = append(out, cm)
-		return nil
-	})
-	return out, err
+	return sbs, cms, nil
 }
 
 // eachObject calls fn with every object of a YAML or JSON stream, the items

@@ -36,7 +36,7 @@ func Render(w io.Writer, r *report.Run, f report.Format, o report.Options) error
 	case report.FormatMarkdown:
 		return markdown(w, r, o)
 	case report.FormatHTML:
-		return htmlPage(w, r, o)
+		return HTML(w, r, o, nil)
 	}
 	return fmt.Errorf("report: unsupported format %q", f)
 }
@@ -100,7 +100,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <style>
 body { font-family: "Liberation Sans", Arial, Helvetica, sans-serif; color: #222; margin: 2em auto; max-width: 1200px; padding: 0 1em; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.5em; }
-.meta { color: #555; }
+.meta, .note { color: #555; }
 figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; }
 table { border-collapse: collapse; font-size: 0.9em; }
 th, td { padding: 0.3em 0.7em; border-bottom: 1px solid #ddd; text-align: left; }
@@ -119,7 +119,14 @@ thead th { border-bottom: 2px solid #999; }
 <ul>
 {{range .Summary}}<li>{{.}}</li>
 {{end}}</ul>
-{{end}}</body>
+{{end}}{{with .Timelines}}<h2>Timelines</h2>
+{{if .Note}}<p class="note">{{.Note}}</p>
+{{end}}{{range .Steps}}<h3>{{.Heading}}</h3>
+{{if .Figure}}<figure>
+{{.Figure}}
+</figure>
+{{else}}<p class="note">{{.Missing}}</p>
+{{end}}{{end}}{{end}}</body>
 </html>
 `))
 
@@ -134,6 +141,22 @@ type page struct {
 	Figure  template.HTML
 	Tables  []pageTable
 	Summary []string
+	// Timelines is nil on a page without them.
+	Timelines *pageTimelines
+}
+
+// pageTimelines is a page's section of step timelines: a note when none
+// could be read, else one entry per step.
+type pageTimelines struct {
+	Note  string
+	Steps []pageTimeline
+}
+
+// pageTimeline is one step's timeline, or why it has none.
+type pageTimeline struct {
+	Heading string
+	Figure  template.HTML
+	Missing string
 }
 
 // inlineSVG strips the XML prolog so that the SVG can sit in HTML.
@@ -153,7 +176,11 @@ func tableHTML(t report.Table) (template.HTML, error) {
 	return template.HTML(b.String()), nil // Table.HTML escapes every cell
 }
 
-func htmlPage(w io.Writer, r *report.Run, o report.Options) error {
+// HTML writes the run's report as a standalone page and, unless tl is nil,
+// the steps' timelines after the summary: one inline SVG per step that has
+// a timeline (the figure TimelineSVG draws), a line saying why for a step
+// without, or a note when none could be read.
+func HTML(w io.Writer, r *report.Run, o report.Options, tl *report.Timelines) error {
 	svg, err := SVG(r, o)
 	if err != nil {
 		return err
@@ -169,5 +196,35 @@ func htmlPage(w io.Writer, r *report.Run, o report.Options) error {
 		Tables:  []pageTable{{Heading: "Steps", Table: steps}},
 		Summary: r.SummaryLines(),
 	}
+	if tl != nil {
+		if p.Timelines, err = timelinesHTML(r, o, tl); err != nil {
+			return err
+		}
+	}
 	return pageTemplate.Execute(w, p)
+}
+
+// timelinesHTML lays out the timelines of a run's steps.
+func timelinesHTML(r *report.Run, o report.Options, tl *report.Timelines) (*pageTimelines, error) {
+	if tl.Unavailable != "" {
+		return &pageTimelines{Note: "Timelines not available: " + tl.Unavailable}, nil
+	}
+	p := &pageTimelines{}
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		e := pageTimeline{Heading: fmt.Sprintf("Step %d: offered %s", s.Index+1, s.Offered())}
+		if t, ok := tl.ByStep[s.Index]; ok {
+			svg, err := TimelineSVG(t, o)
+			if err != nil {
+				return nil, err
+			}
+			e.Figure = inlineSVG(svg)
+		} else if why := tl.Missing[s.Index]; why != "" {
+			e.Missing = "No timeline: " + why
+		} else {
+			e.Missing = "No timeline."
+		}
+		p.Steps = append(p.Steps, e)
+	}
+	return p, nil
 }

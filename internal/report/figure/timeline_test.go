@@ -64,3 +64,40 @@ func TestTimelineFigure(t *testing.T) {
 		}
 	}
 }
+
+func TestHTMLTimelines(t *testing.T) {
+	r := run(t, "oltp")
+	page := func(tl *report.Timelines) string {
+		t.Helper()
+		var b strings.Builder
+		if err := HTML(&b, r, report.Options{}, tl); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	// Without timelines (as Render draws the page) there is no section.
+	if h := page(nil); strings.Contains(h, "Timelines") || strings.Count(h, "<svg ") != 1 {
+		t.Error("a page without timelines has a Timelines section")
+	}
+	h := page(&report.Timelines{Unavailable: "no <ConfigMaps>"})
+	if !strings.Contains(h, "<h2>Timelines</h2>\n<p class=\"note\">Timelines not available: no &lt;ConfigMaps&gt;</p>") || strings.Contains(h, "<h3>") {
+		t.Error("timelines not available: want the note, escaped, and no step section")
+	}
+	h = page(&report.Timelines{
+		ByStep:  map[int]report.StepTimeline{2: report.TimelineOf("oltp-ontap-nas", 2, stalledTimeline())},
+		Missing: map[int]string{0: "ConfigMap oltp-ontap-nas-step-000 not found"},
+	})
+	if strings.Count(h, "<h3>") != 8 || strings.Count(h, "<svg ") != 2 {
+		t.Errorf("%d step sections and %d svg, want 8 and 2", strings.Count(h, "<h3>"), strings.Count(h, "<svg "))
+	}
+	for _, w := range []string{
+		"<h3>Step 1: offered 5,000 IOPS</h3>\n<p class=\"note\">No timeline: ConfigMap oltp-ontap-nas-step-000 not found</p>",
+		"<h3>Step 2: offered 10,000 IOPS</h3>\n<p class=\"note\">No timeline.</p>",
+		"<h3>Step 3: offered 20,000 IOPS</h3>\n<figure>\n<svg ",
+		">oltp-ontap-nas · step 3 · every second</text>",
+	} {
+		if !strings.Contains(h, w) {
+			t.Errorf("html lacks %q", w)
+		}
+	}
+}
