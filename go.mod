@@ -13,6 +13,7 @@ require (
 	github.com/spf13/cobra v1.8.1
 	golang.org/x/image v0.30.0
 	golang.org/x/sync v0.21.0
+	golang.org/x/sys v0.46.0
 	gonum.org/v1/plot v0.17.0
 	k8s.io/api v0.33.13
 	k8s.io/apiextensions-apiserver v0.33.13
@@ -89,7 +90,6 @@ require (
 	golang.org/x/mod v0.36.0 // indirect
 	golang.org/x/net v0.56.0 // indirect
 	golang.org/x/oauth2 v0.30.0 // indirect
-	golang.org/x/sys v0.46.0 // indirect
 	golang.org/x/term v0.44.0 // indirect
 	golang.org/x/text v0.38.0 // indirect
 	golang.org/x/time v0.12.0 // indirect

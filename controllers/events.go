@@ -86,7 +86,11 @@ func turnedTrue(old, b *v1alpha1.StorageBenchmark, cond string, since time.Time)
 
 // stepLine describes a finished step in one line, as the reports do.
 func stepLine(s *v1alpha1.StepStatus) string {
-	line := fmt.Sprintf("step %d: achieved %s IOPS, %s", s.Index+1, numfmt.Count(float64(s.AchievedIOPS)), mibps(s.AchievedBytesPerSecond))
+	step := fmt.Sprint(s.Index + 1)
+	if s.Repetition > 0 {
+		step += fmt.Sprintf(" (run %d of its level)", s.Repetition)
+	}
+	line := fmt.Sprintf("step %s: achieved %s IOPS, %s", step, numfmt.Count(float64(s.AchievedIOPS)), mibps(s.AchievedBytesPerSecond))
 	switch {
 	case s.OfferedIOPS > 0:
 		line += fmt.Sprintf(" (offered %s IOPS)", numfmt.Count(float64(s.OfferedIOPS)))

@@ -49,6 +49,8 @@ const (
 	ReasonClocksAgree         = "ClocksAgree"
 	ReasonSteady              = "Steady"
 	ReasonNotSteady           = "NotSteady"
+	ReasonVariationAboveLimit = "VariationAboveLimit"
+	ReasonVariationWithin     = "VariationWithinLimit"
 )
 
 // maxMessage bounds a condition message: the API allows 32 KiB, and text
@@ -64,7 +66,7 @@ func clip(s string, n int) string { return protocol.Truncate(s, n) }
 // from the children, and lists in a fixed order compare equal.
 var conditionOrder = []string{v1alpha1.ConditionReady, v1alpha1.ConditionReconciling, v1alpha1.ConditionStalled,
 	v1alpha1.ConditionComplete, v1alpha1.ConditionFailed, v1alpha1.ConditionSLOMet, v1alpha1.ConditionStorageWarning,
-	v1alpha1.ConditionClockSkew, v1alpha1.ConditionSteadyState}
+	v1alpha1.ConditionClockSkew, v1alpha1.ConditionSteadyState, v1alpha1.ConditionUnstable}
 
 // setCondition sets a condition whose status changed at at (an observed
 // instant, so a rebuilt status carries the same times).
@@ -167,7 +169,7 @@ func operationStatus(d results.OperationSummary) *v1alpha1.OperationStatus {
 func stepStatus(rec stepRecord) v1alpha1.StepStatus {
 	o, agg := rec.order, rec.agg
 	s := v1alpha1.StepStatus{
-		Index: int32(o.Index), OfferedIOPS: o.Step.OfferedIOPS, OfferedBytesPerSecond: o.Step.OfferedBytesPerSec,
+		Index: int32(o.Index), Repetition: o.Step.Repetition, OfferedIOPS: o.Step.OfferedIOPS, OfferedBytesPerSecond: o.Step.OfferedBytesPerSec,
 		QueueDepthPerClient: o.Step.QueueDepthPerClient, PercentOfMax: o.Step.PercentOfMax, Unthrottled: o.Step.Unthrottled,
 		Clients: int32(agg.Clients), StartTime: *stamp(o.StartAt), StartSkew: metav1.Duration{Duration: agg.StartSkew},
 		AchievedIOPS: int64(math.Round(agg.Total.IOPS)), AchievedBytesPerSecond: int64(math.Round(agg.Total.BytesPerSec)),
@@ -208,6 +210,7 @@ func analyze(b *v1alpha1.StorageBenchmark, d *desired, steps []stepRecord, compl
 		b.Status.Steps[i].ClosedLoop = a.Saturated || !steps[i].order.Step.RateLimited()
 	}
 	setSteadyState(b, d.Analysis.Steady, steps)
+	setRepeatability(b, d.Analysis, steps)
 	b.Status.Summary = summaryStatus(b, res.Summary, d.Analysis.WithDefaults().LatencyTarget)
 	entitlementPercents(b)
 	if complete && len(d.Objectives) > 0 {

@@ -549,8 +549,9 @@ func TestProgress(t *testing.T) {
 
 // bigStatus is a finished run's status with n steps as 100 clients would
 // leave it: both directions, every field set, large figures, the longest
-// benchmark name and 16 objectives with their verdicts.
-func bigStatus(t *testing.T, n int) *v1alpha1.StorageBenchmark {
+// benchmark name and 16 objectives with their verdicts; with repeat > 1,
+// n/repeat levels of repeat runs each, with their repeatability.
+func bigStatus(t *testing.T, n, repeat int) *v1alpha1.StorageBenchmark {
 	t.Helper()
 	name := strings.Repeat("b", 40)
 	var objectives []v1alpha1.Objective
@@ -564,11 +565,13 @@ func bigStatus(t *testing.T, n int) *v1alpha1.StorageBenchmark {
 		b.Spec.Workload = v1alpha1.WorkloadSpec{Profile: "oltp", WorkingSetPerClient: qty("1Ti")}
 		b.Spec.Storage.Size = *qty("1100Gi")
 		b.Spec.SLO = &v1alpha1.SLOSpec{Objectives: objectives}
-		steps := make([]int64, n)
+		steps := make([]int64, n/repeat)
 		for i := range steps {
 			steps[i] = int64(1_000_000 * (i + 1))
 		}
 		b.Spec.Load.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Steps: steps}
+		b.Spec.Load.Repeat = int32(repeat)
+		b.Spec.Analysis.MaxVariationPercent = ptr.To[int32](5)
 	})
 	dsr := mustDesired(t, b)
 	var recs []stepRecord
@@ -580,8 +583,12 @@ func bigStatus(t *testing.T, n int) *v1alpha1.StorageBenchmark {
 		agg := mkAgg(i, r, w, ns(1_500_000_000))
 		agg.Clients, agg.Jobs, agg.StartSkew = 100, 6400, ns(0)
 		agg.Read.IOs, agg.Write.IOs, agg.Total.IOs = 51_851_851_852, 22_690_435_163, 74_542_287_015
-		recs = append(recs, rec(order(i, plan.Step{OfferedIOPS: int64(1_000_000 * (i + 1)), OfferedBytesPerSec: 123_456_789_012,
-			QueueDepthPerClient: 4096, PercentOfMax: 100, Unthrottled: true}), agg, exchange.StepName(name, i)))
+		st := plan.Step{OfferedIOPS: int64(1_000_000 * (i + 1)), OfferedBytesPerSec: 123_456_789_012,
+			QueueDepthPerClient: 4096, PercentOfMax: 100, Unthrottled: true}
+		if repeat > 1 {
+			st.Level, st.Repetition = i/repeat, int32(i%repeat+1)
+		}
+		recs = append(recs, rec(order(i, st), agg, exchange.StepName(name, i)))
 		b.Status.Steps = append(b.Status.Steps, stepStatus(recs[i]))
 	}
 	b.Status.ClientsReady, b.Status.ClientsTotal, b.Status.StepsPlanned = 100, 100, int32(n)
@@ -603,20 +610,26 @@ func bigStatus(t *testing.T, n int) *v1alpha1.StorageBenchmark {
 	if len(b.Status.SLOs) != 16 || b.Status.Summary == nil || b.Status.Summary.PeakIOPSStep == nil {
 		t.Fatalf("status not fully populated: %d SLOs, summary %+v", len(b.Status.SLOs), b.Status.Summary)
 	}
+	if want := n / repeat; repeat > 1 && (len(b.Status.Repeatability) != want || b.Status.Repeatability[want-1].P99 == nil ||
+		b.Status.Repeatability[want-1].Stable == nil) {
+		t.Fatalf("repeatability not fully populated: %d entries, want %d", len(b.Status.Repeatability), want)
+	}
 	return b
 }
 
 func TestStatusSize(t *testing.T) {
 	tests := []struct {
-		steps int
-		limit int
+		steps, repeat int
+		limit         int
 	}{
-		{20, 64 << 10},
-		{plan.MaxSteps, 256 << 10},
+		{20, 1, 64 << 10},
+		{plan.MaxSteps, 1, 256 << 10},
+		// The most repeatability entries: 50 levels of 2 runs.
+		{plan.MaxSteps, 2, 256 << 10},
 	}
 	for _, tt := range tests {
-		t.Run(fmt.Sprintf("%d steps", tt.steps), func(t *testing.T) {
-			b := bigStatus(t, tt.steps)
+		t.Run(fmt.Sprintf("%d steps, repeat %d", tt.steps, tt.repeat), func(t *testing.T) {
+			b := bigStatus(t, tt.steps, tt.repeat)
 			for _, s := range b.Status.Steps {
 				if s.Read == nil || s.Write == nil || s.Latency == nil || s.ConfigMap == "" || s.Clients != 100 {
 					t.Fatalf("step %d not fully populated", s.Index)
@@ -840,5 +853,9 @@ func TestStepLine(t *testing.T) {
 	bytes := v1alpha1.StepStatus{Index: 1, AchievedIOPS: 100, AchievedBytesPerSecond: 100 << 20, OfferedBytesPerSecond: 200 << 20}
 	if got := stepLine(&bytes); got != "step 2: achieved 100 IOPS, 100.0 MiB/s (offered 200.0 MiB/s)" {
 		t.Errorf("stepLine() = %q", got)
+	}
+	bytes.Repetition = 2
+	if got := stepLine(&bytes); got != "step 2 (run 2 of its level): achieved 100 IOPS, 100.0 MiB/s (offered 200.0 MiB/s)" {
+		t.Errorf("stepLine() of a repeated run = %q", got)
 	}
 }

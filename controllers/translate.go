@@ -57,6 +57,7 @@ func desiredOf(b *v1alpha1.StorageBenchmark) (desired, error) {
 		SaturationPercent: s.Analysis.SaturationPercent,
 		Steady: analysis.SteadyOptions{Rounds: int(s.Analysis.SteadyState.Rounds),
 			RangePercent: float64(s.Analysis.SteadyState.RangePercent), SlopePercent: float64(s.Analysis.SteadyState.SlopePercent)},
+		MaxVariationPercent: float64(ptr.Deref(s.Analysis.MaxVariationPercent, 0)),
 	}
 	if d.Load.Unit() == plan.MiBps {
 		d.Analysis.Throughput = analysis.ThroughputBytes
@@ -146,6 +147,7 @@ func loadOf(l *v1alpha1.LoadSpec) plan.Load {
 		out.Curve = &plan.CurveSpec{Percents: l.Curve.Percents, Unit: plan.RateUnit(l.Curve.Unit)}
 	}
 	out.Arrivals = plan.Arrivals(l.Arrivals)
+	out.Repeat = l.Repeat
 	if st := l.Stop; st != nil {
 		out.Stop.SaturationPercent = ptr.Deref(st.SaturationPercent, 0)
 		if st.MaxStall != nil {

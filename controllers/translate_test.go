@@ -141,6 +141,14 @@ func TestDesiredOfLoadModes(t *testing.T) {
 		{"curve MiBps percents", func(l *v1alpha1.LoadSpec) {
 			l.Curve = &v1alpha1.CurveSteps{Unit: "MiBps", Percents: []int32{50, 100}}
 		}, plan.Load{Curve: &plan.CurveSpec{Unit: plan.MiBps, Percents: []int32{50, 100}}}, 3},
+		{"rate steps repeated: every run is a planned step", func(l *v1alpha1.LoadSpec) {
+			l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Steps: []int64{1000, 2000}}
+			l.Repeat = 3
+		}, plan.Load{Rate: &plan.RateSteps{Unit: plan.IOPS, Steps: []int64{1000, 2000}}, Repeat: 3}, 6},
+		{"curve repeated, its unthrottled step too", func(l *v1alpha1.LoadSpec) {
+			l.Curve = &v1alpha1.CurveSteps{Unit: "IOPS", Percents: []int32{50, 100}}
+			l.Repeat = 2
+		}, plan.Load{Curve: &plan.CurveSpec{Unit: plan.IOPS, Percents: []int32{50, 100}}, Repeat: 2}, 6},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -168,7 +176,7 @@ func dump(l plan.Load) string {
 	if l.Curve != nil {
 		s += fmt.Sprintf("curve:%+v ", *l.Curve)
 	}
-	return s + "stop:" + stopString(l.Stop) + " step:" + l.StepDuration.String() + " ramp:" + l.RampTime.String() + "}"
+	return s + "stop:" + stopString(l.Stop) + " step:" + l.StepDuration.String() + " ramp:" + l.RampTime.String() + fmt.Sprintf(" repeat:%d", l.Repeat) + "}"
 }
 
 func stopString(st plan.StopRules) string {
@@ -252,6 +260,10 @@ func TestDesiredOfAnalysis(t *testing.T) {
 			l.QueueDepth = &v1alpha1.QueueDepthSteps{Steps: []int32{1, 4}}
 		})}, analysis.Options{LatencyTarget: time.Millisecond,
 			TargetSelector: analysis.LatencySelector{Metric: "mean", Operation: "total"}, SaturationPercent: 90}},
+		{"maxVariationPercent", []func(*v1alpha1.StorageBenchmark){func(b *v1alpha1.StorageBenchmark) {
+			b.Spec.Analysis.MaxVariationPercent = ptr.To[int32](7)
+		}}, analysis.Options{LatencyTarget: time.Millisecond,
+			TargetSelector: analysis.LatencySelector{Metric: "mean", Operation: "total"}, SaturationPercent: 90, MaxVariationPercent: 7}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -411,6 +423,11 @@ func TestDesiredOfErrors(t *testing.T) {
 			"load.stop.latency.operation", "does no reads"},
 		{"unknown profile", []func(*v1alpha1.StorageBenchmark){withWorkload(v1alpha1.WorkloadSpec{Profile: "four-corners"})},
 			"workload.profile", "must be one of"},
+		// factorPercent generates steps admission cannot count.
+		{"repeated runs beyond 100 steps", []func(*v1alpha1.StorageBenchmark){withLoad(func(l *v1alpha1.LoadSpec) {
+			l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Start: ptr.To[int64](1000), FactorPercent: ptr.To[int32](101), Max: ptr.To[int64](1200)}
+			l.Repeat = 10
+		})}, "load.repeat", "20 planned steps × 10 runs each = 200 runs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -36,6 +36,11 @@ const (
 	// judged held its IOPS steady (analysis.steadyState), False when one
 	// did not; absent when no step could be judged.
 	ConditionSteadyState = "SteadyState"
+	// ConditionUnstable is True when the runs of a repeated load level vary
+	// by more than analysis.maxVariationPercent (IOPS or p99 latency), False
+	// when none does; absent without that limit or before a level has 2
+	// runs. It informs: the run goes on and is judged as before.
+	ConditionUnstable = "Unstable"
 )
 
 // StorageBenchmarkStatus is what the operator observed and measured.
@@ -114,6 +119,14 @@ type StorageBenchmarkStatus struct {
 	// +listType=map
 	// +listMapKey=name
 	SLOs []SLOStatus `json:"slos,omitempty"`
+
+	// repeatability is how much the runs of each repeated load level
+	// (load.repeat) varied: one entry per level with at least 2 finished
+	// runs, in level order.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=50
+	Repeatability []RepeatabilityStatus `json:"repeatability,omitempty"`
 }
 
 // ResolvedWorkload is the workload actually run.
@@ -267,6 +280,10 @@ type EntitlementStatus struct {
 type StepStatus struct {
 	// index of the step, from 0.
 	Index int32 `json:"index"`
+	// repetition is which run of its load level the step is, 1 to
+	// load.repeat; unset when the load does not repeat.
+	// +optional
+	Repetition int32 `json:"repetition,omitempty"`
 	// offeredIOPS is the total offered rate, or 0 when the step did not
 	// offer an IOPS rate.
 	// +optional
@@ -344,6 +361,67 @@ type StepStatus struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=5
 	Errors []string `json:"errors,omitempty"`
+}
+
+// RepeatabilityStatus is how much the runs of one load level varied.
+type RepeatabilityStatus struct {
+	// level is the planned step the runs repeat, from 0.
+	Level int32 `json:"level"`
+	// offeredIOPS, offeredBytesPerSecond, queueDepthPerClient,
+	// percentOfMax and unthrottled are the level's load, as its steps show
+	// it.
+	// +optional
+	OfferedIOPS int64 `json:"offeredIOPS,omitempty"`
+	// +optional
+	OfferedBytesPerSecond int64 `json:"offeredBytesPerSecond,omitempty"`
+	// +optional
+	QueueDepthPerClient int32 `json:"queueDepthPerClient,omitempty"`
+	// +optional
+	PercentOfMax int32 `json:"percentOfMax,omitempty"`
+	// +optional
+	Unthrottled bool `json:"unthrottled,omitempty"`
+	// runs is the number of finished runs the figures are over (a failed
+	// run is not counted).
+	Runs int32 `json:"runs"`
+	// iops is the spread of the runs' achieved IOPS (reads and writes).
+	IOPS IOPSVariation `json:"iops"`
+	// p99 is the spread of the runs' p99 latency of the operation
+	// analysis.targetLatency judges; unset when a run had no such I/O.
+	// +optional
+	P99 *LatencyVariation `json:"p99,omitempty"`
+	// stable: neither coefficient of variation is above
+	// analysis.maxVariationPercent (judged on the exact figures); unset
+	// without that limit.
+	// +optional
+	Stable *bool `json:"stable,omitempty"`
+}
+
+// IOPSVariation is the spread of an IOPS figure over runs, rounded to
+// whole IOPS and percent.
+type IOPSVariation struct {
+	// mean of the runs.
+	Mean int64 `json:"mean"`
+	// cvPercent is the coefficient of variation: the sample standard
+	// deviation as a percentage of the mean (rounded).
+	CVPercent int32 `json:"cvPercent"`
+	// ci95Low and ci95High bound the 95 % confidence interval of the mean
+	// (Student's t), the low end at 0 at the least.
+	CI95Low  int64 `json:"ci95Low"`
+	CI95High int64 `json:"ci95High"`
+}
+
+// LatencyVariation is the spread of a latency figure over runs, exact to
+// the nanosecond, its CV rounded to a whole percent.
+type LatencyVariation struct {
+	// mean of the runs.
+	Mean metav1.Duration `json:"mean"`
+	// cvPercent is the coefficient of variation: the sample standard
+	// deviation as a percentage of the mean (rounded).
+	CVPercent int32 `json:"cvPercent"`
+	// ci95Low and ci95High bound the 95 % confidence interval of the mean
+	// (Student's t), the low end at 0 at the least.
+	CI95Low  metav1.Duration `json:"ci95Low"`
+	CI95High metav1.Duration `json:"ci95High"`
 }
 
 // OperationStatus is one direction of a step.

@@ -287,6 +287,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="(has(self.rate) ? 1 : 0) + (has(self.queueDepth) ? 1 : 0) + (has(self.curve) ? 1 : 0) == 1",message="load must set exactly one of rate, queueDepth or curve"
 // +kubebuilder:validation:XValidation:rule="!has(self.queueDepth) || !has(self.arrivals) || self.arrivals == 'Uniform'",message="load.arrivals Poisson needs an offered rate: use load.rate or load.curve, not load.queueDepth",fieldPath=".arrivals"
 // +kubebuilder:validation:XValidation:rule="duration(self.rampTime) < duration(self.stepDuration)",message="load.rampTime must be shorter than load.stepDuration",fieldPath=".rampTime"
+// +kubebuilder:validation:XValidation:rule="!has(self.repeat) || self.repeat <= 1 || self.repeat * (has(self.rate) ? (has(self.rate.steps) ? size(self.rate.steps) : (has(self.rate.start) && has(self.rate.max) && has(self.rate.increment) && self.rate.increment > 0 && self.rate.max >= self.rate.start ? (self.rate.max - self.rate.start) / self.rate.increment + 1 : 1)) : has(self.queueDepth) ? (has(self.queueDepth.steps) ? size(self.queueDepth.steps) : (has(self.queueDepth.start) && has(self.queueDepth.max) ? [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096].filter(f, self.queueDepth.start * f <= self.queueDepth.max).size() : 1)) : has(self.curve) ? (has(self.curve.percents) ? size(self.curve.percents) : 10) + 1 : 1) <= 100",message="load.repeat times the number of steps (a curve's unthrottled step included) must be at most 100: every run is a step; lower load.repeat or plan fewer steps",fieldPath=".repeat"
 type LoadSpec struct {
 	// rate offers a total rate across all clients per step; the operator
 	// divides it over clients × jobs.
@@ -332,6 +333,16 @@ type LoadSpec struct {
 	// +optional
 	// +kubebuilder:default=Uniform
 	Arrivals Arrivals `json:"arrivals,omitempty"`
+
+	// repeat runs every planned step this many times back to back, 1 to
+	// 10, so that status.repeatability can say how much the runs of each
+	// load level vary. Every run is a step of its own (status.steps,
+	// stepsPlanned, stop rules), so steps × repeat must be at most 100.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	Repeat int32 `json:"repeat,omitempty"`
 }
 
 // RateSteps lists the total offered rate of each step, or generates them
@@ -528,6 +539,15 @@ type AnalysisSpec struct {
 	// +optional
 	// +kubebuilder:default={}
 	SteadyState SteadyStateSpec `json:"steadyState,omitempty"`
+
+	// maxVariationPercent bounds how much a repeated load level's runs may
+	// vary (load.repeat): the Unstable condition is True when the
+	// coefficient of variation of a level's IOPS or p99 latency is above
+	// it. Unset: no limit, and no Unstable condition.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	MaxVariationPercent *int32 `json:"maxVariationPercent,omitempty"`
 }
 
 // SteadyStateSpec is SNIA PTS's steady-state rule: a step's seconds are cut

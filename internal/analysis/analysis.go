@@ -3,6 +3,7 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/storagebench/storagebench/internal/results"
@@ -65,6 +66,9 @@ type Options struct {
 	Throughput string
 	// Steady is the steady-state rule steps' timelines are judged by.
 	Steady SteadyOptions
+	// MaxVariationPercent bounds the coefficient of variation of a repeated
+	// level's IOPS and p99 (LevelVariation.Stable); 0 means no limit.
+	MaxVariationPercent float64
 }
 
 // WithDefaults returns o with every zero field set to its default.
@@ -94,6 +98,9 @@ func (o Options) Validate() error {
 	}
 	if o.SaturationPercent < 0 || o.SaturationPercent > 100 {
 		return fmt.Errorf("%w: SaturationPercent must be in 1..100, got %d", ErrInvalidOptions, o.SaturationPercent)
+	}
+	if v := o.MaxVariationPercent; math.IsNaN(v) || v < 0 || v > 100 {
+		return fmt.Errorf("%w: MaxVariationPercent must be 0 (no limit) or in (0, 100], got %v", ErrInvalidOptions, v)
 	}
 	if o.Throughput != ThroughputIOPS && o.Throughput != ThroughputBytes {
 		return fmt.Errorf("%w: Throughput must be %q or %q, got %q", ErrInvalidOptions, ThroughputIOPS, ThroughputBytes, o.Throughput)

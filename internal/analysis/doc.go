@@ -130,4 +130,16 @@
 // least-squares line moves by at most 10 % of it across the rounds.
 // LongestStall finds the longest run of seconds without a completion and the
 // p99.9 latency of the seconds around it.
+//
+// # Repeatability
+//
+// A repeated load runs each level n times (plan's Repeat). Repeatability
+// groups the runs by level and, for every level with at least 2 successful
+// runs, gives the spread of the achieved IOPS and of the p99 latency of the
+// operation the analysis judges latency on (Options.VariationSelector):
+// the mean, the coefficient of variation (sample standard deviation, n − 1,
+// as a percentage of the mean) and the 95 % confidence interval of the mean
+// with Student's t, mean ± t(0.975, n − 1) · s / √n, t from a table for
+// n − 1 = 1..9 (so at most MaxRuns = 10 runs). A level is stable when
+// neither CV is strictly above Options.MaxVariationPercent.
 package analysis

@@ -18,10 +18,22 @@
 //     always 1 per job).
 //   - Curve: like vdbench's curve, step 0 runs unthrottled to measure the
 //     maximum, then one step per percentage (default 10, 20, …, 100) offers
-//     floor(max × percent / 100), at least 1.
+//     floor(max × percent / 100), at least 1 (with Repeat, max is the mean
+//     of the unthrottled runs).
 //
 // A load has at most MaxSteps (100) steps, a curve's unthrottled step
-// included.
+// and every repetition included.
+//
+// # Repetition
+//
+// Repeat (1..10, default 1) runs every planned step — a load level — that
+// many times back to back, so that the spread between runs can be judged.
+// Steps expands the plan: each run is an ordinary step with its own Index,
+// and carries its Level (the planned step, from 0) and its Repetition
+// (1..Repeat); both stay 0 when the load does not repeat. Levels × Repeat
+// must not exceed MaxSteps. A curve repeats its unthrottled level too, and
+// builds its throttled steps on the MEAN of those runs' achieved maxima.
+// Stop rules judge every run on its own, as they judge any step.
 //
 // # Dividing a step
 //

@@ -37,6 +37,9 @@ const (
 	MaxLatencyLimitMicroseconds = 3_600_000_000
 	// MaxStallLimitSeconds is the largest stall stop limit (1 h).
 	MaxStallLimitSeconds = 3600
+	// MaxRepeat is the most runs of each planned step (Load.Repeat); every
+	// run is a step, so steps × repeat is bounded by MaxSteps too.
+	MaxRepeat = 10
 )
 
 // RateSteps offers a total rate (across ALL clients and jobs) per step. Set
@@ -153,6 +156,18 @@ type Load struct {
 	Stop     StopRules
 	// Arrivals is how rated jobs space their I/Os; empty means Uniform.
 	Arrivals Arrivals
+	// Repeat runs every planned step this many times back to back, 1..10;
+	// 0 means 1. Each run is a step of its own (Steps lists them all).
+	Repeat int32
+}
+
+// repeat is l.Repeat, or 1 when unset: the one place it is defaulted (the
+// API's admission default sets the same value).
+func (l Load) repeat() int {
+	if l.Repeat < 1 {
+		return 1
+	}
+	return int(l.Repeat)
 }
 
 // Arrivals is how a rated job spaces its I/Os in time.
@@ -177,10 +192,18 @@ type Topology struct {
 // Jobs returns the total number of fio jobs.
 func (t Topology) Jobs() int64 { return int64(t.Clients) * int64(t.JobsPerClient) }
 
-// Step is one planned step of a load.
+// Step is one planned step of a load: with Load.Repeat > 1, one run of a
+// planned level.
 type Step struct {
 	// Index is the step's position, from 0.
 	Index int
+	// Level is the planned step (the load level) this step is a run of,
+	// from 0, and Repetition which run of it, 1..Load.Repeat. Both are set
+	// only when the load repeats (Repeat > 1); otherwise both are 0 and
+	// every step is its own level, as in orders written before repeats
+	// existed (which is why they are left out of JSON when 0).
+	Level      int   `json:",omitempty"`
+	Repetition int32 `json:",omitempty"`
 	// Unthrottled is true for a curve's first step, which runs without any
 	// rate limit to find the maximum.
 	Unthrottled bool

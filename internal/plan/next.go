@@ -59,21 +59,22 @@ type StopReason struct {
 // or stop for *stop. It is pure, so a restarted controller gets the same
 // answer from the same outcomes.
 //
-// Rate and queue-depth loads run their steps in order. A curve runs the
-// unthrottled step first; every later step offers floor(max × percent / 100),
-// at least 1, of the maximum done[0] achieved (IOPS, or bytes per second for
-// MiBps curves). A curve whose unthrottled step achieved nothing is an error.
+// Rate and queue-depth loads run their steps in order (each level Repeat
+// times in a row). A curve runs the unthrottled level first; every later
+// step offers floor(max × percent / 100), at least 1, of the maximum its
+// unthrottled runs achieved on average (IOPS, or bytes per second for MiBps
+// curves). A curve whose unthrottled runs achieved nothing is an error.
 //
-// Stop rules are checked on every finished step, in order, and the first
-// step that breaks one stops the load (so earlier outcomes are re-checked on
-// every call): first the latency rule (stops when the statistic is strictly
-// above the limit; not applied to a curve's unthrottled step, whose only
-// purpose is to find the maximum and whose latency is the saturated latency
-// by construction), then the saturation rule (throttled rate steps only:
-// achieved < SaturationPercent % of offered), then the stall rule (a
-// longest stall strictly above MaxStallSeconds; every step). A latency rule
-// whose operation has no latencies in the outcome is an error, not a silent
-// pass.
+// Stop rules are checked on every finished step (each run of a repeated
+// level on its own), in order, and the first step that breaks one stops the
+// load (so earlier outcomes are re-checked on every call): first the
+// latency rule (stops when the statistic is strictly above the limit; not
+// applied to a curve's unthrottled step, whose only purpose is to find the
+// maximum and whose latency is the saturated latency by construction), then
+// the saturation rule (throttled rate steps only: achieved <
+// SaturationPercent % of offered), then the stall rule (a longest stall
+// strictly above MaxStallSeconds; every step). A latency rule whose
+// operation has no latencies in the outcome is an error, not a silent pass.
 //
 // l must have passed Validate: Next checks only the outcomes against it.
 func Next(l Load, done []StepOutcome) (next *Step, stop *StopReason, err error) {
@@ -119,19 +120,13 @@ type stepper struct {
 // step returns step i with its offered rate filled in.
 func (c *stepper) step(i int) (Step, error) {
 	s := c.planned[i]
-	if c.l.Curve == nil || i == 0 {
+	if c.l.Curve == nil || s.Unthrottled {
 		return s, nil
 	}
 	unit := c.l.Curve.unit()
-	maxRate, what := c.done[0].AchievedIOPS, "IOPS"
-	if unit == MiBps {
-		maxRate, what = c.done[0].AchievedBytesPerSec, "bytes per second"
-	}
-	if math.IsNaN(maxRate) || math.IsInf(maxRate, 0) || maxRate > 1<<62 {
-		return Step{}, fmt.Errorf("unthrottled step achieved an invalid %s (%v); cannot build the curve", what, maxRate)
-	}
-	if maxRate <= 0 {
-		return Step{}, fmt.Errorf("unthrottled step achieved 0 %s; cannot build the curve", what)
+	maxRate, err := c.maximum(unit)
+	if err != nil {
+		return Step{}, err
 	}
 	offered := max(int64(math.Floor(maxRate*float64(s.PercentOfMax)/100)), 1)
 	if unit == MiBps {
@@ -140,6 +135,43 @@ func (c *stepper) step(i int) (Step, error) {
 		s.OfferedIOPS = offered
 	}
 	return s, nil
+}
+
+// maximum is the curve's maximum: what its unthrottled level achieved, the
+// mean over its runs (IOPS, or bytes per second for MiBps curves). The
+// unthrottled runs come first, so every later step has them all done.
+func (c *stepper) maximum(unit RateUnit) (float64, error) {
+	what := "IOPS"
+	if unit == MiBps {
+		what = "bytes per second"
+	}
+	var sum float64
+	n := 0
+	for k, s := range c.planned {
+		if !s.Unthrottled || k >= len(c.done) {
+			break
+		}
+		v := c.done[k].AchievedIOPS
+		if unit == MiBps {
+			v = c.done[k].AchievedBytesPerSec
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) || v > 1<<62 || v < 0 {
+			name := "unthrottled step"
+			if s.Repetition > 0 {
+				name = fmt.Sprintf("unthrottled run %d/%d", s.Repetition, c.l.repeat())
+			}
+			return 0, fmt.Errorf("%s achieved an invalid %s (%v); cannot build the curve", name, what, v)
+		}
+		sum += v
+		n++
+	}
+	if n == 0 || sum <= 0 {
+		if n > 1 {
+			return 0, fmt.Errorf("unthrottled runs achieved 0 %s on average; cannot build the curve", what)
+		}
+		return 0, fmt.Errorf("unthrottled step achieved 0 %s; cannot build the curve", what)
+	}
+	return sum / float64(n), nil
 }
 
 // check applies the stop rules to one finished step.
@@ -223,6 +255,17 @@ func latencyOf(ls *LatencyStop, o StepOutcome) (LatencyOperation, uint64, error)
 
 // label names a step for messages: "step 4/10 (20000 IOPS offered)".
 func (c *stepper) label(s Step) string {
+	what := s.Load()
+	if s.Repetition > 0 {
+		what += fmt.Sprintf(", run %d/%d", s.Repetition, c.l.repeat())
+	}
+	return fmt.Sprintf("step %d/%d (%s)", s.Index+1, len(c.planned), what)
+}
+
+// Load says what a step offers, for messages: "20000 IOPS offered",
+// "512 MiB/s offered", "queue depth 32 per client", "unthrottled", "50 %
+// of max, 5000 IOPS offered".
+func (s Step) Load() string {
 	var what string
 	switch {
 	case s.Unthrottled:
@@ -237,7 +280,7 @@ func (c *stepper) label(s Step) string {
 	if s.PercentOfMax > 0 {
 		what = fmt.Sprintf("%d %% of max, %s", s.PercentOfMax, what)
 	}
-	return fmt.Sprintf("step %d/%d (%s)", s.Index+1, len(c.planned), what)
+	return what
 }
 
 // formatRate prints an achieved rate as the reports do ("61,837 IOPS",

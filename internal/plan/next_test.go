@@ -2,6 +2,7 @@ package plan
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -195,13 +196,17 @@ func TestNext(t *testing.T) {
 	}
 }
 
-// TestNextDrivesWholeLoad runs each mode to completion through Next the way a
-// controller would and checks the step sequence matches Steps.
+// TestNextDrivesWholeLoad runs each mode, once and repeated, to completion
+// through Next the way a controller would and checks the step sequence
+// matches Steps, every run of a repeated level ordered once.
 func TestNextDrivesWholeLoad(t *testing.T) {
 	for _, l := range []Load{
 		{Rate: &RateSteps{Start: 1000, FactorPercent: 200, Max: 32000}, StepDuration: time.Minute},
 		{QueueDepth: &QueueDepthSteps{Start: 1, Max: 64}, StepDuration: time.Minute},
 		{Curve: &CurveSpec{}, StepDuration: time.Minute},
+		{Rate: &RateSteps{Steps: []int64{1000, 2000, 3000}}, StepDuration: time.Minute, Repeat: 4},
+		{QueueDepth: &QueueDepthSteps{Start: 1, Max: 8}, StepDuration: time.Minute, Repeat: 2},
+		{Curve: &CurveSpec{Percents: []int32{25, 50}}, StepDuration: time.Minute, Repeat: 10},
 	} {
 		planned := Steps(l)
 		var done []StepOutcome
@@ -216,8 +221,9 @@ func TestNextDrivesWholeLoad(t *testing.T) {
 				}
 				break
 			}
-			if next.Index != len(done) || next.PercentOfMax != planned[next.Index].PercentOfMax ||
-				next.QueueDepthPerClient != planned[next.Index].QueueDepthPerClient {
+			p := planned[next.Index]
+			if next.Index != len(done) || next.PercentOfMax != p.PercentOfMax || next.QueueDepthPerClient != p.QueueDepthPerClient ||
+				next.Level != p.Level || next.Repetition != p.Repetition || (l.Repeat > 1) != (next.Repetition > 0) {
 				t.Fatalf("next = %+v, planned %+v", next, planned[next.Index])
 			}
 			if l.Curve != nil && next.Index > 0 && next.OfferedIOPS != int64(next.PercentOfMax)*100 {
@@ -247,4 +253,73 @@ func withStall(l Load, seconds int32) Load {
 func stalled(o StepOutcome, seconds int) StepOutcome {
 	o.LongestStall = time.Duration(seconds) * time.Second
 	return o
+}
+
+func TestNextRepeat(t *testing.T) {
+	const ms = 1_000_000
+	rate := Load{Rate: &RateSteps{Steps: []int64{1000, 2000}}, StepDuration: time.Minute, Repeat: 3}
+	curve := Load{Curve: &CurveSpec{Percents: []int32{10, 100}}, StepDuration: time.Minute, Repeat: 3}
+	curveMiB := Load{Curve: &CurveSpec{Unit: MiBps, Percents: []int32{50}}, StepDuration: time.Minute, Repeat: 2}
+	p99read2ms := &LatencyStop{P99, Read, 2000}
+	unthrottled := []StepOutcome{out(0, 9000, 50*ms, 0), out(1, 10000, 50*ms, 0), out(2, 11500, 50*ms, 0)} // mean 10,166.67
+	tests := []struct {
+		name     string
+		l        Load
+		done     []StepOutcome
+		wantNext *Step
+		wantStop StopKind
+		stopStep int
+		wantMsg  string
+		wantErr  bool
+	}{
+		{name: "first run of the first level", l: rate, wantNext: &Step{Index: 0, Level: 0, Repetition: 1, OfferedIOPS: 1000}},
+		{name: "third run of the first level", l: rate, done: []StepOutcome{out(0, 1000, ms, ms), out(1, 1000, ms, ms)},
+			wantNext: &Step{Index: 2, Level: 0, Repetition: 3, OfferedIOPS: 1000}},
+		{name: "then the next level", l: rate, done: []StepOutcome{out(0, 1000, ms, ms), out(1, 1000, ms, ms), out(2, 1000, ms, ms)},
+			wantNext: &Step{Index: 3, Level: 1, Repetition: 1, OfferedIOPS: 2000}},
+		{name: "every run completed", l: rate, done: []StepOutcome{out(0, 1, ms, ms), out(1, 1, ms, ms), out(2, 1, ms, ms), out(3, 1, ms, ms), out(4, 1, ms, ms), out(5, 1, ms, ms)},
+			wantStop: StopCompleted, stopStep: 5, wantMsg: "all 6 steps completed"},
+		{name: "a stop rule judges each run: the second run breaks it", l: withStop(rate, p99read2ms, 0),
+			done:     []StepOutcome{out(0, 1000, ms, 0), out(1, 1000, 3*ms, 0)},
+			wantStop: StopLatencyLimit, stopStep: 1, wantMsg: "step 2/6 (1000 IOPS offered, run 2/3): p99 read latency 3 ms exceeded the 2 ms limit"},
+		{name: "curve: the unthrottled level runs 3 times", l: curve, done: unthrottled[:2],
+			wantNext: &Step{Index: 2, Level: 0, Repetition: 3, Unthrottled: true}},
+		{name: "curve: 10 % of the unthrottled runs' mean", l: curve, done: unthrottled,
+			wantNext: &Step{Index: 3, Level: 1, Repetition: 1, OfferedIOPS: 1016, PercentOfMax: 10}},
+		{name: "curve: every run of a level offers the same", l: curve, done: append(slices.Clone(unthrottled), out(3, 1016, ms, 0)),
+			wantNext: &Step{Index: 4, Level: 1, Repetition: 2, OfferedIOPS: 1016, PercentOfMax: 10}},
+		{name: "curve: 100 % of the mean, not of the last or the highest run", l: curve,
+			done:     append(slices.Clone(unthrottled), out(3, 1016, ms, 0), out(4, 1016, ms, 0), out(5, 1016, ms, 0)),
+			wantNext: &Step{Index: 6, Level: 2, Repetition: 1, OfferedIOPS: 10166, PercentOfMax: 100}},
+		{name: "curve MiBps: mean of bytes per second", l: curveMiB,
+			done:     []StepOutcome{{Index: 0, AchievedBytesPerSec: 900 << 20}, {Index: 1, AchievedBytesPerSec: 1100 << 20}},
+			wantNext: &Step{Index: 2, Level: 1, Repetition: 1, OfferedBytesPerSec: 500 << 20, PercentOfMax: 50}},
+		{name: "curve: unthrottled runs are exempt from the latency rule", l: withStop(curve, p99read2ms, 0), done: unthrottled,
+			wantNext: &Step{Index: 3, Level: 1, Repetition: 1, OfferedIOPS: 1016, PercentOfMax: 10}},
+		{name: "curve: one invalid unthrottled run", l: curve, done: []StepOutcome{out(0, 9000, ms, 0), out(1, math.Inf(1), ms, 0), out(2, 9000, ms, 0)},
+			wantErr: true, wantMsg: "unthrottled run 2/3 achieved an invalid IOPS (+Inf); cannot build the curve"},
+		{name: "curve: unthrottled runs that achieved nothing", l: curve, done: []StepOutcome{out(0, 0, ms, 0), out(1, 0, ms, 0), out(2, 0, ms, 0)},
+			wantErr: true, wantMsg: "unthrottled runs achieved 0 IOPS on average"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			next, stop, err := Next(tt.l, tt.done)
+			switch {
+			case tt.wantErr:
+				if err == nil || !strings.Contains(err.Error(), tt.wantMsg) {
+					t.Fatalf("Next() = %+v, %+v, %v; want an error containing %q", next, stop, err, tt.wantMsg)
+				}
+			case err != nil:
+				t.Fatalf("Next() error = %v", err)
+			case tt.wantNext != nil:
+				if stop != nil || next == nil || *next != *tt.wantNext {
+					t.Fatalf("Next() = %+v, %+v; want next %+v", next, stop, *tt.wantNext)
+				}
+			default:
+				if next != nil || stop == nil || stop.Kind != tt.wantStop || stop.Step != tt.stopStep || !strings.Contains(stop.Message, tt.wantMsg) {
+					t.Fatalf("Next() = %+v, %+v; want stop %s at step %d saying %q", next, stop, tt.wantStop, tt.stopStep, tt.wantMsg)
+				}
+			}
+		})
+	}
 }

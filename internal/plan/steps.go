@@ -102,11 +102,32 @@ func (l Load) modes() int {
 }
 
 // Steps returns the steps of l, for display ("step i/N") and for driving
-// rate and queue-depth loads. A curve's steps after the first are
-// placeholders with PercentOfMax set and no offered rate: Next fills the rate
-// in once the unthrottled step has measured the maximum. l should be valid;
-// Steps returns nil if it does not set exactly one mode.
+// rate and queue-depth loads: every planned level Repeat times back to
+// back (levels × Repeat steps), each run a step of its own with Level and
+// Repetition set when Repeat > 1. A curve's steps after its unthrottled
+// level are placeholders with PercentOfMax set and no offered rate: Next
+// fills the rate in once the unthrottled runs have measured the maximum. l
+// should be valid; Steps returns nil if it does not set exactly one mode.
 func Steps(l Load) []Step {
+	planned := levels(l)
+	n := l.repeat()
+	if n == 1 {
+		return planned
+	}
+	steps := make([]Step, 0, len(planned)*n)
+	for _, lv := range planned {
+		for r := 1; r <= n; r++ {
+			s := lv
+			s.Index, s.Level, s.Repetition = len(steps), lv.Index, int32(r)
+			steps = append(steps, s)
+		}
+	}
+	return steps
+}
+
+// levels returns the planned load levels of l, each once, whatever
+// l.Repeat: Steps without the repetition, Index numbering the levels.
+func levels(l Load) []Step {
 	if l.modes() != 1 {
 		return nil
 	}

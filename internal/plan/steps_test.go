@@ -119,3 +119,49 @@ func TestLoadUnit(t *testing.T) {
 		}
 	}
 }
+
+func TestStepsRepeat(t *testing.T) {
+	type run struct {
+		level, rep int
+		offered    int64
+		qd, pct    int32
+		unthrottle bool
+	}
+	tests := []struct {
+		name string
+		l    Load
+		want []run
+	}{
+		{"rate, repeat unset: no levels or repetitions", Load{Rate: &RateSteps{Steps: []int64{100, 200}}},
+			[]run{{0, 0, 100, 0, 0, false}, {0, 0, 200, 0, 0, false}}},
+		{"rate, repeat 1 is the same", Load{Rate: &RateSteps{Steps: []int64{100, 200}}, Repeat: 1},
+			[]run{{0, 0, 100, 0, 0, false}, {0, 0, 200, 0, 0, false}}},
+		{"rate, 2 levels × 3 runs back to back", Load{Rate: &RateSteps{Steps: []int64{100, 200}}, Repeat: 3},
+			[]run{{0, 1, 100, 0, 0, false}, {0, 2, 100, 0, 0, false}, {0, 3, 100, 0, 0, false},
+				{1, 1, 200, 0, 0, false}, {1, 2, 200, 0, 0, false}, {1, 3, 200, 0, 0, false}}},
+		{"generated rate × 2", Load{Rate: &RateSteps{Start: 10, Increment: 10, Max: 20}, Repeat: 2},
+			[]run{{0, 1, 10, 0, 0, false}, {0, 2, 10, 0, 0, false}, {1, 1, 20, 0, 0, false}, {1, 2, 20, 0, 0, false}}},
+		{"queue depth × 2", Load{QueueDepth: &QueueDepthSteps{Start: 4, Max: 8}, Repeat: 2},
+			[]run{{0, 1, 0, 4, 0, false}, {0, 2, 0, 4, 0, false}, {1, 1, 0, 8, 0, false}, {1, 2, 0, 8, 0, false}}},
+		{"curve × 2: the unthrottled level too", Load{Curve: &CurveSpec{Percents: []int32{50}}, Repeat: 2},
+			[]run{{0, 1, 0, 0, 0, true}, {0, 2, 0, 0, 0, true}, {1, 1, 0, 0, 50, false}, {1, 2, 0, 0, 50, false}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			steps := Steps(tt.l)
+			var got []run
+			for i, s := range steps {
+				if s.Index != i {
+					t.Errorf("step %d has Index %d", i, s.Index)
+				}
+				got = append(got, run{s.Level, int(s.Repetition), s.OfferedIOPS, s.QueueDepthPerClient, s.PercentOfMax, s.Unthrottled})
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("Steps =\n %+v\nwant\n %+v", got, tt.want)
+			}
+			if TotalSteps(tt.l) != len(tt.want) {
+				t.Errorf("TotalSteps = %d, want %d", TotalSteps(tt.l), len(tt.want))
+			}
+		})
+	}
+}

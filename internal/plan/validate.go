@@ -12,8 +12,8 @@ import (
 // Validate checks a load against the topology and workload it will run with
 // and returns the first violated rule as a *workload.FieldError, or nil. It
 // checks, in this order: the topology (clients.count, clients.jobsPerClient),
-// the workload (workload.Validate), then the load (mode, steps, durations,
-// stop rules).
+// the workload (workload.Validate), then the load (mode, steps, repeat,
+// durations, stop rules).
 func Validate(l Load, t Topology, w workload.Spec) error {
 	if err := ValidateFor(t, w); err != nil {
 		return err
@@ -82,6 +82,9 @@ func validateLoad(l Load, t *Topology, w *workload.Spec) error {
 	if err != nil {
 		return err
 	}
+	if err := validateRepeat(l); err != nil {
+		return err
+	}
 	if l.StepDuration < MinStepDuration || l.StepDuration > MaxStepDuration {
 		return fe("load.stepDuration", l.StepDuration.String(), "must be between 5s and 24h")
 	}
@@ -99,6 +102,21 @@ func validateLoad(l Load, t *Topology, w *workload.Spec) error {
 		return fe("load.arrivals", strconv.Quote(string(l.Arrivals)), "must be Uniform or Poisson")
 	}
 	return validateStop(l, w)
+}
+
+// validateRepeat checks Repeat and, once for every mode, that the runs it
+// makes (levels × Repeat) stay within MaxSteps: each run is a step.
+func validateRepeat(l Load) error {
+	if l.Repeat < 0 || l.Repeat > MaxRepeat {
+		return fe("load.repeat", i64(int64(l.Repeat)), "must be between 1 and 10")
+	}
+	planned, n := len(levels(l)), l.repeat()
+	if runs := planned * n; runs > MaxSteps {
+		return fe("load.repeat", i64(int64(n)), fmt.Sprintf(
+			"must leave at most %d steps in all: %d planned steps × %d runs each = %d runs, and every run is a step; lower repeat or plan fewer steps",
+			MaxSteps, planned, n, runs))
+	}
+	return nil
 }
 
 func validateUnit(field string, u RateUnit) error {

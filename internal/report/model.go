@@ -78,6 +78,14 @@ type Run struct {
 	// StorageWarning is "reason: message" of a storage warning.
 	StorageWarning string
 
+	// Repeat is how many times the load runs each planned step (0 or 1:
+	// once); Repeatability is how much the runs of each level varied, and
+	// Unstable "reason: message" when they varied more than the benchmark
+	// allows.
+	Repeat        int
+	Repeatability []Repeatability
+	Unstable      string
+
 	// Steps are the finished steps, in order.
 	Steps []Step
 	// Summary is nil before any step finished.
@@ -101,6 +109,9 @@ const (
 type Step struct {
 	// Index is the step's index, from 0 (tables print Index+1).
 	Index int
+	// Repetition is which run of its load level the step is, 1..Run.Repeat;
+	// 0 when the load does not repeat.
+	Repetition int
 	// The offered load: a rate in IOPS or bytes per second, a queue depth
 	// per client, or none (a curve's unthrottled step); PercentOfMax for a
 	// curve's throttled steps.
@@ -131,6 +142,51 @@ type Step struct {
 	Stall     time.Duration
 	// Errors are fio's; a step with errors failed and is not evidence.
 	Errors []string
+}
+
+// Repeatability is how much the runs of one load level varied.
+type Repeatability struct {
+	// Level is the planned step the runs repeat, from 0 (tables print
+	// Level+1).
+	Level int
+	// The level's load, as its steps offer it (Offered renders it).
+	OfferedIOPS, OfferedBytesPerSec   int64
+	QueueDepthPerClient, PercentOfMax int32
+	Unthrottled                       bool
+	// Runs is the number of runs the figures are over.
+	Runs int
+	// IOPS is the spread of the runs' achieved IOPS; P99 that of their p99
+	// latency of the operation the benchmark judges latency on (nil when a
+	// run had none).
+	IOPS Spread
+	P99  *LatencySpread
+	// Stable is nil when the benchmark sets no limit on the variation.
+	Stable *bool
+}
+
+// Spread is a figure's mean over runs, its coefficient of variation (in
+// percent) and the 95 % confidence interval of the mean.
+type Spread struct {
+	Mean, CVPercent, CI95Low, CI95High float64
+}
+
+// LatencySpread is a Spread of latencies.
+type LatencySpread struct {
+	Mean, CI95Low, CI95High time.Duration
+	CVPercent               float64
+}
+
+// Offered renders the level's load as a step's (Step.Offered).
+func (r *Repeatability) Offered() string {
+	s := Step{OfferedIOPS: r.OfferedIOPS, OfferedBytesPerSec: r.OfferedBytesPerSec,
+		QueueDepthPerClient: r.QueueDepthPerClient, PercentOfMax: r.PercentOfMax, Unthrottled: r.Unthrottled}
+	return s.Offered()
+}
+
+// VariationSelector is the latency whose spread Repeatability.P99 holds:
+// the p99 of the Target's operation.
+func (r *Run) VariationSelector() analysis.LatencySelector {
+	return analysis.Options{TargetSelector: r.Target}.VariationSelector()
 }
 
 // OperationFigures are the figures of one operation (reads or writes) of a

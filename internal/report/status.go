@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,15 +16,21 @@ import (
 // StepTable is the per-step table the published reports lay out: offered
 // load, achieved read and write IOPS, MiB/s, mean and p99 latency per
 // operation, the clients' start skew and the saturated/knee marks. Steps are
-// numbered from 1.
+// numbered from 1; with a repeated load a "run" column says which run of its
+// level each step is ("2/3").
 func (r *Run) StepTable() Table {
 	t := Table{
 		Header:  []string{"step", "offered", "read IOPS", "write IOPS", "MiB/s", "read mean", "read p99", "write mean", "write p99", "skew", ""},
 		Numeric: []bool{true, true, true, true, true, true, true, true, true, true, false},
 	}
+	repeated := r.repeated()
+	if repeated { // which run of its level each step is: "2/3"
+		t.Header = slices.Insert(t.Header, 1, "run")
+		t.Numeric = slices.Insert(t.Numeric, 1, true)
+	}
 	for i := range r.Steps {
 		s := &r.Steps[i]
-		t.Rows = append(t.Rows, []string{
+		row := []string{
 			fmt.Sprint(s.Index + 1), s.Offered(),
 			opIOPS(s.Read), opIOPS(s.Write),
 			numfmt.MiBps(s.AchievedBytesPerSec),
@@ -31,9 +38,87 @@ func (r *Run) StepTable() Table {
 			opLatency(s.Write, analysis.MetricMean), opLatency(s.Write, analysis.MetricP99),
 			s.StartSkew.Round(100 * time.Microsecond).String(),
 			strings.Join(s.Marks(), ","),
+		}
+		if repeated {
+			run := ""
+			if s.Repetition > 0 {
+				run = fmt.Sprintf("%d/%d", s.Repetition, max(r.Repeat, s.Repetition))
+			}
+			row = slices.Insert(row, 1, run)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// repeated reports whether the load runs each step more than once.
+func (r *Run) repeated() bool {
+	return r.Repeat > 1 || slices.ContainsFunc(r.Steps, func(s Step) bool { return s.Repetition > 0 })
+}
+
+// RepeatabilityTable is how much the runs of each repeated load level
+// varied: the mean, the coefficient of variation and the 95 % confidence
+// interval of the mean of the achieved IOPS and of the p99 latency
+// (VariationSelector), marked "unstable" above the benchmark's limit.
+// Levels are numbered from 1; it has no rows without repeated levels.
+func (r *Run) RepeatabilityTable() Table {
+	t := Table{
+		Header:  []string{"level", "offered", "runs", "IOPS", "IOPS CV", "IOPS 95 % CI", "p99", "p99 CV", "p99 95 % CI", ""},
+		Numeric: []bool{true, true, true, true, true, true, true, true, true, false},
+	}
+	for i := range r.Repeatability {
+		v := &r.Repeatability[i]
+		p99, p99CV, p99CI := "-", "-", "-"
+		if l := v.P99; l != nil {
+			p99, p99CV = numfmt.Duration(l.Mean), numfmt.Percent(l.CVPercent, 0)
+			p99CI = numfmt.Duration(l.CI95Low) + " – " + numfmt.Duration(l.CI95High)
+		}
+		mark := ""
+		if v.Stable != nil && !*v.Stable {
+			mark = "unstable"
+		}
+		t.Rows = append(t.Rows, []string{
+			fmt.Sprint(v.Level + 1), v.Offered(), fmt.Sprint(v.Runs),
+			numfmt.Count(v.IOPS.Mean), numfmt.Percent(v.IOPS.CVPercent, 0),
+			numfmt.Count(v.IOPS.CI95Low) + " – " + numfmt.Count(v.IOPS.CI95High),
+			p99, p99CV, p99CI, mark,
 		})
 	}
 	return t
+}
+
+// RepeatabilityLine sums the repeatability table up: how many levels were
+// repeated, and the largest coefficient of variation of the IOPS and of
+// the p99 latency with their levels; "" without repeated levels.
+func (r *Run) RepeatabilityLine() string {
+	if len(r.Repeatability) == 0 {
+		return ""
+	}
+	minRuns, maxRuns := r.Repeatability[0].Runs, r.Repeatability[0].Runs
+	iops, p99 := -1, -1
+	for i, v := range r.Repeatability {
+		minRuns, maxRuns = min(minRuns, v.Runs), max(maxRuns, v.Runs)
+		if iops < 0 || v.IOPS.CVPercent > r.Repeatability[iops].IOPS.CVPercent {
+			iops = i
+		}
+		if v.P99 != nil && (p99 < 0 || v.P99.CVPercent > r.Repeatability[p99].P99.CVPercent) {
+			p99 = i
+		}
+	}
+	runs := fmt.Sprint(minRuns)
+	if maxRuns != minRuns {
+		runs = fmt.Sprintf("%d–%d", minRuns, maxRuns)
+	}
+	levels := "levels"
+	if len(r.Repeatability) == 1 {
+		levels = "level"
+	}
+	line := fmt.Sprintf("repeatability: %d %s of %s runs; largest coefficient of variation: IOPS %s (level %d)",
+		len(r.Repeatability), levels, runs, numfmt.Percent(r.Repeatability[iops].IOPS.CVPercent, 0), r.Repeatability[iops].Level+1)
+	if p99 >= 0 {
+		line += fmt.Sprintf(", %s %s (level %d)", r.VariationSelector(), numfmt.Percent(r.Repeatability[p99].P99.CVPercent, 0), r.Repeatability[p99].Level+1)
+	}
+	return line
 }
 
 // Offered renders a step's offered load: "20,000 IOPS", "512 MiB/s",
@@ -150,6 +235,12 @@ func (r *Run) SummaryLines() []string {
 		}
 	} else if len(r.Steps) == 0 {
 		out = append(out, "no step finished yet")
+	}
+	if l := r.RepeatabilityLine(); l != "" {
+		out = append(out, l)
+	}
+	if r.Unstable != "" {
+		out = append(out, "UNSTABLE "+r.Unstable)
 	}
 	for _, s := range r.SLOs {
 		line := fmt.Sprintf("SLO %s: %s", s.Name, s.Verdict)
@@ -339,6 +430,13 @@ func (r *Run) WriteStatus(w io.Writer, now time.Time) error {
 	if len(r.Steps) > 0 {
 		fmt.Fprintln(w)
 		t := r.StepTable()
+		if err := t.Text(w); err != nil {
+			return err
+		}
+	}
+	if len(r.Repeatability) > 0 {
+		fmt.Fprintf(w, "\nrepeatability of each level's runs (p99: the %s; CI: 95 %% confidence interval of the mean, Student's t):\n", r.VariationSelector())
+		t := r.RepeatabilityTable()
 		if err := t.Text(w); err != nil {
 			return err
 		}

@@ -42,6 +42,13 @@ func FromAPI(sb *v1alpha1.StorageBenchmark) *report.Run {
 	if c := condition(sb, v1alpha1.ConditionStorageWarning); c != nil && c.Status == metav1.ConditionTrue {
 		r.StorageWarning = c.Reason + ": " + c.Message
 	}
+	if c := condition(sb, v1alpha1.ConditionUnstable); c != nil && c.Status == metav1.ConditionTrue {
+		r.Unstable = c.Reason + ": " + c.Message
+	}
+	r.Repeat = int(sb.Spec.Load.Repeat)
+	for i := range st.Repeatability {
+		r.Repeatability = append(r.Repeatability, repeatabilityOfAPI(&st.Repeatability[i]))
+	}
 	switch {
 	case sb.Spec.Load.QueueDepth != nil:
 		r.LoadKind = report.LoadQueueDepth
@@ -171,7 +178,7 @@ func workloadOf(w *v1alpha1.ResolvedWorkload) *workload.Spec {
 
 func stepOfAPI(s *v1alpha1.StepStatus) report.Step {
 	st := report.Step{
-		Index: int(s.Index), OfferedIOPS: s.OfferedIOPS, OfferedBytesPerSec: s.OfferedBytesPerSecond,
+		Index: int(s.Index), Repetition: int(s.Repetition), OfferedIOPS: s.OfferedIOPS, OfferedBytesPerSec: s.OfferedBytesPerSecond,
 		QueueDepthPerClient: s.QueueDepthPerClient, PercentOfMax: s.PercentOfMax, Unthrottled: s.Unthrottled,
 		StartTime: s.StartTime.Time, StartSkew: s.StartSkew.Duration,
 		AchievedIOPS: float64(s.AchievedIOPS), AchievedBytesPerSec: float64(s.AchievedBytesPerSecond),
@@ -193,6 +200,19 @@ func stepOfAPI(s *v1alpha1.StepStatus) report.Step {
 		st.Latency = &l
 	}
 	return st
+}
+
+func repeatabilityOfAPI(v *v1alpha1.RepeatabilityStatus) report.Repeatability {
+	out := report.Repeatability{Level: int(v.Level), OfferedIOPS: v.OfferedIOPS, OfferedBytesPerSec: v.OfferedBytesPerSecond,
+		QueueDepthPerClient: v.QueueDepthPerClient, PercentOfMax: v.PercentOfMax, Unthrottled: v.Unthrottled, Runs: int(v.Runs),
+		IOPS: report.Spread{Mean: float64(v.IOPS.Mean), CVPercent: float64(v.IOPS.CVPercent),
+			CI95Low: float64(v.IOPS.CI95Low), CI95High: float64(v.IOPS.CI95High)},
+		Stable: v.Stable}
+	if p := v.P99; p != nil {
+		out.P99 = &report.LatencySpread{Mean: p.Mean.Duration, CVPercent: float64(p.CVPercent),
+			CI95Low: p.CI95Low.Duration, CI95High: p.CI95High.Duration}
+	}
+	return out
 }
 
 func latencyOfAPI(l *v1alpha1.LatencyStatus) report.Latency {
@@ -348,11 +368,12 @@ type Document struct {
 	LatencyTargetMs float64             `json:"latencyTargetMs"`
 	// Series are the plotted curves (read and write).
 	Series []report.Series `json:"series"`
-	// Steps, Summary and SLOs are the status' own.
-	Steps      []v1alpha1.StepStatus   `json:"steps"`
-	Summary    *v1alpha1.SummaryStatus `json:"summary,omitempty"`
-	SLOs       []v1alpha1.SLOStatus    `json:"slos,omitempty"`
-	StopReason string                  `json:"stopReason,omitempty"`
+	// Steps, Summary, SLOs and Repeatability are the status' own.
+	Steps         []v1alpha1.StepStatus          `json:"steps"`
+	Summary       *v1alpha1.SummaryStatus        `json:"summary,omitempty"`
+	SLOs          []v1alpha1.SLOStatus           `json:"slos,omitempty"`
+	Repeatability []v1alpha1.RepeatabilityStatus `json:"repeatability,omitempty"`
+	StopReason    string                         `json:"stopReason,omitempty"`
 }
 
 // DocumentOf builds the JSON report of a benchmark.
@@ -363,7 +384,7 @@ func DocumentOf(sb *v1alpha1.StorageBenchmark, o report.Options) Document {
 		Status: r.Phase, Unit: r.Unit, TargetLatency: report.SelectorJSON(r.Target),
 		LatencyTargetMs: float64(r.LatencyTarget) / float64(time.Millisecond),
 		Series:          r.CurveSeries(o.Metric), Steps: sb.Status.Steps, Summary: sb.Status.Summary, SLOs: sb.Status.SLOs,
-		StopReason: sb.Status.StopReason,
+		Repeatability: sb.Status.Repeatability, StopReason: sb.Status.StopReason,
 	}
 	if d.Series == nil {
 		d.Series = []report.Series{}

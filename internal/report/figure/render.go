@@ -84,6 +84,13 @@ func markdown(w io.Writer, r *report.Run, o report.Options) error {
 	if err := t.Markdown(&b); err != nil {
 		return err
 	}
+	if len(r.Repeatability) > 0 {
+		fmt.Fprintf(&b, "\n## %s\n\n", repeatabilityHeading(r))
+		t := r.RepeatabilityTable()
+		if err := t.Markdown(&b); err != nil {
+			return err
+		}
+	}
 	b.WriteString("\n## Summary\n\n")
 	for _, l := range r.SummaryLines() {
 		fmt.Fprintf(&b, "- %s\n", l)
@@ -196,6 +203,13 @@ func HTML(w io.Writer, r *report.Run, o report.Options, tl *report.Timelines) er
 		Tables:  []pageTable{{Heading: "Steps", Table: steps}},
 		Summary: r.SummaryLines(),
 	}
+	if len(r.Repeatability) > 0 {
+		rt, err := tableHTML(r.RepeatabilityTable())
+		if err != nil {
+			return err
+		}
+		p.Tables = append(p.Tables, pageTable{Heading: repeatabilityHeading(r), Table: rt})
+	}
 	if tl != nil {
 		if p.Timelines, err = timelinesHTML(r, o, tl); err != nil {
 			return err
@@ -227,4 +241,9 @@ func timelinesHTML(r *report.Run, o report.Options, tl *report.Timelines) (*page
 		p.Steps = append(p.Steps, e)
 	}
 	return p, nil
+}
+
+// repeatabilityHeading names the repeatability table and what its p99 is.
+func repeatabilityHeading(r *report.Run) string {
+	return fmt.Sprintf("Repeatability (p99: the %s; CI: 95 %% confidence interval of the mean)", r.VariationSelector())
 }
