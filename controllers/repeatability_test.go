@@ -163,7 +163,7 @@ func TestUnstableIsInformational(t *testing.T) {
 // unthrottled runs' mean.
 func TestProjectRepeatedRun(t *testing.T) {
 	b := newBench(withLoad(func(l *v1alpha1.LoadSpec) {
-		l.Curve = &v1alpha1.CurveSteps{Unit: "IOPS", Percents: []int32{50}}
+		l.Curve = &v1alpha1.CurveSteps{Unit: "IOPS", Percents: []int32{50}, ClientBoundCheck: ptr.To(false)}
 		l.Repeat = 3
 	}), func(b *v1alpha1.StorageBenchmark) { b.Spec.Analysis.MaxVariationPercent = ptr.To[int32](20) })
 	b.CreationTimestamp = metav1.Time{Time: t0}

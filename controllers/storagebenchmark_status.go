@@ -14,6 +14,7 @@ import (
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/numfmt"
+	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
 )
@@ -51,6 +52,8 @@ const (
 	ReasonNotSteady           = "NotSteady"
 	ReasonVariationAboveLimit = "VariationAboveLimit"
 	ReasonVariationWithin     = "VariationWithinLimit"
+	ReasonClientBound         = "MoreOutstandingIOGained"
+	ReasonStorageBound        = "MoreOutstandingIODidNotGain"
 )
 
 // maxMessage bounds a condition message: the API allows 32 KiB, and text
@@ -66,7 +69,7 @@ func clip(s string, n int) string { return protocol.Truncate(s, n) }
 // from the children, and lists in a fixed order compare equal.
 var conditionOrder = []string{v1alpha1.ConditionReady, v1alpha1.ConditionReconciling, v1alpha1.ConditionStalled,
 	v1alpha1.ConditionComplete, v1alpha1.ConditionFailed, v1alpha1.ConditionSLOMet, v1alpha1.ConditionStorageWarning,
-	v1alpha1.ConditionClockSkew, v1alpha1.ConditionSteadyState, v1alpha1.ConditionUnstable}
+	v1alpha1.ConditionClockSkew, v1alpha1.ConditionSteadyState, v1alpha1.ConditionUnstable, v1alpha1.ConditionClientBound}
 
 // setCondition sets a condition whose status changed at at (an observed
 // instant, so a rebuilt status carries the same times).
@@ -170,7 +173,7 @@ func stepStatus(rec stepRecord) v1alpha1.StepStatus {
 	o, agg := rec.order, rec.agg
 	s := v1alpha1.StepStatus{
 		Index: int32(o.Index), Repetition: o.Step.Repetition, OfferedIOPS: o.Step.OfferedIOPS, OfferedBytesPerSecond: o.Step.OfferedBytesPerSec,
-		QueueDepthPerClient: o.Step.QueueDepthPerClient, PercentOfMax: o.Step.PercentOfMax, Unthrottled: o.Step.Unthrottled,
+		QueueDepthPerClient: o.Step.QueueDepthPerClient, PercentOfMax: o.Step.PercentOfMax, Unthrottled: o.Step.Unthrottled, ClientBoundCheck: o.Step.ClientBoundCheck,
 		Clients: int32(agg.Clients), StartTime: *stamp(o.StartAt), StartSkew: metav1.Duration{Duration: agg.StartSkew},
 		AchievedIOPS: int64(math.Round(agg.Total.IOPS)), AchievedBytesPerSecond: int64(math.Round(agg.Total.BytesPerSec)),
 		Read: operationStatus(agg.Read), Write: operationStatus(agg.Write), Interrupted: agg.Interrupted, ConfigMap: rec.name,
@@ -194,7 +197,9 @@ func stepStatus(rec stepRecord) v1alpha1.StepStatus {
 func analyze(b *v1alpha1.StorageBenchmark, d *desired, steps []stepRecord, complete bool) error {
 	inputs := make([]analysis.StepInput, len(steps))
 	for i, s := range steps {
-		inputs[i] = analysis.StepInput{Aggregate: s.agg, OfferedIOPS: s.order.Step.OfferedIOPS, OfferedBytesPerSec: s.order.Step.OfferedBytesPerSec}
+		st := s.order.Step
+		inputs[i] = analysis.StepInput{Aggregate: s.agg, OfferedIOPS: st.OfferedIOPS, OfferedBytesPerSec: st.OfferedBytesPerSec,
+			Outstanding: plan.Outstanding(st, d.Topology, d.Workload), Unthrottled: st.Unthrottled, ClientBoundCheck: st.ClientBoundCheck}
 	}
 	var objectives []analysis.Objective
 	if complete {
@@ -206,11 +211,13 @@ func analyze(b *v1alpha1.StorageBenchmark, d *desired, steps []stepRecord, compl
 	}
 	for i, a := range res.Steps {
 		b.Status.Steps[i].Saturated = a.Saturated
+		b.Status.Steps[i].QueueFull = a.QueueFull
 		b.Status.Steps[i].Knee = a.Knee
 		b.Status.Steps[i].ClosedLoop = a.Saturated || !steps[i].order.Step.RateLimited()
 	}
 	setSteadyState(b, d.Analysis.Steady, steps)
 	setRepeatability(b, d.Analysis, steps)
+	setClientBound(b, res.ClientBound, steps, d.Analysis.WithDefaults().Throughput)
 	b.Status.Summary = summaryStatus(b, res.Summary, d.Analysis.WithDefaults().LatencyTarget)
 	entitlementPercents(b)
 	if complete && len(d.Objectives) > 0 {

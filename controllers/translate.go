@@ -44,6 +44,11 @@ func desiredOf(b *v1alpha1.StorageBenchmark) (desired, error) {
 	d.Workload = wl
 	d.Topology = plan.Topology{Clients: s.Clients.Count, JobsPerClient: s.Clients.JobsPerClient}
 	d.Load = loadOf(&s.Load)
+	if c := d.Load.Curve; c != nil {
+		// A synchronous engine keeps one I/O in flight per job whatever
+		// its depth: doubling it would compare the maximum with itself.
+		c.ClientBoundCheck = ptr.Deref(s.Load.Curve.ClientBoundCheck, true) && !wl.IOEngine.Synchronous()
+	}
 	if err := plan.Validate(d.Load, d.Topology, d.Workload); err != nil {
 		return d, specError(err)
 	}

@@ -137,10 +137,13 @@ func TestDesiredOfLoadModes(t *testing.T) {
 		}, plan.Load{QueueDepth: &plan.QueueDepthSteps{Start: 1, Max: 64}}, 7},
 		{"curve default percents", func(l *v1alpha1.LoadSpec) {
 			l.Curve = &v1alpha1.CurveSteps{Unit: "IOPS"}
-		}, plan.Load{Curve: &plan.CurveSpec{Unit: plan.IOPS}}, 11},
+		}, plan.Load{Curve: &plan.CurveSpec{Unit: plan.IOPS, ClientBoundCheck: true}}, 12},
 		{"curve MiBps percents", func(l *v1alpha1.LoadSpec) {
 			l.Curve = &v1alpha1.CurveSteps{Unit: "MiBps", Percents: []int32{50, 100}}
-		}, plan.Load{Curve: &plan.CurveSpec{Unit: plan.MiBps, Percents: []int32{50, 100}}}, 3},
+		}, plan.Load{Curve: &plan.CurveSpec{Unit: plan.MiBps, Percents: []int32{50, 100}, ClientBoundCheck: true}}, 4},
+		{"curve without the client-bound check", func(l *v1alpha1.LoadSpec) {
+			l.Curve = &v1alpha1.CurveSteps{Unit: "IOPS", Percents: []int32{50, 100}, ClientBoundCheck: ptr.To(false)}
+		}, plan.Load{Curve: &plan.CurveSpec{Unit: plan.IOPS, Percents: []int32{50, 100}}}, 3},
 		{"rate steps repeated: every run is a planned step", func(l *v1alpha1.LoadSpec) {
 			l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Steps: []int64{1000, 2000}}
 			l.Repeat = 3
@@ -148,7 +151,7 @@ func TestDesiredOfLoadModes(t *testing.T) {
 		{"curve repeated, its unthrottled step too", func(l *v1alpha1.LoadSpec) {
 			l.Curve = &v1alpha1.CurveSteps{Unit: "IOPS", Percents: []int32{50, 100}}
 			l.Repeat = 2
-		}, plan.Load{Curve: &plan.CurveSpec{Unit: plan.IOPS, Percents: []int32{50, 100}}, Repeat: 2}, 6},
+		}, plan.Load{Curve: &plan.CurveSpec{Unit: plan.IOPS, Percents: []int32{50, 100}, ClientBoundCheck: true}, Repeat: 2}, 8},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

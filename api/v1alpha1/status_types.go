@@ -41,6 +41,12 @@ const (
 	// when none does; absent without that limit or before a level has 2
 	// runs. It informs: the run goes on and is judged as before.
 	ConditionUnstable = "Unstable"
+	// ConditionClientBound is a curve's client-bound check
+	// (load.curve.clientBoundCheck): True when the unthrottled step at twice
+	// the outstanding I/O achieved more than 5 % above the maximum, so the
+	// maximum was the clients' (raise ioDepth, jobsPerClient or clients);
+	// False when it did not. Absent until the check ran, and without it.
+	ConditionClientBound = "ClientBound"
 )
 
 // StorageBenchmarkStatus is what the operator observed and measured.
@@ -301,6 +307,10 @@ type StepStatus struct {
 	// unthrottled marks a curve's first step (no rate limit).
 	// +optional
 	Unthrottled bool `json:"unthrottled,omitempty"`
+	// clientBoundCheck marks the unthrottled step a curve runs again at
+	// twice the outstanding I/O (load.curve.clientBoundCheck).
+	// +optional
+	ClientBoundCheck bool `json:"clientBoundCheck,omitempty"`
 	// clients is the number of client results merged.
 	Clients int32 `json:"clients"`
 	// startTime is the instant every client was told to start.
@@ -324,6 +334,13 @@ type StepStatus struct {
 	// percentage of its offered load.
 	// +optional
 	Saturated bool `json:"saturated,omitempty"`
+	// queueFull marks a saturated step whose clients kept nearly all the
+	// I/O they may have outstanding in flight (by Little's law, achieved
+	// IOPS × mean latency ≥ 90 % of ioDepth × jobs × clients): the rate was
+	// bound by the clients' queue depth, so more outstanding I/O might have
+	// sustained it.
+	// +optional
+	QueueFull bool `json:"queueFull,omitempty"`
 	// knee marks the knee of the ops–latency curve.
 	// +optional
 	Knee bool `json:"knee,omitempty"`

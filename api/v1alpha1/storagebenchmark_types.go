@@ -287,7 +287,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="(has(self.rate) ? 1 : 0) + (has(self.queueDepth) ? 1 : 0) + (has(self.curve) ? 1 : 0) == 1",message="load must set exactly one of rate, queueDepth or curve"
 // +kubebuilder:validation:XValidation:rule="!has(self.queueDepth) || !has(self.arrivals) || self.arrivals == 'Uniform'",message="load.arrivals Poisson needs an offered rate: use load.rate or load.curve, not load.queueDepth",fieldPath=".arrivals"
 // +kubebuilder:validation:XValidation:rule="duration(self.rampTime) < duration(self.stepDuration)",message="load.rampTime must be shorter than load.stepDuration",fieldPath=".rampTime"
-// +kubebuilder:validation:XValidation:rule="!has(self.repeat) || self.repeat <= 1 || self.repeat * (has(self.rate) ? (has(self.rate.steps) ? size(self.rate.steps) : (has(self.rate.start) && has(self.rate.max) && has(self.rate.increment) && self.rate.increment > 0 && self.rate.max >= self.rate.start ? (self.rate.max - self.rate.start) / self.rate.increment + 1 : 1)) : has(self.queueDepth) ? (has(self.queueDepth.steps) ? size(self.queueDepth.steps) : (has(self.queueDepth.start) && has(self.queueDepth.max) ? [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096].filter(f, self.queueDepth.start * f <= self.queueDepth.max).size() : 1)) : has(self.curve) ? (has(self.curve.percents) ? size(self.curve.percents) : 10) + 1 : 1) <= 100",message="load.repeat times the number of steps (a curve's unthrottled step included) must be at most 100: every run is a step; lower load.repeat or plan fewer steps",fieldPath=".repeat"
+// +kubebuilder:validation:XValidation:rule="!has(self.repeat) || self.repeat <= 1 || self.repeat * (has(self.rate) ? (has(self.rate.steps) ? size(self.rate.steps) : (has(self.rate.start) && has(self.rate.max) && has(self.rate.increment) && self.rate.increment > 0 && self.rate.max >= self.rate.start ? (self.rate.max - self.rate.start) / self.rate.increment + 1 : 1)) : has(self.queueDepth) ? (has(self.queueDepth.steps) ? size(self.queueDepth.steps) : (has(self.queueDepth.start) && has(self.queueDepth.max) ? [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096].filter(f, self.queueDepth.start * f <= self.queueDepth.max).size() : 1)) : has(self.curve) ? (has(self.curve.percents) ? size(self.curve.percents) : 10) + (has(self.curve.clientBoundCheck) && !self.curve.clientBoundCheck ? 1 : 2) : 1) <= 100",message="load.repeat times the number of steps (a curve's unthrottled step and client-bound check included) must be at most 100: every run is a step; lower load.repeat or plan fewer steps",fieldPath=".repeat"
 type LoadSpec struct {
 	// rate offers a total rate across all clients per step; the operator
 	// divides it over clients × jobs.
@@ -443,6 +443,16 @@ type CurveSteps struct {
 	// +optional
 	// +kubebuilder:default=IOPS
 	Unit RateUnit `json:"unit,omitempty"`
+
+	// clientBoundCheck runs the unthrottled step again right after it, with
+	// twice the outstanding I/O (every job's ioDepth doubled), and sets the
+	// ClientBound condition: a gain above 5 % means the maximum was the
+	// clients', not the storage's. Default true; skipped with a synchronous
+	// ioEngine (psync, sync), whose jobs keep one I/O in flight whatever
+	// their ioDepth.
+	// +optional
+	// +kubebuilder:default=true
+	ClientBoundCheck *bool `json:"clientBoundCheck,omitempty"`
 }
 
 // LatencyMetric is a latency statistic of a step.

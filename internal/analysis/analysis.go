@@ -48,6 +48,12 @@ type StepInput struct {
 	// OfferedBytesPerSec is the total offered bandwidth; 0 means the step
 	// was not rate-limited in bytes. When both are set, IOPS is used.
 	OfferedBytesPerSec int64
+	// Outstanding is how many I/Os the step's clients could keep in flight
+	// (every job's depth, summed); 0 when unknown. See QueueFull.
+	Outstanding int64
+	// Unthrottled marks a curve's unthrottled step and ClientBoundCheck its
+	// repetition at twice the outstanding I/O; see ClientBound.
+	Unthrottled, ClientBoundCheck bool
 }
 
 // Options tunes the analysis. The zero value means the defaults.
@@ -125,6 +131,9 @@ type StepAnalysis struct {
 	// SaturationPercent % of what was offered. Unthrottled and failed steps
 	// are never saturated.
 	Saturated bool
+	// QueueFull: a saturated step whose clients kept at least
+	// QueueFullPercent % of their Outstanding I/O in flight (InFlight).
+	QueueFull bool
 	// Knee marks the knee of the ops–latency curve (at most one step).
 	Knee bool
 	// LatencyNs is the TargetSelector latency of the step; HasLatency is
@@ -170,6 +179,9 @@ type Result struct {
 	// AllSLOsMet is true iff there is at least one objective and every
 	// verdict is Met.
 	AllSLOsMet bool
+	// ClientBound is the curve's client-bound check; nil until both its
+	// unthrottled step and the check have a successful run.
+	ClientBound *ClientBound
 }
 
 // Analyze derives per-step verdicts, the run summary and the objectives'
@@ -207,6 +219,7 @@ func Analyze(steps []StepInput, opts Options, slos []Objective) (Result, error) 
 		res.Steps[k].Knee = true
 	}
 	res.Summary = summarize(res.Steps, opts)
+	res.ClientBound = clientBoundOf(steps, res.Steps, opts)
 
 	ev := newEvaluator(steps)
 	res.SLOs = make([]SLOResult, len(slos))
@@ -243,6 +256,7 @@ func analyzeStep(in *StepInput, opts Options) StepAnalysis {
 	sa.AchievedPercentOfOffered = 100 * achieved / offered
 	// Compare without dividing so that exactly N % is never flagged.
 	sa.Saturated = !sa.Failed && achieved*100 < float64(opts.SaturationPercent)*offered
+	sa.QueueFull = sa.Saturated && QueueFull(a.Total, in.Outstanding)
 	return sa
 }
 

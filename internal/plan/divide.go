@@ -114,6 +114,26 @@ func directionWords(w workload.Spec) string {
 // t and w must have passed Validate (or ValidateFor): Divide checks only the
 // step.
 func Divide(s Step, t Topology, w workload.Spec) ([][]JobLoad, error) {
+	return divide(s, t, w)
+}
+
+// Outstanding is how many I/Os a step's clients may keep in flight: every
+// job's depth as Divide sets it, summed; 0 when Divide refuses the step.
+func Outstanding(s Step, t Topology, w workload.Spec) int64 {
+	loads, err := divide(s, t, w)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, jobs := range loads {
+		for _, l := range jobs {
+			n += int64(l.IODepth)
+		}
+	}
+	return n
+}
+
+func divide(s Step, t Topology, w workload.Spec) ([][]JobLoad, error) {
 	switch {
 	case s.OfferedIOPS < 0 || s.OfferedBytesPerSec < 0 || s.QueueDepthPerClient < 0:
 		return nil, fmt.Errorf("step %d: negative offered load", s.Index)
@@ -131,6 +151,9 @@ func Divide(s Step, t Topology, w workload.Spec) ([][]JobLoad, error) {
 		loads[c] = make([]JobLoad, t.JobsPerClient)
 		for j := range loads[c] {
 			depth := w.IODepth
+			if s.ClientBoundCheck {
+				depth *= 2
+			}
 			if q := s.QueueDepthPerClient; q > 0 {
 				depth = q / t.JobsPerClient
 				if int32(j) < q%t.JobsPerClient {

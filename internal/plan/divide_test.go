@@ -210,6 +210,18 @@ func TestDivideUnthrottled(t *testing.T) {
 			}
 		}
 	}
+	// The client-bound check: every job at twice its depth, no rate.
+	loads, err = Divide(Step{Unthrottled: true, ClientBoundCheck: true}, topo(2, 3), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, jobs := range loads {
+		for _, l := range jobs {
+			if l != (JobLoad{IODepth: 64}) {
+				t.Errorf("client-bound check job load = %+v", l)
+			}
+		}
+	}
 }
 
 func TestDivideErrors(t *testing.T) {

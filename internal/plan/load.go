@@ -82,6 +82,10 @@ type CurveSpec struct {
 	// Unit is what the maximum is measured in and the steps offer; empty
 	// means IOPS.
 	Unit RateUnit
+	// ClientBoundCheck runs the unthrottled level again at twice the
+	// outstanding I/O right after it: a maximum that grows with more I/O in
+	// flight was the clients', not the storage's.
+	ClientBoundCheck bool
 }
 
 // DefaultCurvePercents returns the percentages a curve uses when none are
@@ -207,6 +211,10 @@ type Step struct {
 	// Unthrottled is true for a curve's first step, which runs without any
 	// rate limit to find the maximum.
 	Unthrottled bool
+	// ClientBoundCheck marks the unthrottled step a curve runs after its
+	// maximum, at twice the outstanding I/O of every job (CurveSpec). It is
+	// not part of the maximum the curve's rates are built from.
+	ClientBoundCheck bool `json:",omitempty"`
 	// OfferedIOPS is the total offered IOPS across all clients, or 0 if the
 	// step is not an IOPS rate step.
 	OfferedIOPS int64

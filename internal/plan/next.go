@@ -148,7 +148,7 @@ func (c *stepper) maximum(unit RateUnit) (float64, error) {
 	var sum float64
 	n := 0
 	for k, s := range c.planned {
-		if !s.Unthrottled || k >= len(c.done) {
+		if !s.Unthrottled || s.ClientBoundCheck || k >= len(c.done) {
 			break
 		}
 		v := c.done[k].AchievedIOPS
@@ -268,6 +268,8 @@ func (c *stepper) label(s Step) string {
 func (s Step) Load() string {
 	var what string
 	switch {
+	case s.ClientBoundCheck:
+		what = "unthrottled, twice the outstanding I/O"
 	case s.Unthrottled:
 		what = "unthrottled"
 	case s.OfferedIOPS > 0:

@@ -207,6 +207,7 @@ func TestNextDrivesWholeLoad(t *testing.T) {
 		{Rate: &RateSteps{Steps: []int64{1000, 2000, 3000}}, StepDuration: time.Minute, Repeat: 4},
 		{QueueDepth: &QueueDepthSteps{Start: 1, Max: 8}, StepDuration: time.Minute, Repeat: 2},
 		{Curve: &CurveSpec{Percents: []int32{25, 50}}, StepDuration: time.Minute, Repeat: 10},
+		{Curve: &CurveSpec{Percents: []int32{25, 50}, ClientBoundCheck: true}, StepDuration: time.Minute, Repeat: 2},
 	} {
 		planned := Steps(l)
 		var done []StepOutcome
@@ -226,10 +227,19 @@ func TestNextDrivesWholeLoad(t *testing.T) {
 				next.Level != p.Level || next.Repetition != p.Repetition || (l.Repeat > 1) != (next.Repetition > 0) {
 				t.Fatalf("next = %+v, planned %+v", next, planned[next.Index])
 			}
-			if l.Curve != nil && next.Index > 0 && next.OfferedIOPS != int64(next.PercentOfMax)*100 {
+			if next.ClientBoundCheck != p.ClientBoundCheck || next.Unthrottled != p.Unthrottled {
+				t.Fatalf("next = %+v, planned %+v", next, p)
+			}
+			// The check's outcomes (30,000 IOPS) must not raise the
+			// maximum the percentages are of (10,000).
+			if l.Curve != nil && !next.Unthrottled && next.OfferedIOPS != int64(next.PercentOfMax)*100 {
 				t.Errorf("curve step %+v: want %d IOPS", next, next.PercentOfMax*100)
 			}
-			done = append(done, out(next.Index, 10000, 1000, 1000))
+			iops := 10000.0
+			if next.ClientBoundCheck {
+				iops = 30000
+			}
+			done = append(done, out(next.Index, iops, 1000, 1000))
 		}
 	}
 }

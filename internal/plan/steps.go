@@ -149,8 +149,11 @@ func levels(l Load) []Step {
 		}
 	case l.Curve != nil:
 		steps = append(steps, Step{Index: 0, Unthrottled: true})
-		for i, p := range l.Curve.percents() {
-			steps = append(steps, Step{Index: i + 1, PercentOfMax: p})
+		if l.Curve.ClientBoundCheck {
+			steps = append(steps, Step{Index: 1, Unthrottled: true, ClientBoundCheck: true})
+		}
+		for _, p := range l.Curve.percents() {
+			steps = append(steps, Step{Index: len(steps), PercentOfMax: p})
 		}
 	}
 	return steps

@@ -93,6 +93,27 @@ func TestStepsCurve(t *testing.T) {
 	}
 }
 
+// The client-bound check is the unthrottled level again, right after it,
+// marked; the percentages follow. Repeated, each level keeps its runs.
+func TestStepsCurveClientBoundCheck(t *testing.T) {
+	steps := Steps(Load{Curve: &CurveSpec{Percents: []int32{50, 90}, ClientBoundCheck: true}})
+	want := []Step{{Index: 0, Unthrottled: true}, {Index: 1, Unthrottled: true, ClientBoundCheck: true},
+		{Index: 2, PercentOfMax: 50}, {Index: 3, PercentOfMax: 90}}
+	if !slices.Equal(steps, want) {
+		t.Fatalf("Steps = %+v, want %+v", steps, want)
+	}
+	steps = Steps(Load{Curve: &CurveSpec{Percents: []int32{50}, ClientBoundCheck: true}, Repeat: 2})
+	var checks []int
+	for _, s := range steps {
+		if s.ClientBoundCheck {
+			checks = append(checks, s.Index)
+		}
+	}
+	if len(steps) != 6 || !slices.Equal(checks, []int{2, 3}) || steps[2].Level != 1 {
+		t.Fatalf("repeated Steps = %+v", steps)
+	}
+}
+
 func TestStepsInvalidMode(t *testing.T) {
 	if s := Steps(Load{}); s != nil {
 		t.Errorf("Steps(no mode) = %v", s)

@@ -85,6 +85,10 @@ type Run struct {
 	Repeat        int
 	Repeatability []Repeatability
 	Unstable      string
+	// ClientBound is the curve's client-bound check, "reason: message",
+	// and ClientBoundTrue whether the maximum was the clients'.
+	ClientBound     string
+	ClientBoundTrue bool
 
 	// Steps are the finished steps, in order.
 	Steps []Step
@@ -136,6 +140,10 @@ type Step struct {
 	// ClosedLoop is set on a rate step that did not sustain its rate: its
 	// latency leaves out the time I/Os waited to be issued.
 	ClosedLoop bool
+	// QueueFull: a saturated step whose clients kept their queues full;
+	// ClientBoundCheck: a curve's unthrottled step at twice the
+	// outstanding I/O.
+	QueueFull, ClientBoundCheck bool
 	// NotSteady is set when the step's IOPS were judged not in steady
 	// state; Stall is its longest time without a completion (0: none).
 	NotSteady bool

@@ -142,12 +142,19 @@ func (s *Step) Offered() string {
 	return o
 }
 
-// Marks are a step's flags: saturated, closed-loop, knee, not steady,
-// stall, I/Os beyond fio's histogram, interrupted, failed.
+// Marks are a step's flags: the client-bound check, saturated, queue full,
+// closed-loop, knee, not steady, stall, I/Os beyond fio's histogram,
+// interrupted, failed.
 func (s *Step) Marks() []string {
 	var m []string
+	if s.ClientBoundCheck {
+		m = append(m, "2× outstanding I/O")
+	}
 	if s.Saturated {
 		m = append(m, "saturated")
+	}
+	if s.QueueFull {
+		m = append(m, "queue full")
 	}
 	if s.ClosedLoop {
 		m = append(m, "closed-loop")
@@ -241,6 +248,13 @@ func (r *Run) SummaryLines() []string {
 	}
 	if r.Unstable != "" {
 		out = append(out, "UNSTABLE "+r.Unstable)
+	}
+	if r.ClientBound != "" {
+		what := "maximum is the storage's"
+		if r.ClientBoundTrue {
+			what = "CLIENT-BOUND"
+		}
+		out = append(out, what+": "+r.ClientBound)
 	}
 	for _, s := range r.SLOs {
 		line := fmt.Sprintf("SLO %s: %s", s.Name, s.Verdict)

@@ -13,6 +13,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -64,6 +66,7 @@ var _ = Describe("Volumes with a known cap", Ordered, func() {
 		over := cur.Status.Steps[2]
 		Expect(over.Saturated).To(BeTrue(), "step 3 offers more than the cap")
 		Expect(over.ClosedLoop).To(BeTrue())
+		Expect(over.QueueFull).To(BeTrue(), "held back by the cap, the clients' queues filled up")
 		Expect(float64(c.achieved(over))).To(BeNumerically("~", c.cap, 0.03*c.cap))
 		figures = append(figures, fmt.Sprintf("%s: step 3 above the cap: achieved / cap = %.4f (saturated)", b.Name, float64(c.achieved(over))/c.cap))
 		if c.entitled {
@@ -72,12 +75,21 @@ var _ = Describe("Volumes with a known cap", Ordered, func() {
 
 		b = groundTruth(name+"-curve", c.storage, c.workload, c.curve)
 		cur = runCapped(b, c.class)
-		Expect(cur.Status.Steps).To(HaveLen(3))
+		Expect(cur.Status.Steps).To(HaveLen(4), "the maximum, the client-bound check, 2 percentages")
 		Expect(cur.Status.Summary).NotTo(BeNil())
 		peak := float64(c.peak(cur.Status.Summary))
 		Expect(peak).To(BeNumerically("~", c.cap, 0.03*c.cap), "peak against the cap")
 		figures = append(figures, fmt.Sprintf("%s: peak / cap = %.4f", b.Name, peak/c.cap))
-		for _, s := range cur.Status.Steps[1:] {
+		// The cap is the storage's: twice the outstanding I/O gains nothing.
+		check := cur.Status.Steps[1]
+		Expect(check.ClientBoundCheck).To(BeTrue())
+		Expect(float64(c.achieved(check))).To(BeNumerically("~", c.cap, 0.03*c.cap))
+		cb := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionClientBound)
+		Expect(cb).NotTo(BeNil())
+		Expect(cb.Status).To(Equal(metav1.ConditionFalse), "a capped volume is not client-bound: %s", cb.Message)
+		figures = append(figures, fmt.Sprintf("%s: client-bound check (2x outstanding I/O) / maximum = %.4f",
+			b.Name, float64(c.achieved(check))/float64(c.achieved(cur.Status.Steps[0]))))
+		for _, s := range cur.Status.Steps[2:] {
 			expectExact(s, &figures)
 		}
 		if c.entitled {

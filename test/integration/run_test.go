@@ -125,11 +125,18 @@ var _ = Describe("A benchmark run", func() {
 		})
 		Expect(k8s.Create(ctx, b)).To(Succeed())
 		cur := waitComplete(b, 2*time.Minute)
-		Expect(cur.Status.Steps).To(HaveLen(3))
+		Expect(cur.Status.Steps).To(HaveLen(4), "the maximum, the client-bound check (on by default), 2 percentages")
 		max := cur.Status.Steps[0]
 		Expect(max.Unthrottled).To(BeTrue())
+		Expect(max.ClientBoundCheck).To(BeFalse())
+		check := cur.Status.Steps[1]
+		Expect(check.Unthrottled && check.ClientBoundCheck).To(BeTrue(), "step 2 is the maximum again at twice the outstanding I/O")
+		c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionClientBound)
+		Expect(c).NotTo(BeNil())
+		Expect(c.Reason).To(BeElementOf("MoreOutstandingIOGained", "MoreOutstandingIODidNotGain"))
+		Expect(c.Message).To(ContainSubstring("(step 2) achieved"))
 		for i, pct := range []int64{20, 50} {
-			s := cur.Status.Steps[i+1]
+			s := cur.Status.Steps[i+2]
 			Expect(s.PercentOfMax).To(BeEquivalentTo(pct))
 			Expect(float64(s.OfferedIOPS)).To(BeNumerically("~", float64(max.AchievedIOPS*pct/100), float64(max.AchievedIOPS)/100+2))
 		}

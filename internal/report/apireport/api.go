@@ -45,6 +45,9 @@ func FromAPI(sb *v1alpha1.StorageBenchmark) *report.Run {
 	if c := condition(sb, v1alpha1.ConditionUnstable); c != nil && c.Status == metav1.ConditionTrue {
 		r.Unstable = c.Reason + ": " + c.Message
 	}
+	if c := condition(sb, v1alpha1.ConditionClientBound); c != nil {
+		r.ClientBound, r.ClientBoundTrue = c.Reason+": "+c.Message, c.Status == metav1.ConditionTrue
+	}
 	r.Repeat = int(sb.Spec.Load.Repeat)
 	for i := range st.Repeatability {
 		r.Repeatability = append(r.Repeatability, repeatabilityOfAPI(&st.Repeatability[i]))
@@ -186,6 +189,7 @@ func stepOfAPI(s *v1alpha1.StepStatus) report.Step {
 		Saturated: s.Saturated, Knee: s.Knee, Interrupted: s.Interrupted, Errors: s.Errors,
 		NotSteady:  s.SteadyState != nil && !s.SteadyState.Steady,
 		ClosedLoop: s.ClosedLoop && (s.OfferedIOPS > 0 || s.OfferedBytesPerSecond > 0),
+		QueueFull:  s.QueueFull, ClientBoundCheck: s.ClientBoundCheck,
 	}
 	if s.LongestStall != nil {
 		st.Stall = s.LongestStall.Duration.Duration

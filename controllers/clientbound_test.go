@@ -1,0 +1,95 @@
+package controllers
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/protocol"
+)
+
+// A curve runs its unthrottled step again at twice the outstanding I/O; the
+// ClientBound condition says whether that gained more than 5 %, and the
+// curve's rates are built from the maximum alone.
+func TestProjectClientBoundCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		check      float64 // IOPS the check achieved; the maximum is 10,000
+		wantStatus metav1.ConditionStatus
+		wantReason string
+		wantText   string
+	}{
+		{"client-bound", 12300, metav1.ConditionTrue, ReasonClientBound, "+23.0 %: the maximum is the clients'"},
+		{"storage-bound", 10100, metav1.ConditionFalse, ReasonStorageBound, "+1.0 % (at most 5 %)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBench(withLoad(func(l *v1alpha1.LoadSpec) {
+				l.Curve = &v1alpha1.CurveSteps{Unit: "IOPS", Percents: []int32{50}}
+			}))
+			b.CreationTimestamp = metav1.Time{Time: t0}
+			d := mustDesired(t, b)
+			if !d.Load.Curve.ClientBoundCheck || d.StepsPlanned != 3 {
+				t.Fatalf("check %v, %d steps planned; want the check and 3 steps", d.Load.Curve.ClientBoundCheck, d.StepsPlanned)
+			}
+			achieved := []float64{10000, tc.check, 5000}
+			obs := observedRun(allResults(5), func(o *observed) {
+				for k, iops := range achieved {
+					next, stop, err := plan.Next(d.Load, outcomes(o.steps))
+					if err != nil || stop != nil {
+						t.Fatalf("plan.Next after %d steps: %v %v", k, stop, err)
+					}
+					agg := mkAgg(k, dirSpec{iops, time.Millisecond, 2 * time.Millisecond}, dirSpec{}, time.Millisecond)
+					o.steps = append(o.steps, rec(order(k, *next), agg, exchange.StepName(b.Name, k)))
+				}
+				o.order, o.ordered = protocol.StepOrder{Index: 3, Done: true, Reason: "all 3 steps completed", EndedAt: t0.Add(time.Hour)}, true
+			})
+			if err := project(b, &d, obs); err != nil {
+				t.Fatal(err)
+			}
+			s := b.Status.Steps
+			if len(s) != 3 || !s[1].ClientBoundCheck || !s[1].Unthrottled || s[0].ClientBoundCheck || s[2].OfferedIOPS != 5000 {
+				t.Fatalf("steps %s; want the check second and 50 %% of the 10,000 maximum third", jsonOf(t, s))
+			}
+			c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionClientBound)
+			if c == nil || c.Status != tc.wantStatus || c.Reason != tc.wantReason || !strings.Contains(c.Message, tc.wantText) ||
+				!strings.Contains(c.Message, "(step 2)") {
+				t.Fatalf("ClientBound %+v", c)
+			}
+			if want := obs.steps[1].order.End(); !c.LastTransitionTime.Time.Equal(want) {
+				t.Errorf("ClientBound stamped %v, want the check's end %v", c.LastTransitionTime, want)
+			}
+			if !meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionComplete) || meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionFailed) {
+				t.Errorf("the verdict must not end the run otherwise: %v", conditionSet(b))
+			}
+		})
+	}
+}
+
+// A synchronous engine keeps one I/O per job in flight whatever its depth,
+// so a curve on it has no client-bound check; nor does one that turns it off.
+func TestClientBoundCheckSkipped(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*v1alpha1.StorageBenchmark)
+	}{
+		{"psync", withWorkload(v1alpha1.WorkloadSpec{Profile: "oltp", IOEngine: "psync", IODepth: ptr.To[int32](1)})},
+		{"turned off", withLoad(func(l *v1alpha1.LoadSpec) { l.Curve.ClientBoundCheck = ptr.To(false) })},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBench(withLoad(func(l *v1alpha1.LoadSpec) {
+				l.Curve = &v1alpha1.CurveSteps{Unit: "IOPS", Percents: []int32{50}}
+			}), tc.mod)
+			d := mustDesired(t, b)
+			if d.Load.Curve.ClientBoundCheck || d.StepsPlanned != 2 {
+				t.Fatalf("check %v, %d steps planned; want no check, 2 steps", d.Load.Curve.ClientBoundCheck, d.StepsPlanned)
+			}
+		})
+	}
+}

@@ -1,0 +1,28 @@
+package report
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestClientBoundMarksAndSummary(t *testing.T) {
+	check := Step{Index: 1, Unthrottled: true, ClientBoundCheck: true}
+	if m := check.Marks(); !slices.Equal(m, []string{"2× outstanding I/O"}) {
+		t.Errorf("check marks %v", m)
+	}
+	full := Step{Index: 2, OfferedIOPS: 4500, Saturated: true, QueueFull: true, ClosedLoop: true}
+	if m := full.Marks(); !slices.Equal(m, []string{"saturated", "queue full", "closed-loop"}) {
+		t.Errorf("queue-full marks %v", m)
+	}
+	for _, tc := range []struct {
+		bound bool
+		want  string
+	}{{true, "CLIENT-BOUND: MoreOutstandingIOGained: x"}, {false, "maximum is the storage's: MoreOutstandingIODidNotGain: x"}} {
+		r := &Run{Name: "c", Unit: UnitIOPS, Steps: []Step{{Index: 0, Unthrottled: true, AchievedIOPS: 1}, check}}
+		r.ClientBound, r.ClientBoundTrue = strings.SplitN(tc.want, ": ", 2)[1], tc.bound
+		if l := r.SummaryLines(); !slices.Contains(l, tc.want) {
+			t.Errorf("summary %q lacks %q", l, tc.want)
+		}
+	}
+}
