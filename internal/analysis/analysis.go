@@ -134,6 +134,9 @@ type StepAnalysis struct {
 	// QueueFull: a saturated step whose clients kept at least
 	// QueueFullPercent % of their Outstanding I/O in flight (InFlight).
 	QueueFull bool
+	// ClientBoundCheck repeats the input's: the step ran at twice the
+	// outstanding I/O and is not a point of the curve (the knee).
+	ClientBoundCheck bool
 	// Knee marks the knee of the ops–latency curve (at most one step).
 	Knee bool
 	// LatencyNs is the TargetSelector latency of the step; HasLatency is
@@ -242,6 +245,7 @@ func analyzeStep(in *StepInput, opts Options) StepAnalysis {
 		AchievedIOPS:        a.Total.IOPS,
 		AchievedBytesPerSec: a.Total.BytesPerSec,
 		Failed:              len(a.Errors) > 0,
+		ClientBoundCheck:    in.ClientBoundCheck,
 	}
 	sa.LatencyNs, sa.HasLatency = opts.TargetSelector.Of(*a)
 	var achieved, offered float64
@@ -273,7 +277,7 @@ func kneeOf(steps []StepAnalysis, opts Options) int {
 	pts := make([]curvePoint, 0, len(steps))
 	for i := range steps {
 		s := &steps[i]
-		if s.Failed || !s.HasLatency {
+		if s.Failed || !s.HasLatency || s.ClientBoundCheck {
 			continue
 		}
 		pts = append(pts, curvePoint{x: throughputOf(s, opts), y: float64(s.LatencyNs), index: i})

@@ -100,3 +100,26 @@ func TestClientBound(t *testing.T) {
 		})
 	}
 }
+
+// The check runs at another depth: its high latency at the maximum is not
+// a point of the curve, and must not hide the curve's knee.
+func TestKneeLeavesOutTheClientBoundCheck(t *testing.T) {
+	pt := func(n int, iops, latNs float64, unthrottled, check bool) StepInput {
+		a := total(iops, latNs)
+		a.Step = n
+		return StepInput{Aggregate: a, Unthrottled: unthrottled, ClientBoundCheck: check}
+	}
+	steps := []StepInput{pt(0, 10000, 5e6, true, false), pt(1, 10000, 40e6, true, true),
+		pt(2, 2000, 0.2e6, false, false), pt(3, 4000, 0.25e6, false, false), pt(4, 6000, 0.3e6, false, false),
+		pt(5, 8000, 0.5e6, false, false), pt(6, 9000, 2e6, false, false)}
+	res, err := Analyze(steps, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Summary.KneeStep != 5 {
+		t.Fatalf("knee at step %d, want 5 (the check left out)", res.Summary.KneeStep)
+	}
+	if !res.Steps[1].ClientBoundCheck || res.Steps[1].Knee {
+		t.Errorf("check step analysed as %+v", res.Steps[1])
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestClientBoundMarksAndSummary(t *testing.T) {
@@ -24,5 +25,20 @@ func TestClientBoundMarksAndSummary(t *testing.T) {
 		if l := r.SummaryLines(); !slices.Contains(l, tc.want) {
 			t.Errorf("summary %q lacks %q", l, tc.want)
 		}
+	}
+}
+
+func TestCurveSeriesLeavesOutTheClientBoundCheck(t *testing.T) {
+	op := func(ms float64) *OperationFigures {
+		return &OperationFigures{IOPS: 1, Latency: Latency{Mean: time.Duration(ms * float64(time.Millisecond))}}
+	}
+	r := &Run{Unit: UnitIOPS, Steps: []Step{
+		{Index: 0, Unthrottled: true, AchievedIOPS: 100, Read: op(1)},
+		{Index: 1, Unthrottled: true, ClientBoundCheck: true, AchievedIOPS: 100, Read: op(8)},
+		{Index: 2, OfferedIOPS: 50, AchievedIOPS: 50, Read: op(0.5)},
+	}}
+	s := r.CurveSeries("mean")
+	if len(s) != 1 || len(s[0].Points) != 2 || s[0].Points[0].Index != 0 || s[0].Points[1].Index != 2 {
+		t.Fatalf("curve %+v, want steps 1 and 3 only", s)
 	}
 }

@@ -459,8 +459,8 @@ func (r *Run) Series(name string, sel analysis.LatencySelector, unit Unit) Serie
 	s := Series{Name: name, Selector: sel, Points: []Point{}}
 	for i := range r.Steps {
 		st := &r.Steps[i]
-		if st.Failed() {
-			continue
+		if st.Failed() || st.ClientBoundCheck {
+			continue // the check runs at another depth: not a point of the curve
 		}
 		l, ok := st.selectedLatency(sel)
 		if !ok {
