@@ -79,6 +79,9 @@ func main() {
 }
 
 func run(ctx context.Context, kubeconfig, node, root, record string, every time.Duration) error {
+	if _, err := os.Stat(filepath.Join(root, "kubepods")); err != nil {
+		return fmt.Errorf("no kubelet cgroups under %s (blkcap needs cgroup v1's blkio hierarchy): %w", root, err)
+	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
@@ -170,12 +173,17 @@ func (c *capper) watch(ctx context.Context, cs kubernetes.Interface, p *corev1.P
 			continue
 		}
 		pvc, err := cs.CoreV1().PersistentVolumeClaims(p.Namespace).Get(ctx, v.PersistentVolumeClaim.ClaimName, metav1.GetOptions{})
-		if err != nil || pvc.Spec.VolumeName == "" {
+		if err != nil || pvc.Status.Phase != corev1.ClaimBound {
 			return // not bound yet: the pod's next update tries again
 		}
 		pv, err := cs.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
 		if err != nil {
 			return
+		}
+		if ref := pv.Spec.ClaimRef; ref == nil || ref.UID != pvc.UID {
+			// A claim naming a PV that is not bound to it (a user may
+			// write any volumeName) gets nothing of it.
+			continue
 		}
 		cp, err := CapOf(pv, deviceOf)
 		if err != nil {
@@ -215,10 +223,12 @@ func (c *capper) capNew() {
 			if c.done[dir] {
 				continue
 			}
+			failed := false
 			for _, cp := range p.caps {
 				wrote, err := WriteCap(dir, cp)
 				if err != nil {
-					log.Printf("blkcap: %s: %v", dir, err)
+					log.Printf("blkcap: %s: %v (tried again next round)", dir, err)
+					failed = true
 					continue
 				}
 				if wrote {
@@ -231,7 +241,9 @@ func (c *capper) capNew() {
 					}{time.Now(), p.namespace, p.name, dir, cp})
 				}
 			}
-			c.done[dir] = true
+			if !failed {
+				c.done[dir] = true
+			}
 		}
 	}
 }

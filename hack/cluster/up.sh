@@ -14,8 +14,10 @@
 # Storage classes: local-path (default; rancher/local-path-provisioner, a
 # directory per claim under $W/local-path; its helper pods use the runner
 # image), local-shared (the same provisioner, ReadWriteMany: a directory per
-# claim under $W/local-shared) and local-block (no provisioner, WaitForFirstConsumer; raw block PVs
-# on loop devices, STORAGEBENCH_BLOCK_PVS of STORAGEBENCH_BLOCK_SIZE each).
+# claim under $W/local-shared), local-block (no provisioner, WaitForFirstConsumer; raw block PVs
+# on loop devices, STORAGEBENCH_BLOCK_PVS of STORAGEBENCH_BLOCK_SIZE each), and
+# the capped classes local-block-qos and local-nv-extreme (STORAGEBENCH_CAPPED_PVS
+# each; hack/blkcap, started here too, enforces their caps: docs/local-cluster.md).
 # Images: the pause image (hack/pause, made with umoci and skopeo) and the
 # storagebench manager and runner images (hack/images.sh) are imported into
 # containerd; pods use them with imagePullPolicy Never or IfNotPresent.
@@ -452,13 +454,15 @@ start local-path-provisioner "$LPP" --debug start --kubeconfig "$KUBECONFIG_ADMI
 	--service-account-name local-path-provisioner --provisioner-name rancher.io/local-path \
 	--helper-image "$HELPER_IMAGE"
 
-# block_pv PV IMAGE SIZE CLASS MODE LABEL [ANNOTATIONS]: a loop device on the
+# block_pv PV IMAGE SIZE CLASS MODE LABEL [KEY=VALUE]: a loop device on the
 # sparse file $W/block/IMAGE.img and a local PV on it (Block, or Filesystem:
 # ext4, made here with few inodes so that nothing initialises in the
 # background). A loop device gets whatever number is free, so a PV whose
-# path changed (after down.sh) and is not bound is made again.
+# path changed (after down.sh) and is not bound is made again. The
+# annotation (a cap, see hack/blkcap) is set on an existing PV too, so a
+# changed cap applies; a changed size needs down.sh --purge.
 block_pv() {
-	local pv="$1" img="$W/block/$2.img" size="$3" class="$4" mode="$5" label="$6" ann="${7:-"{}"}" dev cur fs=""
+	local pv="$1" img="$W/block/$2.img" size="$3" class="$4" mode="$5" label="$6" ann="${7:-}" dev cur fs="" yaml="{}"
 	[ -f "$img" ] || truncate -s "$size" "$img"
 	dev="$(losetup -j "$img" | awk -F: 'NR == 1 { print $1 }')"
 	[ -n "$dev" ] || dev="$(losetup -f --show "$img")"
@@ -477,13 +481,15 @@ block_pv() {
 		# Retain: a released PV keeps its old claim; free it for the next one.
 		kubectl patch pv "$pv" --type json -p '[{"op": "remove", "path": "/spec/claimRef"}]' >&2
 	fi
+	[ -z "$ann" ] || yaml="{${ann%%=*}: \"${ann#*=}\"}"
+	[ -z "$cur" ] || [ -z "$ann" ] || kubectl annotate --overwrite pv "$pv" "$ann" >&2
 	[ -n "$cur" ] || kubectl apply -f - >&2 <<EOF
 apiVersion: v1
 kind: PersistentVolume
 metadata:
   name: $pv
   labels: {$label: "true"}
-  annotations: $ann
+  annotations: $yaml
 spec:
   capacity: {storage: $(numfmt --from=iec "$size")}
   volumeMode: $mode
@@ -510,9 +516,9 @@ done
 # grants that capacity (128 MiB/s per TiB: capacity / 8192).
 for ((i = 0; i < CAPPED_PVS; i++)); do
 	block_pv "local-block-qos-$i" "qos$i" "$BLOCK_SIZE" local-block-qos Block storagebench.io/local-capped \
-		"{storagebench.io/max-iops: \"$QOS_IOPS\"}"
+		"storagebench.io/max-iops=$QOS_IOPS"
 	block_pv "local-nv-extreme-$i" "nv$i" "$NV_SIZE" local-nv-extreme Filesystem storagebench.io/local-capped \
-		"{storagebench.io/max-bytes-per-second: \"$(($(numfmt --from=iec "$NV_SIZE") / 8192))\"}"
+		"storagebench.io/max-bytes-per-second=$(($(numfmt --from=iec "$NV_SIZE") / 8192))"
 done
 BLKCAP="$W/bin/blkcap"
 mkdir -p "$W/bin"

@@ -252,9 +252,12 @@ func validateCurve(c *CurveSpec) error {
 	if err := validateUnit("load.curve.unit", c.Unit); err != nil {
 		return err
 	}
-	if len(c.Percents) > MaxSteps-1 {
-		return fe("load.curve.percents", fmt.Sprintf("%d values", len(c.Percents)),
-			"must list at most 99 (with the unthrottled step, at most 100 steps)")
+	most, why := MaxSteps-1, "with the unthrottled step, at most 100 steps"
+	if c.ClientBoundCheck {
+		most, why = MaxSteps-2, "with the unthrottled step and the client-bound check, at most 100 steps; 99 with load.curve.clientBoundCheck false"
+	}
+	if len(c.Percents) > most {
+		return fe("load.curve.percents", fmt.Sprintf("%d values", len(c.Percents)), fmt.Sprintf("must list at most %d (%s)", most, why))
 	}
 	for i, p := range c.Percents {
 		field := fmt.Sprintf("load.curve.percents[%d]", i)

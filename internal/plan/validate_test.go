@@ -109,6 +109,8 @@ func TestValidate(t *testing.T) {
 		{"curve not increasing", Load{Curve: &CurveSpec{Percents: []int32{50, 50}}, StepDuration: minute}, ok, rw, "load.curve.percents[1]", "strictly increasing"},
 		{"curve 99 percents", Load{Curve: &CurveSpec{Percents: seq32(99, 1)}, StepDuration: minute}, ok, rw, "", ""},
 		{"curve 100 percents", Load{Curve: &CurveSpec{Percents: seq32(100, 1)}, StepDuration: minute}, ok, rw, "load.curve.percents", "at most 99"},
+		{"curve 99 percents and the client-bound check", Load{Curve: &CurveSpec{Percents: seq32(99, 1), ClientBoundCheck: true}, StepDuration: minute},
+			ok, rw, "load.curve.percents", "at most 98 (with the unthrottled step and the client-bound check"},
 
 		// repeat: every run is a step, so levels × repeat ≤ 100
 		{"repeat 0 means once", Load{Rate: &RateSteps{Steps: []int64{1000}}, StepDuration: minute, Repeat: 0}, ok, rw, "", ""},

@@ -171,20 +171,21 @@ const (
 // fits the workload w with jobsPerClient fio jobs under the load l, and
 // the preconditioning run when precondition is set: a fixed base for the
 // runner and fio, a share per job, and twice the largest I/O buffers any
-// of its fio runs holds at once (outstanding I/Os × block size: jobs ×
-// w.IODepth, or the deepest step's depth per client of a queue-depth
-// load, which ignores w.IODepth).
+// of its fio runs holds at once (outstanding I/Os × block size: the most
+// any step gives one client, plan.Outstanding: jobs × w.IODepth, twice that
+// for a curve's client-bound check, or the deepest step's depth per client
+// of a queue-depth load, which ignores w.IODepth).
 // Rounded up to a MiB. Buffered I/O (w.Direct false) also charges the page
 // cache to the container, which the kernel reclaims at the limit.
 func RunnerMemoryLimit(w workload.Spec, jobsPerClient int32, l plan.Load, precondition bool) resource.Quantity {
 	jobs := max(int64(jobsPerClient), 1)
 	var buffers int64
-	if l.QueueDepth != nil {
-		for _, s := range plan.Steps(l) {
-			buffers = max(buffers, int64(s.QueueDepthPerClient)*w.BlockSizeBytes)
-		}
-	} else {
+	if l.QueueDepth == nil {
 		buffers = jobs * int64(max(w.IODepth, 1)) * w.BlockSizeBytes
+	}
+	one := plan.Topology{Clients: 1, JobsPerClient: int32(jobs)}
+	for _, s := range plan.Steps(l) {
+		buffers = max(buffers, plan.Outstanding(s, one, w)*w.BlockSizeBytes)
 	}
 	if precondition {
 		pre := fio.Precondition("precondition", string(w.IOEngine), w.Direct, int(jobs), 0, w.WorkingSetBytesPerClient/jobs)

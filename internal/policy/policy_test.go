@@ -120,6 +120,9 @@ func TestRunnerMemoryLimit(t *testing.T) {
 	base := workload.BaseSpec() // 4 KiB, iodepth 16, libaio, 1 GiB per client
 	rates := plan.Load{Rate: &plan.RateSteps{Steps: []int64{100, 200}}}
 	depths := func(d ...int32) plan.Load { return plan.Load{QueueDepth: &plan.QueueDepthSteps{Steps: d}} }
+	curve := func(check bool) plan.Load {
+		return plan.Load{Curve: &plan.CurveSpec{Percents: []int32{50}, ClientBoundCheck: check}}
+	}
 	const mi = 1 << 20
 	for _, tc := range []struct {
 		name    string
@@ -149,6 +152,9 @@ func TestRunnerMemoryLimit(t *testing.T) {
 		}(), 2, rates, true, 128 + 2*16 + 4}, // 2 × 2 jobs × 1 × 1 MiB
 		{"largest spec", ws(base, 16*mi, 1024), 64, depths(4096), true, 128 + 64*16 + 2*4096*16},
 		{"largest rate spec", ws(base, 16*mi, 1024), 64, rates, true, 128 + 64*16 + 2*64*1024*16},
+		// A curve's client-bound check doubles every job's depth.
+		{"curve with its client-bound check", ws(base, mi, 64), 4, curve(true), false, 128 + 4*16 + 2*4*2*64},
+		{"curve without it", ws(base, mi, 64), 4, curve(false), false, 128 + 4*16 + 2*4*64},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := RunnerMemoryLimit(tc.w, tc.jobs, tc.load, tc.precond)

@@ -227,7 +227,11 @@ type capWritten struct {
 // capsWritten reads hack/blkcap's record for one namespace.
 func capsWritten(ns string) []capWritten {
 	GinkgoHelper()
+	// As hack/cluster/lib.sh resolves it: relative to the clone.
 	dir := os.Getenv("STORAGEBENCH_CLUSTER_DIR")
+	if dir != "" && !filepath.IsAbs(dir) {
+		dir = filepath.Join(root, dir)
+	}
 	if dir == "" {
 		home, err := os.UserHomeDir()
 		Expect(err).NotTo(HaveOccurred())
