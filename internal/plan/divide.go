@@ -108,32 +108,13 @@ func directionWords(w workload.Spec) string {
 //
 // Every job gets the workload's IODepth, except in queue-depth steps, where a
 // client's outstanding I/Os are divided over its jobs (remainder one each to
-// the first jobs), so a client's jobs add up to QueueDepthPerClient exactly.
+// the first jobs), so a client's jobs add up to QueueDepthPerClient exactly,
+// and in a curve's client-bound check, where every job gets twice it.
 // Unthrottled steps get no rate limits.
 //
 // t and w must have passed Validate (or ValidateFor): Divide checks only the
 // step.
 func Divide(s Step, t Topology, w workload.Spec) ([][]JobLoad, error) {
-	return divide(s, t, w)
-}
-
-// Outstanding is how many I/Os a step's clients may keep in flight: every
-// job's depth as Divide sets it, summed; 0 when Divide refuses the step.
-func Outstanding(s Step, t Topology, w workload.Spec) int64 {
-	loads, err := divide(s, t, w)
-	if err != nil {
-		return 0
-	}
-	var n int64
-	for _, jobs := range loads {
-		for _, l := range jobs {
-			n += int64(l.IODepth)
-		}
-	}
-	return n
-}
-
-func divide(s Step, t Topology, w workload.Spec) ([][]JobLoad, error) {
 	switch {
 	case s.OfferedIOPS < 0 || s.OfferedBytesPerSec < 0 || s.QueueDepthPerClient < 0:
 		return nil, fmt.Errorf("step %d: negative offered load", s.Index)
@@ -150,17 +131,7 @@ func divide(s Step, t Topology, w workload.Spec) ([][]JobLoad, error) {
 	for c := range loads {
 		loads[c] = make([]JobLoad, t.JobsPerClient)
 		for j := range loads[c] {
-			depth := w.IODepth
-			if s.ClientBoundCheck {
-				depth *= 2
-			}
-			if q := s.QueueDepthPerClient; q > 0 {
-				depth = q / t.JobsPerClient
-				if int32(j) < q%t.JobsPerClient {
-					depth++
-				}
-			}
-			loads[c][j].IODepth = depth
+			loads[c][j].IODepth = jobDepth(s, t, w, int32(j))
 		}
 	}
 	if !s.RateLimited() {
@@ -216,4 +187,33 @@ func tooLowMessage(s Step, unit RateUnit, total, need int64, t Topology, w workl
 	}
 	return fmt.Sprintf("step %d offers %d IOPS, below the minimum of %d IOPS: %s",
 		s.Index+1, total, need, whyMinimum(unit, t, w))
+}
+
+// jobDepth is the iodepth Divide gives job j of every client: a queue-depth
+// step's depth per client spread over its jobs, else the workload's, twice
+// it for a curve's client-bound check.
+func jobDepth(s Step, t Topology, w workload.Spec, j int32) int32 {
+	if q := s.QueueDepthPerClient; q > 0 {
+		depth := q / t.JobsPerClient
+		if j < q%t.JobsPerClient {
+			depth++
+		}
+		return depth
+	}
+	if s.ClientBoundCheck {
+		return 2 * w.IODepth
+	}
+	return w.IODepth
+}
+
+// Outstanding is how many I/Os a step's clients may keep in flight: every
+// job's depth as Divide sets it, summed over the jobs of all clients. It
+// does not allocate the per-job loads (the status is projected on every
+// reconcile), and s is a step Divide accepts.
+func Outstanding(s Step, t Topology, w workload.Spec) int64 {
+	var perClient int64
+	for j := range t.JobsPerClient {
+		perClient += int64(jobDepth(s, t, w, j))
+	}
+	return int64(t.Clients) * perClient
 }

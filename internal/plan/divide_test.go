@@ -279,3 +279,28 @@ func TestMinimumRate(t *testing.T) {
 func equalLoads(a, b [][]JobLoad) bool {
 	return slices.EqualFunc(a, b, slices.Equal)
 }
+
+// Outstanding sums the depths Divide gives, without building the loads.
+func TestOutstandingIsDividesDepths(t *testing.T) {
+	w := wl(70)
+	w.IODepth = 8
+	for _, s := range []Step{
+		{OfferedIOPS: 900}, {Unthrottled: true}, {Unthrottled: true, ClientBoundCheck: true},
+		{QueueDepthPerClient: 7}, {QueueDepthPerClient: 64},
+	} {
+		tp := topo(3, 3)
+		loads, err := Divide(s, tp, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want int64
+		for _, jobs := range loads {
+			for _, l := range jobs {
+				want += int64(l.IODepth)
+			}
+		}
+		if got := Outstanding(s, tp, w); got != want {
+			t.Errorf("step %+v: Outstanding %d, Divide's depths sum to %d", s, got, want)
+		}
+	}
+}

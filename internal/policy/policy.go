@@ -180,9 +180,6 @@ const (
 func RunnerMemoryLimit(w workload.Spec, jobsPerClient int32, l plan.Load, precondition bool) resource.Quantity {
 	jobs := max(int64(jobsPerClient), 1)
 	var buffers int64
-	if l.QueueDepth == nil {
-		buffers = jobs * int64(max(w.IODepth, 1)) * w.BlockSizeBytes
-	}
 	one := plan.Topology{Clients: 1, JobsPerClient: int32(jobs)}
 	for _, s := range plan.Steps(l) {
 		buffers = max(buffers, plan.Outstanding(s, one, w)*w.BlockSizeBytes)
