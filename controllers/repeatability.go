@@ -87,14 +87,13 @@ func unstableLevels(levels []analysis.LevelVariation, limit float64, steps []ste
 	return out, len(out) > 0
 }
 
-// stepRecordAt is the record of step k, or nil.
+// stepRecordAt is the record of step k, or nil: observeSteps reads the
+// records in step order from 0, so step k's is steps[k].
 func stepRecordAt(steps []stepRecord, k int) *stepRecord {
-	for i := range steps {
-		if steps[i].agg.Step == k {
-			return &steps[i]
-		}
+	if k < 0 || k >= len(steps) {
+		return nil
 	}
-	return nil
+	return &steps[k]
 }
 
 // endOf is when step k's measurement ended.

@@ -449,7 +449,7 @@ func (r *Run) WriteStatus(w io.Writer, now time.Time) error {
 		}
 	}
 	if len(r.Repeatability) > 0 {
-		fmt.Fprintf(w, "\nrepeatability of each level's runs (p99: the %s; CI: 95 %% confidence interval of the mean, Student's t):\n", r.VariationSelector())
+		fmt.Fprintf(w, "\nrepeatability of each level's runs (%s, Student's t):\n", r.RepeatabilityKey())
 		t := r.RepeatabilityTable()
 		if err := t.Text(w); err != nil {
 			return err
@@ -500,4 +500,10 @@ func ListTableOf(runs []*Run, now time.Time, withNamespace bool) Table {
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// RepeatabilityKey says what the repeatability table's p99 and CI are, for
+// its heading in every format.
+func (r *Run) RepeatabilityKey() string {
+	return fmt.Sprintf("p99: the %s; CI: 95 %% confidence interval of the mean", r.VariationSelector())
 }

@@ -245,5 +245,5 @@ func timelinesHTML(r *report.Run, o report.Options, tl *report.Timelines) (*page
 
 // repeatabilityHeading names the repeatability table and what its p99 is.
 func repeatabilityHeading(r *report.Run) string {
-	return fmt.Sprintf("Repeatability (p99: the %s; CI: 95 %% confidence interval of the mean)", r.VariationSelector())
+	return "Repeatability (" + r.RepeatabilityKey() + ")"
 }
