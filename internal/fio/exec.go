@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,25 +108,35 @@ func (e Executor) Run(ctx context.Context, name, jobFile string) (*Result, error
 	}
 	res := &Result{Interrupted: interrupted, Stderr: stderr.String()}
 	if f, openErr := os.Open(outPath); openErr == nil {
-		out, notes, err := ParseFrom(f)
+		// One pass over the stream: the last document is the report, and
+		// with a timeline every document is an interval too.
+		var raw rawOutput
+		var ivs intervals
+		var ivErr error
+		pre, docErr := documents(f, func(doc rawOutput) error {
+			raw = doc
+			if e.Timeline && ivErr == nil {
+				ivErr = ivs.add(doc)
+			}
+			return nil
+		})
+		_ = f.Close()
+		out, notes, err := outputOf(raw, pre, docErr)
 		res.Notes = notes
 		if err == nil {
 			res.Output = out
 		} else if waitErr == nil && !errors.Is(err, errEmpty) {
-			_ = f.Close()
 			return nil, err
 		}
 		if e.Timeline && err == nil {
 			// The timeline is best-effort: a stream it cannot read leaves
 			// the report as it is.
-			if _, err = f.Seek(0, io.SeekStart); err == nil {
-				res.Intervals, err = Intervals(f)
-			}
-			if err != nil {
-				res.Intervals, res.TimelineErr = nil, err
+			if ivErr != nil {
+				res.TimelineErr = ivErr
+			} else {
+				res.Intervals = ivs.out
 			}
 		}
-		_ = f.Close()
 	}
 	// The status stream grows with the step and the jobs: it is not kept
 	// once read.

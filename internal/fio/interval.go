@@ -58,59 +58,70 @@ type opState struct {
 // counters only grew after the ramp; callers compare and drop a timeline
 // that does not.
 func Intervals(r io.Reader) ([]Interval, error) {
-	jobs := map[string]*jobState{}
-	var out []Interval
-	var lastEnd uint64
-	var carry Interval // intervals folded after the clock went back
-	_, err := documents(r, func(doc rawOutput) error {
-		var iv Interval
-		measuring := false
-		for _, j := range doc.Jobs {
-			st := jobs[j.JobName]
-			if st == nil {
-				st = &jobState{}
-				jobs[j.JobName] = st
-			}
-			r, err := diffOp(&st.read, &j.Read)
-			if err != nil {
-				return err
-			}
-			w, err := diffOp(&st.write, &j.Write)
-			if err != nil {
-				return err
-			}
-			if j.Read.ClatNs.N+j.Write.ClatNs.N == 0 && j.Read.TotalIOs+j.Write.TotalIOs > 0 {
-				// In the ramp: I/Os counted, no latency recorded; fio
-				// resets both when the ramp ends.
-				*st = jobState{}
-				continue
-			}
-			measuring = true
-			iv.EndMs = max(iv.EndMs, j.JobRuntime)
-			addOp(&iv.Read, r)
-			addOp(&iv.Write, w)
+	var a intervals
+	_, err := documents(r, a.add)
+	return a.out, err
+}
+
+// intervals turns a status stream's documents, fed in order to add, into
+// the intervals Intervals returns (out).
+type intervals struct {
+	jobs    map[string]*jobState
+	out     []Interval
+	lastEnd uint64
+	carry   Interval // intervals folded after the clock went back
+}
+
+func (a *intervals) add(doc rawOutput) error {
+	if a.jobs == nil {
+		a.jobs = map[string]*jobState{}
+	}
+	var iv Interval
+	measuring := false
+	for _, j := range doc.Jobs {
+		st := a.jobs[j.JobName]
+		if st == nil {
+			st = &jobState{}
+			a.jobs[j.JobName] = st
 		}
-		if !measuring {
-			return nil
+		r, err := diffOp(&st.read, &j.Read)
+		if err != nil {
+			return err
 		}
-		if iv.EndMs < lastEnd {
-			// The clock went back: the documents so far paired the
-			// ramp's clock with the measurement's counters.
-			for _, prev := range out {
-				addOp(&carry.Read, prev.Read)
-				addOp(&carry.Write, prev.Write)
-			}
-			out, lastEnd = out[:0], 0
+		w, err := diffOp(&st.write, &j.Write)
+		if err != nil {
+			return err
 		}
-		iv.StartMs = lastEnd
-		addOp(&iv.Read, carry.Read)
-		addOp(&iv.Write, carry.Write)
-		carry = Interval{}
-		out = append(out, iv)
-		lastEnd = iv.EndMs
+		if j.Read.ClatNs.N+j.Write.ClatNs.N == 0 && j.Read.TotalIOs+j.Write.TotalIOs > 0 {
+			// In the ramp: I/Os counted, no latency recorded; fio
+			// resets both when the ramp ends.
+			*st = jobState{}
+			continue
+		}
+		measuring = true
+		iv.EndMs = max(iv.EndMs, j.JobRuntime)
+		addOp(&iv.Read, r)
+		addOp(&iv.Write, w)
+	}
+	if !measuring {
 		return nil
-	})
-	return out, err
+	}
+	if iv.EndMs < a.lastEnd {
+		// The clock went back: the documents so far paired the ramp's
+		// clock with the measurement's counters.
+		for _, prev := range a.out {
+			addOp(&a.carry.Read, prev.Read)
+			addOp(&a.carry.Write, prev.Write)
+		}
+		a.out, a.lastEnd = a.out[:0], 0
+	}
+	iv.StartMs = a.lastEnd
+	addOp(&iv.Read, a.carry.Read)
+	addOp(&iv.Write, a.carry.Write)
+	a.carry = Interval{}
+	a.out = append(a.out, iv)
+	a.lastEnd = iv.EndMs
+	return nil
 }
 
 // diffOp returns what one job did since its last document, and records the

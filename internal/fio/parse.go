@@ -102,6 +102,12 @@ var errEmpty = errors.New("fio produced no output")
 func ParseFrom(r io.Reader) (*Output, string, error) {
 	var raw rawOutput
 	pre, err := documents(r, func(doc rawOutput) error { raw = doc; return nil })
+	return outputOf(raw, pre, err)
+}
+
+// outputOf is the report of a stream whose last document is raw, read with
+// documents (which returned pre and err).
+func outputOf(raw rawOutput, pre string, err error) (*Output, string, error) {
 	preamble := strings.TrimSpace(pre)
 	switch {
 	case errors.Is(err, errNoDocument) && preamble == "":
