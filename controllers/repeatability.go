@@ -28,6 +28,9 @@ func setRepeatability(b *v1alpha1.StorageBenchmark, o analysis.Options, steps []
 		if s.order.Step.Repetition == 0 {
 			continue // the load does not repeat
 		}
+		if s.superseded {
+			continue // its rerun stands for it
+		}
 		runs = append(runs, analysis.LevelRun{Level: s.order.Step.Level, Aggregate: s.agg})
 	}
 	sel := o.VariationSelector()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
 )
@@ -93,7 +94,7 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 		setProgressing(b, ReasonPreparing, fmt.Sprintf("%d/%d claims bound, %d/%d clients ready",
 			obs.bound, len(obs.claims), b.Status.ClientsReady, len(obs.clients)))
 	case actWait:
-		setProgressing(b, ReasonRunning, fmt.Sprintf("step %d/%d running", obs.order.Index+1, d.StepsPlanned))
+		setProgressing(b, ReasonRunning, fmt.Sprintf("step %d/%d running", obs.order.Index+1, b.Status.StepsPlanned))
 	case actCollect:
 		if err := r.collect(ctx, b, obs); err != nil {
 			return endOn(b, now, err)
@@ -104,7 +105,7 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 		if v := stepFailure(obs.steps); v != nil {
 			return fail(b, now, v.reason, v.message)
 		}
-		setProgressing(b, ReasonRunning, fmt.Sprintf("step %d/%d recorded", obs.order.Index+1, d.StepsPlanned))
+		setProgressing(b, ReasonRunning, fmt.Sprintf("step %d/%d recorded", obs.order.Index+1, b.Status.StepsPlanned))
 	case actOrder:
 		next, err := r.orderNext(ctx, &d, obs, t, now)
 		if err != nil {
@@ -114,7 +115,7 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 			return ctrl.Result{}, err
 		}
 		if !next.Done {
-			setProgressing(b, ReasonRunning, fmt.Sprintf("step %d/%d starts at %s", next.Index+1, d.StepsPlanned, next.StartAt.UTC().Format(time.RFC3339)))
+			setProgressing(b, ReasonRunning, fmt.Sprintf("step %d/%d starts at %s", next.Index+1, b.Status.StepsPlanned, next.StartAt.UTC().Format(time.RFC3339)))
 		}
 	}
 	if finished(b) {
@@ -126,11 +127,11 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 // ended reports whether the plan ConfigMap's final order says the run has
 // ended.
 func (r *Reconciler) ended(ctx context.Context, b *v1alpha1.StorageBenchmark) (bool, error) {
-	plan, err := r.plan(ctx, b)
-	if err != nil || plan == nil {
+	cm, err := r.plan(ctx, b)
+	if err != nil || cm == nil {
 		return false, err
 	}
-	o, ordered, err := orderOf(plan)
+	o, ordered, err := orderOf(cm)
 	return ordered && o.Done, err
 }
 
@@ -165,20 +166,28 @@ func (e *verdictError) Error() string { return e.message }
 // the same children give the same status, whatever status held before.
 func project(b *v1alpha1.StorageBenchmark, d *desired, obs *observed) error {
 	b.Status.ClientsTotal = b.Spec.Clients.Count
-	b.Status.StepsPlanned = int32(d.StepsPlanned)
+	ran := make([]plan.Step, 0, len(obs.steps)+1)
+	for _, s := range obs.steps {
+		ran = append(ran, s.order.Step)
+	}
+	if obs.ordered && !obs.order.Done {
+		ran = append(ran, obs.order.Step)
+	}
+	b.Status.StepsPlanned = int32(plan.PlannedSteps(d.Load, ran))
 	w := d.Workload
 	b.Status.Workload = &v1alpha1.ResolvedWorkload{BlockSizeBytes: w.BlockSizeBytes, ReadPercent: w.ReadPercent, Pattern: string(w.Pattern),
 		IODepth: w.IODepth, IOEngine: string(w.IOEngine), Direct: w.Direct, WorkingSetBytesPerClient: w.WorkingSetBytesPerClient,
 		CompressPercent: w.CompressPercent}
 	b.Status.ClientsReady = readyCount(obs)
 	b.Status.Steps = make([]v1alpha1.StepStatus, len(obs.steps))
-	for i, s := range obs.steps {
-		b.Status.Steps[i] = stepStatus(s)
+	for i := range obs.steps {
+		obs.steps[i].superseded = i+1 < len(ran) && ran[i+1].Supersedes()
+		b.Status.Steps[i] = stepStatus(obs.steps[i])
 	}
 	if len(b.Status.Steps) == 0 {
 		b.Status.Steps = nil
 	}
-	b.Status.Progress = progress(len(obs.steps), d.StepsPlanned)
+	b.Status.Progress = progress(len(obs.steps), int(b.Status.StepsPlanned))
 	switch {
 	case len(obs.steps) > 0:
 		b.Status.StartTime = stamp(obs.steps[0].order.StartAt)
@@ -319,7 +328,7 @@ func (r *Reconciler) orderNext(ctx context.Context, d *desired, obs *observed, t
 	for i, s := range obs.steps {
 		recorded[i] = s.agg
 	}
-	order, _, err := protocol.Next(d.Load, d.Topology, d.Workload, recorded, now, protocol.Leads{First: t.startLead, Next: t.nextStepLead})
+	order, _, err := protocol.Next(d.Load, d.Topology, d.Workload, d.Analysis.Steady, recorded, now, protocol.Leads{First: t.startLead, Next: t.nextStepLead})
 	if err != nil {
 		return nil, &verdictError{verdict{ReasonInvalidPlan, err.Error()}}
 	}

@@ -6,12 +6,14 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/fio"
 	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
 )
 
@@ -113,5 +115,67 @@ func TestClosedLoopWithoutOfferedRate(t *testing.T) {
 		if !s.ClosedLoop || s.Saturated {
 			t.Errorf("step %d: closedLoop %v saturated %v, want closed-loop, not saturated", s.Index, s.ClosedLoop, s.Saturated)
 		}
+	}
+}
+
+// TestProjectExtendedRun: a load that runs unsteady steps again. A run is
+// superseded once its rerun is ordered, stays in status with its verdict,
+// and is left out of the summary and the SteadyState condition; the
+// planned count grows by the reruns decided.
+func TestProjectExtendedRun(t *testing.T) {
+	b := newBench(withLoad(func(l *v1alpha1.LoadSpec) {
+		l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Steps: []int64{100, 200}}
+		l.ExtendUntilSteady = &v1alpha1.ExtendUntilSteady{MaxRuns: 3}
+	}))
+	b.CreationTimestamp = metav1.Time{Time: t0}
+	d := mustDesired(t, b)
+	if d.StepsPlanned != 6 {
+		t.Fatalf("StepsPlanned %d, want the most runs, 6", d.StepsPlanned)
+	}
+	flat := []uint64{100, 100, 100, 100, 100, 100, 100, 100, 100, 100}
+	rising := []uint64{50, 50, 75, 75, 100, 100, 125, 125, 150, 900}
+	step := func(i int, s plan.Step, iops float64, tl ...uint64) stepRecord {
+		r := timelineRec(i, tl...)
+		r.order = order(i, s)
+		r.agg.Total.IOPS, r.agg.Total.IOs = iops, uint64(iops)
+		return r
+	}
+	first := step(0, plan.Step{OfferedIOPS: 100, Attempt: 1}, 185, rising...)
+
+	// The first run was not steady and its rerun is ordered.
+	obs := observedRun(allResults(1), func(o *observed) {
+		o.steps = []stepRecord{first}
+		o.order, o.ordered = order(1, plan.Step{OfferedIOPS: 100, Attempt: 2}), true
+	})
+	if err := project(b, &d, obs); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.Status.Steps[0]; !s.Superseded || s.Attempt != 1 || s.SteadyState == nil || s.SteadyState.Steady {
+		t.Errorf("the unsteady first run: %s; want superseded, attempt 1, judged not steady", jsonOf(t, s))
+	}
+	if b.Status.StepsPlanned != 3 || b.Status.Progress != "1/3" {
+		t.Errorf("stepsPlanned %d, progress %q; want 3 and 1/3 (2 planned + 1 rerun)", b.Status.StepsPlanned, b.Status.Progress)
+	}
+	if meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionSteadyState) != nil {
+		t.Errorf("SteadyState set from a superseded run alone: %+v", b.Status.Conditions)
+	}
+
+	// The rerun and the second planned step were steady: the run ended.
+	obs = observedRun(allResults(1), func(o *observed) {
+		o.steps = []stepRecord{first, step(1, plan.Step{OfferedIOPS: 100, Attempt: 2}, 100, flat...),
+			step(2, plan.Step{OfferedIOPS: 200, Attempt: 1}, 150, flat...)}
+		o.order, o.ordered = protocol.StepOrder{Index: 3, Done: true, Reason: "all 3 steps completed", EndedAt: t0.Add(time.Hour)}, true
+	})
+	if err := project(b, &d, obs); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.Status.Steps; !s[0].Superseded || s[1].Superseded || s[1].Attempt != 2 || s[2].Superseded || s[2].Attempt != 1 {
+		t.Errorf("steps %s; want only the first superseded", jsonOf(t, s))
+	}
+	if c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionSteadyState); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("SteadyState %+v, want True: the unsteady run was superseded", c)
+	}
+	if sum := b.Status.Summary; sum == nil || sum.PeakIOPSStep == nil || *sum.PeakIOPSStep != 2 || sum.PeakIOPS != 150 {
+		t.Errorf("summary %s; want the peak at step 3 (150 IOPS), not the superseded 185", jsonOf(t, sum))
 	}
 }

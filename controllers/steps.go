@@ -36,6 +36,10 @@ type stepRecord struct {
 	// stall is the timeline's longest stall, found before its windows'
 	// histograms were dropped.
 	stall analysis.Stall
+	// superseded: the step was not steady and the one after it, recorded
+	// or ordered, is its rerun (plan.Step.Supersedes). Set by project, as
+	// it depends on the steps after this one.
+	superseded bool
 }
 
 // recordOf is a step's record as a reconcile keeps it: the histograms,

@@ -174,6 +174,7 @@ func stepStatus(rec stepRecord) v1alpha1.StepStatus {
 	s := v1alpha1.StepStatus{
 		Index: int32(o.Index), Repetition: o.Step.Repetition, OfferedIOPS: o.Step.OfferedIOPS, OfferedBytesPerSecond: o.Step.OfferedBytesPerSec,
 		QueueDepthPerClient: o.Step.QueueDepthPerClient, PercentOfMax: o.Step.PercentOfMax, Unthrottled: o.Step.Unthrottled, ClientBoundCheck: o.Step.ClientBoundCheck,
+		Attempt: o.Step.Attempt, Superseded: rec.superseded,
 		Clients: int32(agg.Clients), StartTime: *stamp(o.StartAt), StartSkew: metav1.Duration{Duration: agg.StartSkew},
 		AchievedIOPS: int64(math.Round(agg.Total.IOPS)), AchievedBytesPerSecond: int64(math.Round(agg.Total.BytesPerSec)),
 		Read: operationStatus(agg.Read), Write: operationStatus(agg.Write), Interrupted: agg.Interrupted, ConfigMap: rec.name,
@@ -199,7 +200,8 @@ func analyze(b *v1alpha1.StorageBenchmark, d *desired, steps []stepRecord, compl
 	for i, s := range steps {
 		st := s.order.Step
 		inputs[i] = analysis.StepInput{Aggregate: s.agg, OfferedIOPS: st.OfferedIOPS, OfferedBytesPerSec: st.OfferedBytesPerSec,
-			Outstanding: plan.Outstanding(st, d.Topology, d.Workload), Unthrottled: st.Unthrottled, ClientBoundCheck: st.ClientBoundCheck}
+			Outstanding: plan.Outstanding(st, d.Topology, d.Workload), Unthrottled: st.Unthrottled, ClientBoundCheck: st.ClientBoundCheck,
+			Superseded: s.superseded}
 	}
 	var objectives []analysis.Objective
 	if complete {
@@ -297,7 +299,8 @@ func setSLOs(b *v1alpha1.StorageBenchmark, res analysis.Result) {
 
 // setSteadyState judges every step's timeline and sets the SteadyState
 // condition: True while every judged step was steady, False from the first
-// that was not, each stamped with the end of the step that decided it, so a
+// that was not (a superseded run, which was run again, is judged but left
+// out of the condition), each stamped with the end of the step that decided it, so a
 // rebuilt status carries the same time. Without a judged step (timelines too
 // short, or runners that sent none) there is no condition.
 func setSteadyState(b *v1alpha1.StorageBenchmark, o analysis.SteadyOptions, steps []stepRecord) {
@@ -312,6 +315,9 @@ func setSteadyState(b *v1alpha1.StorageBenchmark, o analysis.SteadyOptions, step
 		b.Status.Steps[i].SteadyState = &v1alpha1.SteadyStateStatus{Steady: st.Steady,
 			RangePercent: int32(min(math.Round(st.RangePercent), math.MaxInt32)),
 			SlopePercent: int32(min(math.Round(st.SlopePercent), math.MaxInt32))}
+		if rec.superseded {
+			continue // its rerun stands for it
+		}
 		if !judged || (!st.Steady && len(unsteady) == 0) {
 			at = rec.order.End()
 		}

@@ -70,6 +70,9 @@ func desiredOf(b *v1alpha1.StorageBenchmark) (desired, error) {
 	if err := d.Analysis.Validate(); err != nil {
 		return d, err
 	}
+	if err := judgeable(d.Load, d.Analysis.Steady); err != nil {
+		return d, err
+	}
 	if s.SLO != nil {
 		for _, o := range s.SLO.Objectives {
 			obj := objectiveOf(o)
@@ -153,6 +156,9 @@ func loadOf(l *v1alpha1.LoadSpec) plan.Load {
 	}
 	out.Arrivals = plan.Arrivals(l.Arrivals)
 	out.Repeat = l.Repeat
+	if e := l.ExtendUntilSteady; e != nil {
+		out.ExtendUntilSteady = e.MaxRuns
+	}
 	if st := l.Stop; st != nil {
 		out.Stop.SaturationPercent = ptr.Deref(st.SaturationPercent, 0)
 		if st.MaxStall != nil {
@@ -211,6 +217,24 @@ func fits(s *v1alpha1.StorageBenchmarkSpec, ws int64) error {
 	if need > size {
 		return &workload.FieldError{Field: "workload.workingSetPerClient", Value: strconv.FormatInt(ws, 10),
 			Allowed: fmt.Sprintf("%s = %d bytes must fit in storage.size (%d bytes): raise storage.size or set a smaller workingSetPerClient", how, need, size)}
+	}
+	return nil
+}
+
+// judgeable checks that a load which runs unsteady steps again measures
+// long enough for a step to be judged: one timeline window a second, at
+// least as many as the steady-state rule has rounds. A step too short to
+// judge would never be run again, silently.
+func judgeable(l plan.Load, o analysis.SteadyOptions) error {
+	if l.ExtendUntilSteady < 2 {
+		return nil
+	}
+	rounds := o.WithDefaults().Rounds
+	if measured := l.StepDuration - l.RampTime; measured < time.Duration(rounds)*time.Second {
+		return &workload.FieldError{Field: "load.extendUntilSteady",
+			Value: fmt.Sprintf("with %s of measurement per step (stepDuration − rampTime)", measured),
+			Allowed: fmt.Sprintf("must have steps that measure at least %d s, one timeline second per analysis.steadyState round, or no step could be judged steady; "+
+				"raise load.stepDuration or lower load.rampTime or analysis.steadyState.rounds", rounds)}
 	}
 	return nil
 }

@@ -152,6 +152,10 @@ func TestDesiredOfLoadModes(t *testing.T) {
 			l.Curve = &v1alpha1.CurveSteps{Unit: "IOPS", Percents: []int32{50, 100}}
 			l.Repeat = 2
 		}, plan.Load{Curve: &plan.CurveSpec{Unit: plan.IOPS, Percents: []int32{50, 100}, ClientBoundCheck: true}, Repeat: 2}, 8},
+		{"extended until steady: at most maxRuns runs of each step", func(l *v1alpha1.LoadSpec) {
+			l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Steps: []int64{1000, 2000}}
+			l.ExtendUntilSteady = &v1alpha1.ExtendUntilSteady{MaxRuns: 4}
+		}, plan.Load{Rate: &plan.RateSteps{Unit: plan.IOPS, Steps: []int64{1000, 2000}}, ExtendUntilSteady: 4}, 8},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -431,6 +435,11 @@ func TestDesiredOfErrors(t *testing.T) {
 			l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Start: ptr.To[int64](1000), FactorPercent: ptr.To[int32](101), Max: ptr.To[int64](1200)}
 			l.Repeat = 10
 		})}, "load.repeat", "20 planned steps × 10 runs each = 200 runs"},
+		{"extended steps too short to judge", []func(*v1alpha1.StorageBenchmark){withLoad(func(l *v1alpha1.LoadSpec) {
+			l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Steps: []int64{1000}}
+			l.StepDuration, l.RampTime = metav1.Duration{Duration: 8 * time.Second}, &metav1.Duration{Duration: 4 * time.Second}
+			l.ExtendUntilSteady = &v1alpha1.ExtendUntilSteady{MaxRuns: 2}
+		})}, "load.extendUntilSteady", "with 4s of measurement per step (stepDuration − rampTime) is not allowed: must have steps that measure at least 5 s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -76,8 +76,9 @@ type StorageBenchmarkStatus struct {
 	// +optional
 	Clock *ClockStatus `json:"clock,omitempty"`
 
-	// stepsPlanned is the number of steps the load plans (stop rules may end
-	// it earlier).
+	// stepsPlanned is the number of steps the load plans, every repetition
+	// and every rerun of an unsteady step decided so far counted (stop rules
+	// may end it earlier).
 	// +optional
 	StepsPlanned int32 `json:"stepsPlanned,omitempty"`
 
@@ -311,6 +312,16 @@ type StepStatus struct {
 	// twice the outstanding I/O (load.curve.clientBoundCheck).
 	// +optional
 	ClientBoundCheck bool `json:"clientBoundCheck,omitempty"`
+	// attempt is which run of its planned step this is when the load runs
+	// unsteady steps again (load.extendUntilSteady), from 1; unset
+	// otherwise.
+	// +optional
+	Attempt int32 `json:"attempt,omitempty"`
+	// superseded marks a run that was not steady and was run again: the
+	// step after it stands for the planned step, and this one is left out
+	// of the curve, the summary, the SLOs and repeatability.
+	// +optional
+	Superseded bool `json:"superseded,omitempty"`
 	// clients is the number of client results merged.
 	Clients int32 `json:"clients"`
 	// startTime is the instant every client was told to start.

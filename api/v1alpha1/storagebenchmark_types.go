@@ -56,6 +56,7 @@ func init() {
 // +kubebuilder:validation:XValidation:rule="!has(self.load.queueDepth) || !has(self.load.queueDepth.steps) || self.load.queueDepth.steps.all(d, d >= self.clients.jobsPerClient)",message="load.queueDepth.steps: every depth must be at least clients.jobsPerClient (each fio job needs at least one outstanding I/O)",fieldPath=".load.queueDepth.steps"
 // +kubebuilder:validation:XValidation:rule="!has(self.load.queueDepth) || !has(self.load.queueDepth.start) || self.load.queueDepth.start >= self.clients.jobsPerClient",message="load.queueDepth.start must be at least clients.jobsPerClient (each fio job needs at least one outstanding I/O)",fieldPath=".load.queueDepth.start"
 // +kubebuilder:validation:XValidation:rule="!has(self.workload.workingSetPerClient) || has(self.storage.existingClaim) || !isQuantity(string(self.workload.workingSetPerClient)) || !isQuantity(string(self.storage.size)) || (self.storage.sharing == 'Shared' ? quantity(string(self.workload.workingSetPerClient)).asApproximateFloat() * double(self.clients.count) <= quantity(string(self.storage.size)).asApproximateFloat() : quantity(string(self.workload.workingSetPerClient)).compareTo(quantity(string(self.storage.size))) <= 0)",message="workload.workingSetPerClient does not fit in storage.size: with PerClient volumes it must be at most storage.size, with a Shared volume (Filesystem or Block) clients.count × workingSetPerClient must be at most storage.size",fieldPath=".workload.workingSetPerClient"
+// +kubebuilder:validation:XValidation:rule="!has(self.load.extendUntilSteady) || !has(self.load.rampTime) || (duration(self.load.stepDuration) - duration(self.load.rampTime)).getSeconds() >= (has(self.analysis) && has(self.analysis.steadyState) && has(self.analysis.steadyState.rounds) ? self.analysis.steadyState.rounds : 5)",message="load.extendUntilSteady needs steps that measure (stepDuration − rampTime) at least analysis.steadyState.rounds seconds, one timeline second per round, or no step could be judged steady",fieldPath=".load.extendUntilSteady"
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec cannot change once the benchmark exists: delete it and create a new one"
 type StorageBenchmarkSpec struct {
 	// storage is the volume (or volumes) under test.
@@ -289,6 +290,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.curve) || !has(self.curve.percents) || size(self.curve.percents) <= (has(self.curve.clientBoundCheck) && !self.curve.clientBoundCheck ? 99 : 98)",message="load.curve.percents may list at most 98 percentages with the client-bound check (99 with load.curve.clientBoundCheck false): with the unthrottled step and the check, a curve has at most 100 steps",fieldPath=".curve.percents"
 // +kubebuilder:validation:XValidation:rule="duration(self.rampTime) < duration(self.stepDuration)",message="load.rampTime must be shorter than load.stepDuration",fieldPath=".rampTime"
 // +kubebuilder:validation:XValidation:rule="!has(self.repeat) || self.repeat <= 1 || self.repeat * (has(self.rate) ? (has(self.rate.steps) ? size(self.rate.steps) : (has(self.rate.start) && has(self.rate.max) && has(self.rate.increment) && self.rate.increment > 0 && self.rate.max >= self.rate.start ? (self.rate.max - self.rate.start) / self.rate.increment + 1 : 1)) : has(self.queueDepth) ? (has(self.queueDepth.steps) ? size(self.queueDepth.steps) : (has(self.queueDepth.start) && has(self.queueDepth.max) ? [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096].filter(f, self.queueDepth.start * f <= self.queueDepth.max).size() : 1)) : has(self.curve) ? (has(self.curve.percents) ? size(self.curve.percents) : 10) + (has(self.curve.clientBoundCheck) && !self.curve.clientBoundCheck ? 1 : 2) : 1) <= 100",message="load.repeat times the number of steps (a curve's unthrottled step and client-bound check included) must be at most 100: every run is a step; lower load.repeat or plan fewer steps",fieldPath=".repeat"
+// +kubebuilder:validation:XValidation:rule="!has(self.extendUntilSteady) || (has(self.repeat) ? self.repeat : 1) * self.extendUntilSteady.maxRuns * (has(self.rate) ? (has(self.rate.steps) ? size(self.rate.steps) : (has(self.rate.start) && has(self.rate.max) && has(self.rate.increment) && self.rate.increment > 0 && self.rate.max >= self.rate.start ? (self.rate.max - self.rate.start) / self.rate.increment + 1 : 1)) : has(self.queueDepth) ? (has(self.queueDepth.steps) ? size(self.queueDepth.steps) : (has(self.queueDepth.start) && has(self.queueDepth.max) ? [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096].filter(f, self.queueDepth.start * f <= self.queueDepth.max).size() : 1)) : has(self.curve) ? (has(self.curve.percents) ? size(self.curve.percents) : 10) + (has(self.curve.clientBoundCheck) && !self.curve.clientBoundCheck ? 1 : 2) : 1) <= 100",message="load.extendUntilSteady.maxRuns times load.repeat times the number of steps (a curve's unthrottled step and client-bound check included) must be at most 100: every run is a step; lower maxRuns or plan fewer steps",fieldPath=".extendUntilSteady.maxRuns"
 type LoadSpec struct {
 	// rate offers a total rate across all clients per step; the operator
 	// divides it over clients × jobs.
@@ -344,6 +346,28 @@ type LoadSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=10
 	Repeat int32 `json:"repeat,omitempty"`
+
+	// extendUntilSteady runs a step again, at the same load, when its
+	// IOPS were not steady (analysis.steadyState), until a run is steady or
+	// maxRuns have run. Every run is a step of its own; the last one stands
+	// for the planned step and the earlier ones are marked superseded and
+	// left out of the curve, the summary, the SLOs and repeatability. Steps
+	// must measure at least analysis.steadyState.rounds seconds to be
+	// judged.
+	// +optional
+	ExtendUntilSteady *ExtendUntilSteady `json:"extendUntilSteady,omitempty"`
+}
+
+// ExtendUntilSteady bounds how often an unsteady step is run again.
+type ExtendUntilSteady struct {
+	// maxRuns is the most runs of one planned step, the first included, 2
+	// to 10. A step whose last allowed run is still not steady keeps that
+	// run, marked not steady.
+	// +optional
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=10
+	MaxRuns int32 `json:"maxRuns,omitempty"`
 }
 
 // RateSteps lists the total offered rate of each step, or generates them

@@ -54,6 +54,11 @@ type StepInput struct {
 	// Unthrottled marks a curve's unthrottled step and ClientBoundCheck its
 	// repetition at twice the outstanding I/O; see ClientBound.
 	Unthrottled, ClientBoundCheck bool
+	// Superseded marks a run of a step that was judged not steady and run
+	// again (plan.Load.ExtendUntilSteady): the later run stands for the
+	// planned step, and this one, like a failed step, is reported but never
+	// evidence.
+	Superseded bool
 }
 
 // Options tunes the analysis. The zero value means the defaults.
@@ -146,7 +151,15 @@ type StepAnalysis struct {
 	// Failed: the step carries errors and is not used as evidence for the
 	// curve, the summary or the objectives.
 	Failed bool
+	// Superseded repeats the input's: a later run stands for this step,
+	// which is not evidence either.
+	Superseded bool
 }
+
+// evidence reports whether the step counts towards the curve, the summary,
+// the client-bound check and the objectives: it neither failed nor was
+// superseded by a later run.
+func (s *StepAnalysis) evidence() bool { return !s.Failed && !s.Superseded }
 
 // AtTarget is "performance @ latency target": the step with the highest
 // achieved throughput whose selected latency is at or below the target.
@@ -224,7 +237,7 @@ func Analyze(steps []StepInput, opts Options, slos []Objective) (Result, error) 
 	res.Summary = summarize(res.Steps, opts)
 	res.ClientBound = clientBoundOf(steps, res.Steps, opts)
 
-	ev := newEvaluator(steps)
+	ev := newEvaluator(steps, res.Steps)
 	res.SLOs = make([]SLOResult, len(slos))
 	res.AllSLOsMet = len(slos) > 0
 	for i, o := range slos {
@@ -246,6 +259,7 @@ func analyzeStep(in *StepInput, opts Options) StepAnalysis {
 		AchievedBytesPerSec: a.Total.BytesPerSec,
 		Failed:              len(a.Errors) > 0,
 		ClientBoundCheck:    in.ClientBoundCheck,
+		Superseded:          in.Superseded,
 	}
 	sa.LatencyNs, sa.HasLatency = opts.TargetSelector.Of(*a)
 	var achieved, offered float64
@@ -277,7 +291,7 @@ func kneeOf(steps []StepAnalysis, opts Options) int {
 	pts := make([]curvePoint, 0, len(steps))
 	for i := range steps {
 		s := &steps[i]
-		if s.Failed || !s.HasLatency || s.ClientBoundCheck {
+		if !s.evidence() || !s.HasLatency || s.ClientBoundCheck {
 			continue
 		}
 		pts = append(pts, curvePoint{x: throughputOf(s, opts), y: float64(s.LatencyNs), index: i})
@@ -291,7 +305,7 @@ func summarize(steps []StepAnalysis, opts Options) Summary {
 	target := uint64(opts.LatencyTarget)
 	for i := range steps {
 		s := &steps[i]
-		if s.Failed {
+		if !s.evidence() {
 			continue
 		}
 		if s.Knee {

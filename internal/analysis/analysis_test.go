@@ -292,6 +292,37 @@ func TestAnalyzeSummary(t *testing.T) {
 	}
 }
 
+// A superseded run, the unsteady first try of a step run again, is like a
+// failed step: kept in Steps, never the peak, the knee, the at-target step,
+// the client-bound check's side or an objective's evidence.
+func TestAnalyzeSupersededIsNotEvidence(t *testing.T) {
+	in := unthrottled(
+		reads(1, 90000, 300*us), // superseded: would be the peak and at target
+		reads(2, 20000, 400*us),
+		reads(3, 21000, 400*us), // the client-bound check
+	)
+	in[0].Superseded, in[0].Unthrottled = true, true
+	in[1].Unthrottled = true
+	in[2].Unthrottled, in[2].ClientBoundCheck = true, true
+	peak := Objective{Name: "peak", PeakIOPS: ptr[int64](50000)}
+	res, err := Analyze(in, Options{}, []Objective{peak})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Steps[0].Superseded || res.Steps[1].Superseded {
+		t.Errorf("Superseded flags %v %v, want true false", res.Steps[0].Superseded, res.Steps[1].Superseded)
+	}
+	if s := res.Summary; s.PeakIOPSStep != 3 || s.AtTarget == nil || s.AtTarget.Step != 3 {
+		t.Errorf("summary %+v: want the peak and at-target step 3, not the superseded step 1", s)
+	}
+	if cb := res.ClientBound; cb == nil || !reflect.DeepEqual(cb.MaximumSteps, []int{2}) || cb.Maximum != 20000 {
+		t.Errorf("client-bound check %+v: want it against step 2 alone", cb)
+	}
+	if res.SLOs[0].Verdict != NotMet {
+		t.Errorf("peak objective %+v: want NotMet, the superseded 90,000 IOPS not counted", res.SLOs[0])
+	}
+}
+
 func TestAllSLOsMet(t *testing.T) {
 	steps := unthrottled(reads(1, 10000, 500*us), reads(2, 20000, 2*ms))
 	met := Objective{Name: "met", PeakIOPS: ptr[int64](20000)}

@@ -48,7 +48,7 @@ func clientBoundOf(in []StepInput, steps []StepAnalysis, opts Options) *ClientBo
 	var sumMax, sumCheck float64
 	for i := range in {
 		s := &steps[i]
-		if s.Failed || !in[i].Unthrottled {
+		if !s.evidence() || !in[i].Unthrottled {
 			continue
 		}
 		if in[i].ClientBoundCheck {

@@ -16,6 +16,9 @@
 // Failed set, but it is never evidence: it is never saturated, never the
 // knee, never the peak or the at-target step, and objectives ignore it. An
 // interrupted step without errors counts: its numbers are what fio measured.
+// A superseded step (StepInput.Superseded: a run judged not steady that was
+// run again) is not evidence either: the run after it stands for the
+// planned step.
 //
 // # Latency selectors
 //

@@ -238,10 +238,10 @@ type evaluator struct {
 	steps []*results.StepAggregate
 }
 
-func newEvaluator(in []StepInput) *evaluator {
+func newEvaluator(in []StepInput, steps []StepAnalysis) *evaluator {
 	ev := &evaluator{}
 	for i := range in {
-		if len(in[i].Aggregate.Errors) == 0 {
+		if steps[i].evidence() {
 			ev.steps = append(ev.steps, &in[i].Aggregate)
 		}
 	}

@@ -85,6 +85,8 @@ var (
 		"1 when a throttled step achieved less than the saturation percentage of its offered load, else 0.", stepLabels...)
 	descStepKnee = desc("step_knee",
 		"1 for the step at the knee of the ops-latency curve, else 0.", stepLabels...)
+	descStepSuperseded = desc("step_superseded",
+		"1 for a run that was not steady and was run again (load.extendUntilSteady): its rerun stands for the planned step; else 0. Absent when the load does not extend unsteady steps.", stepLabels...)
 
 	descPeakIOPS = desc("peak_iops",
 		"Highest achieved IOPS of a successful step of the run.", benchLabels...)
@@ -115,7 +117,7 @@ var (
 // collectorDescs are the Collector's descriptors.
 var collectorDescs = []*prometheus.Desc{
 	descStepIOPS, descStepBytes, descStepLatency, descStepLatencyMean, descStepOfferedIOPS,
-	descStepOfferedBytes, descStepSaturated, descStepKnee, descPeakIOPS, descPeakBytes,
+	descStepOfferedBytes, descStepSaturated, descStepKnee, descStepSuperseded, descPeakIOPS, descPeakBytes,
 	descAtTargetIOPS, descAtTargetBytes, descLatencyTarget, descSLO, descState, descStart,
 	descCompletion, descDuration, descSteps, descScrapeErrors,
 }
@@ -249,6 +251,9 @@ func collectBenchmark(ch chan<- prometheus.Metric, b *v1alpha1.StorageBenchmark,
 	}
 	for i := range st.Steps {
 		collectStep(ch, bl, &st.Steps[i])
+		if b.Spec.Load.ExtendUntilSteady != nil {
+			gauge(ch, descStepSuperseded, bool01(st.Steps[i].Superseded), with(bl, strconv.Itoa(int(st.Steps[i].Index)))...)
+		}
 	}
 }
 

@@ -36,6 +36,15 @@ func cond(typ string, status bool) metav1.Condition {
 
 func ptr[T any](v T) *T { return &v }
 
+// extended is complete() run with load.extendUntilSteady, its first step
+// superseded by the second.
+func extended() *v1alpha1.StorageBenchmark {
+	b := complete()
+	b.Spec.Load.ExtendUntilSteady = &v1alpha1.ExtendUntilSteady{MaxRuns: 2}
+	b.Status.Steps[0].Superseded = true
+	return b
+}
+
 // complete is a finished two-step run with reads and writes, one met and
 // one unmet objective.
 func complete() *v1alpha1.StorageBenchmark {
@@ -170,6 +179,16 @@ storagebench_step_offered_iops{benchmark="db",namespace="ns",profile="oltp",step
 storagebench_step_saturated{benchmark="db",namespace="ns",profile="oltp",step="0",storage_class="fast"} 0
 storagebench_step_saturated{benchmark="db",namespace="ns",profile="oltp",step="1",storage_class="fast"} 1
 `},
+		{name: "superseded runs of a load extended until steady", objs: []client.Object{extended()},
+			names: []string{"storagebench_step_superseded"},
+			want: `
+# HELP storagebench_step_superseded 1 for a run that was not steady and was run again (load.extendUntilSteady): its rerun stands for the planned step; else 0. Absent when the load does not extend unsteady steps.
+# TYPE storagebench_step_superseded gauge
+storagebench_step_superseded{benchmark="db",namespace="ns",profile="oltp",step="0",storage_class="fast"} 1
+storagebench_step_superseded{benchmark="db",namespace="ns",profile="oltp",step="1",storage_class="fast"} 0
+`},
+		{name: "no superseded series without extendUntilSteady", objs: []client.Object{complete()},
+			names: []string{"storagebench_step_superseded"}, want: ``},
 		{name: "complete latency", objs: []client.Object{complete()},
 			names: []string{"storagebench_step_latency_seconds", "storagebench_step_latency_mean_seconds", "storagebench_step_achieved_bytes_per_second"},
 			want: `

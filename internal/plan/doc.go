@@ -35,6 +35,19 @@
 // builds its throttled steps on the MEAN of those runs' achieved maxima.
 // Stop rules judge every run on its own, as they judge any step.
 //
+// # Running unsteady steps again
+//
+// ExtendUntilSteady (2..10; 0 off) reruns a step whose outcome was judged
+// not steady (StepOutcome.Steady, set by the caller from the step's
+// timeline) at the same load, as a step of its own with Attempt counting
+// the runs of its planned step, until a run is steady or ExtendUntilSteady
+// runs have run. A run not judged (nil) is not rerun. Next walks the
+// outcomes to find which planned step each is a run of; a curve's maximum
+// takes each unthrottled planned step's last run. The run a rerun follows
+// is superseded (Step.Supersedes). TotalSteps counts the most runs, levels
+// × Repeat × ExtendUntilSteady, which must not exceed MaxSteps;
+// PlannedSteps the runs planned once some have been rerun.
+//
 // # Dividing a step
 //
 // fio's rate_iops and rate limit each data direction separately

@@ -40,6 +40,9 @@ const (
 	// MaxRepeat is the most runs of each planned step (Load.Repeat); every
 	// run is a step, so steps × repeat is bounded by MaxSteps too.
 	MaxRepeat = 10
+	// MaxRunsUntilSteady is the largest Load.ExtendUntilSteady: the most
+	// runs of one planned step while it is not steady.
+	MaxRunsUntilSteady = 10
 )
 
 // RateSteps offers a total rate (across ALL clients and jobs) per step. Set
@@ -163,6 +166,21 @@ type Load struct {
 	// Repeat runs every planned step this many times back to back, 1..10;
 	// 0 means 1. Each run is a step of its own (Steps lists them all).
 	Repeat int32
+	// ExtendUntilSteady, when 2 or more, is the most runs of a planned step
+	// while it is not steady: a step whose outcome was judged not steady
+	// (StepOutcome.Steady) is run again at the same load, as a step of its
+	// own, until a run is steady or this many have run; the last run is
+	// the planned step's figure and the earlier ones are superseded. 0 or
+	// 1: every planned step runs once.
+	ExtendUntilSteady int32
+}
+
+// runsUntilSteady is l.ExtendUntilSteady, or 1 when it does not extend.
+func (l Load) runsUntilSteady() int {
+	if l.ExtendUntilSteady < 2 {
+		return 1
+	}
+	return int(l.ExtendUntilSteady)
 }
 
 // repeat is l.Repeat, or 1 when unset: the one place it is defaulted (the
@@ -215,6 +233,11 @@ type Step struct {
 	// maximum, at twice the outstanding I/O of every job (CurveSpec). It is
 	// not part of the maximum the curve's rates are built from.
 	ClientBoundCheck bool `json:",omitempty"`
+	// Attempt is which run of its planned step this is, 1..
+	// Load.ExtendUntilSteady, when the load extends unsteady steps; 0
+	// otherwise. A run with Attempt above 1 supersedes the step before it
+	// (Supersedes).
+	Attempt int32 `json:",omitempty"`
 	// OfferedIOPS is the total offered IOPS across all clients, or 0 if the
 	// step is not an IOPS rate step.
 	OfferedIOPS int64
@@ -227,6 +250,11 @@ type Step struct {
 	// PercentOfMax is the curve percentage of this step, or 0.
 	PercentOfMax int32
 }
+
+// Supersedes reports whether s is a rerun of the step just before it,
+// which was not steady: that earlier step is then superseded, not a figure
+// of the run.
+func (s Step) Supersedes() bool { return s.Attempt > 1 }
 
 // RateLimited reports whether the step offers a fixed rate.
 func (s Step) RateLimited() bool { return s.OfferedIOPS > 0 || s.OfferedBytesPerSec > 0 }

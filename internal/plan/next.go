@@ -26,6 +26,10 @@ type StepOutcome struct {
 	// LongestStall is the longest time in which no client completed an
 	// I/O (0: none, or no timeline).
 	LongestStall time.Duration
+	// Steady is the steady-state verdict on the step's timeline; nil when
+	// it was not judged (too short a timeline, or no rule applied). Only a
+	// load that extends unsteady steps (Load.ExtendUntilSteady) reads it.
+	Steady *bool
 }
 
 // StopKind says why a load ended.
@@ -79,32 +83,41 @@ type StopReason struct {
 // l must have passed Validate: Next checks only the outcomes against it.
 func Next(l Load, done []StepOutcome) (next *Step, stop *StopReason, err error) {
 	planned := Steps(l)
-	if len(done) > len(planned) {
-		return nil, nil, fmt.Errorf("%d step outcomes for a load of %d steps", len(done), len(planned))
-	}
 	for i, o := range done {
 		if o.Index != i {
 			return nil, nil, fmt.Errorf("outcome %d has index %d; outcomes must be in step order from 0", i, o.Index)
 		}
 	}
-	c := stepper{l: l, planned: planned, done: done}
+	c := stepper{l: l, planned: planned, done: done, final: make([]int, len(planned))}
+	// p is the planned step the next outcome is a run of, attempt which
+	// run of it.
+	p, attempt := 0, 1
 	for i := range done {
-		s, err := c.step(i)
+		if p == len(planned) {
+			return nil, nil, fmt.Errorf("%d step outcomes for a load of %d steps", len(done), i)
+		}
+		s, err := c.step(p, i, attempt)
 		if err != nil {
 			return nil, nil, err
 		}
-		if stop, err := c.check(s, done[i]); stop != nil || err != nil {
+		if stop, err := c.check(s, p, done[i]); stop != nil || err != nil {
 			return nil, stop, err
 		}
+		if c.extends(done[i], attempt) {
+			attempt++
+			continue
+		}
+		c.final[p] = i
+		p, attempt = p+1, 1
 	}
-	if len(done) == len(planned) {
+	if p == len(planned) {
 		return nil, &StopReason{
 			Kind:    StopCompleted,
-			Step:    len(planned) - 1,
-			Message: fmt.Sprintf("all %d steps completed", len(planned)),
+			Step:    len(done) - 1,
+			Message: fmt.Sprintf("all %d steps completed", len(done)),
 		}, nil
 	}
-	s, err := c.step(len(done))
+	s, err := c.step(p, len(done), attempt)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -115,11 +128,19 @@ type stepper struct {
 	l       Load
 	planned []Step
 	done    []StepOutcome
+	// final[p] is the index in done of planned step p's last run, once a
+	// later step has been decided.
+	final []int
 }
 
-// step returns step i with its offered rate filled in.
-func (c *stepper) step(i int) (Step, error) {
-	s := c.planned[i]
+// step returns run attempt of planned step p as step index, with its
+// offered rate filled in.
+func (c *stepper) step(p, index, attempt int) (Step, error) {
+	s := c.planned[p]
+	s.Index = index
+	if c.l.runsUntilSteady() > 1 {
+		s.Attempt = int32(attempt)
+	}
 	if c.l.Curve == nil || s.Unthrottled {
 		return s, nil
 	}
@@ -137,9 +158,17 @@ func (c *stepper) step(i int) (Step, error) {
 	return s, nil
 }
 
+// extends reports whether the run attempt that had outcome o is run again:
+// the load extends unsteady steps, o was judged not steady, and fewer
+// than ExtendUntilSteady runs of its planned step have run.
+func (c *stepper) extends(o StepOutcome, attempt int) bool {
+	return attempt < c.l.runsUntilSteady() && o.Steady != nil && !*o.Steady
+}
+
 // maximum is the curve's maximum: what its unthrottled level achieved, the
-// mean over its runs (IOPS, or bytes per second for MiBps curves). The
-// unthrottled runs come first, so every later step has them all done.
+// mean over its runs (IOPS, or bytes per second for MiBps curves), each
+// planned run counted by its last attempt. The unthrottled runs come first,
+// so every later step has them all done.
 func (c *stepper) maximum(unit RateUnit) (float64, error) {
 	what := "IOPS"
 	if unit == MiBps {
@@ -148,12 +177,13 @@ func (c *stepper) maximum(unit RateUnit) (float64, error) {
 	var sum float64
 	n := 0
 	for k, s := range c.planned {
-		if !s.Unthrottled || s.ClientBoundCheck || k >= len(c.done) {
+		if !s.Unthrottled || s.ClientBoundCheck {
 			break
 		}
-		v := c.done[k].AchievedIOPS
+		o := c.done[c.final[k]]
+		v := o.AchievedIOPS
 		if unit == MiBps {
-			v = c.done[k].AchievedBytesPerSec
+			v = o.AchievedBytesPerSec
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) || v > 1<<62 || v < 0 {
 			name := "unthrottled step"
@@ -175,11 +205,11 @@ func (c *stepper) maximum(unit RateUnit) (float64, error) {
 }
 
 // check applies the stop rules to one finished step.
-func (c *stepper) check(s Step, o StepOutcome) (*StopReason, error) {
+func (c *stepper) check(s Step, p int, o StepOutcome) (*StopReason, error) {
 	if ls := c.l.Stop.Latency; ls != nil && !s.Unthrottled {
 		dir, ns, err := latencyOf(ls, o)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.label(s), err)
+			return nil, fmt.Errorf("%s: %w", c.label(s, p), err)
 		}
 		limitNs := uint64(ls.LimitMicroseconds) * 1000
 		if ns > limitNs {
@@ -188,7 +218,7 @@ func (c *stepper) check(s Step, o StepOutcome) (*StopReason, error) {
 				Kind: StopLatencyLimit,
 				Step: s.Index,
 				Message: fmt.Sprintf("%s: %s %s latency %s exceeded the %s limit",
-					c.label(s), ls.Metric, dir, got, lim),
+					c.label(s, p), ls.Metric, dir, got, lim),
 			}, nil
 		}
 	}
@@ -202,7 +232,7 @@ func (c *stepper) check(s Step, o StepOutcome) (*StopReason, error) {
 				Kind: StopSaturated,
 				Step: s.Index,
 				Message: fmt.Sprintf("%s: achieved %s, below %d %% of the offered rate",
-					c.label(s), formatRate(s, achieved, float64(pct)*offered/100), pct),
+					c.label(s, p), formatRate(s, achieved, float64(pct)*offered/100), pct),
 			}, nil
 		}
 	}
@@ -212,7 +242,7 @@ func (c *stepper) check(s Step, o StepOutcome) (*StopReason, error) {
 			Kind: StopIOStall,
 			Step: s.Index,
 			Message: fmt.Sprintf("%s: no I/O completed for %s, longer than the %s limit",
-				c.label(s), got, limit),
+				c.label(s, p), got, limit),
 		}, nil
 	}
 	return nil, nil
@@ -253,13 +283,17 @@ func latencyOf(ls *LatencyStop, o StepOutcome) (LatencyOperation, uint64, error)
 	}
 }
 
-// label names a step for messages: "step 4/10 (20000 IOPS offered)".
-func (c *stepper) label(s Step) string {
+// label names a step for messages: "step 4/10 (20000 IOPS offered)", N
+// counting the reruns of unsteady steps decided so far.
+func (c *stepper) label(s Step, p int) string {
 	what := s.Load()
 	if s.Repetition > 0 {
 		what += fmt.Sprintf(", run %d/%d", s.Repetition, c.l.repeat())
 	}
-	return fmt.Sprintf("step %d/%d (%s)", s.Index+1, len(c.planned), what)
+	if s.Attempt > 1 {
+		what += fmt.Sprintf(", attempt %d/%d until steady", s.Attempt, c.l.runsUntilSteady())
+	}
+	return fmt.Sprintf("step %d/%d (%s)", s.Index+1, s.Index+len(c.planned)-p, what)
 }
 
 // Load says what a step offers, for messages: "20000 IOPS offered",

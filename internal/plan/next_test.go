@@ -36,16 +36,7 @@ func TestNext(t *testing.T) {
 	rateMiB := Load{Rate: &RateSteps{Unit: MiBps, Steps: []int64{100, 200}}, StepDuration: time.Minute}
 	p99read2ms := &LatencyStop{P99, Read, 2000}
 
-	tests := []struct {
-		name     string
-		l        Load
-		done     []StepOutcome
-		wantNext *Step
-		wantStop StopKind
-		stopStep int
-		wantMsg  string // substring of the stop message or error
-		wantErr  bool
-	}{
+	tests := []nextCase{
 		// rate mode
 		{name: "rate first", l: rate, wantNext: &Step{Index: 0, OfferedIOPS: 1000}},
 		{name: "rate second", l: rate, done: []StepOutcome{out(0, 1000, ms, ms)}, wantNext: &Step{Index: 1, OfferedIOPS: 2000}},
@@ -272,16 +263,7 @@ func TestNextRepeat(t *testing.T) {
 	curveMiB := Load{Curve: &CurveSpec{Unit: MiBps, Percents: []int32{50}}, StepDuration: time.Minute, Repeat: 2}
 	p99read2ms := &LatencyStop{P99, Read, 2000}
 	unthrottled := []StepOutcome{out(0, 9000, 50*ms, 0), out(1, 10000, 50*ms, 0), out(2, 11500, 50*ms, 0)} // mean 10,166.67
-	tests := []struct {
-		name     string
-		l        Load
-		done     []StepOutcome
-		wantNext *Step
-		wantStop StopKind
-		stopStep int
-		wantMsg  string
-		wantErr  bool
-	}{
+	runNextCases(t, []nextCase{
 		{name: "first run of the first level", l: rate, wantNext: &Step{Index: 0, Level: 0, Repetition: 1, OfferedIOPS: 1000}},
 		{name: "third run of the first level", l: rate, done: []StepOutcome{out(0, 1000, ms, ms), out(1, 1000, ms, ms)},
 			wantNext: &Step{Index: 2, Level: 0, Repetition: 3, OfferedIOPS: 1000}},
@@ -310,7 +292,25 @@ func TestNextRepeat(t *testing.T) {
 			wantErr: true, wantMsg: "unthrottled run 2/3 achieved an invalid IOPS (+Inf); cannot build the curve"},
 		{name: "curve: unthrottled runs that achieved nothing", l: curve, done: []StepOutcome{out(0, 0, ms, 0), out(1, 0, ms, 0), out(2, 0, ms, 0)},
 			wantErr: true, wantMsg: "unthrottled runs achieved 0 IOPS on average"},
-	}
+	})
+}
+
+// nextCase is a call of Next and what it must return: the next step, a
+// stop (its kind, step and a substring of its message) or an error
+// containing wantMsg.
+type nextCase struct {
+	name     string
+	l        Load
+	done     []StepOutcome
+	wantNext *Step
+	wantStop StopKind
+	stopStep int
+	wantMsg  string
+	wantErr  bool
+}
+
+func runNextCases(t *testing.T, tests []nextCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			next, stop, err := Next(tt.l, tt.done)
@@ -331,5 +331,63 @@ func TestNextRepeat(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// judged is o with a steady-state verdict.
+func judged(o StepOutcome, steady bool) StepOutcome {
+	o.Steady = &steady
+	return o
+}
+
+func TestNextExtendUntilSteady(t *testing.T) {
+	const ms = 1_000_000
+	rate := Load{Rate: &RateSteps{Steps: []int64{1000, 2000}}, StepDuration: time.Minute, ExtendUntilSteady: 3}
+	curve := Load{Curve: &CurveSpec{Percents: []int32{50, 100}, ClientBoundCheck: true}, StepDuration: time.Minute, ExtendUntilSteady: 2}
+	repeated := rate
+	repeated.Repeat = 2
+	no := false
+	runNextCases(t, []nextCase{
+		{name: "first run is attempt 1", l: rate, wantNext: &Step{Index: 0, Attempt: 1, OfferedIOPS: 1000}},
+		{name: "a steady run moves on", l: rate, done: []StepOutcome{judged(out(0, 1000, ms, 0), true)},
+			wantNext: &Step{Index: 1, Attempt: 1, OfferedIOPS: 2000}},
+		{name: "an unjudged run moves on", l: rate, done: []StepOutcome{out(0, 1000, ms, 0)},
+			wantNext: &Step{Index: 1, Attempt: 1, OfferedIOPS: 2000}},
+		{name: "an unsteady run is run again", l: rate, done: []StepOutcome{judged(out(0, 1000, ms, 0), false)},
+			wantNext: &Step{Index: 1, Attempt: 2, OfferedIOPS: 1000}},
+		{name: "until maxRuns have run", l: rate, done: []StepOutcome{judged(out(0, 1000, ms, 0), false), judged(out(1, 1000, ms, 0), false), judged(out(2, 1000, ms, 0), false)},
+			wantNext: &Step{Index: 3, Attempt: 1, OfferedIOPS: 2000}},
+		{name: "completed counts the reruns", l: rate, done: []StepOutcome{judged(out(0, 1000, ms, 0), false), judged(out(1, 1000, ms, 0), true), judged(out(2, 2000, ms, 0), true)},
+			wantStop: StopCompleted, stopStep: 2, wantMsg: "all 3 steps completed"},
+		{name: "stop rules judge every run; N counts the reruns decided", l: withStop(rate, &LatencyStop{P99, Read, 2000}, 0),
+			done:     []StepOutcome{judged(out(0, 1000, ms, 0), false), judged(out(1, 1000, 3*ms, 0), false)},
+			wantStop: StopLatencyLimit, stopStep: 1, wantMsg: "step 2/3 (1000 IOPS offered, attempt 2/3 until steady): p99 read latency 3 ms exceeded the 2 ms limit"},
+		{name: "repeat: each run of a level is extended on its own", l: repeated,
+			done:     []StepOutcome{judged(out(0, 1000, ms, 0), true), judged(out(1, 1000, ms, 0), false)},
+			wantNext: &Step{Index: 2, Level: 0, Repetition: 2, Attempt: 2, OfferedIOPS: 1000}},
+		{name: "curve: the unthrottled step is run again", l: curve, done: []StepOutcome{judged(out(0, 9000, ms, 0), false)},
+			wantNext: &Step{Index: 1, Attempt: 2, Unthrottled: true}},
+		{name: "curve: the maximum is the last run's, not the superseded one's", l: curve,
+			done:     []StepOutcome{judged(out(0, 9000, ms, 0), false), judged(out(1, 12000, ms, 0), true), judged(out(2, 12100, ms, 0), true)},
+			wantNext: &Step{Index: 3, Attempt: 1, OfferedIOPS: 6000, PercentOfMax: 50}},
+		{name: "curve: an extended throttled step offers the same", l: curve,
+			done:     []StepOutcome{judged(out(0, 12000, ms, 0), true), judged(out(1, 12000, ms, 0), true), judged(out(2, 6000, ms, 0), false)},
+			wantNext: &Step{Index: 3, Attempt: 2, OfferedIOPS: 6000, PercentOfMax: 50}},
+		{name: "off: an unsteady run is not run again", l: Load{Rate: &RateSteps{Steps: []int64{1000, 2000}}, StepDuration: time.Minute},
+			done: []StepOutcome{{Index: 0, AchievedIOPS: 1000, Steady: &no}}, wantNext: &Step{Index: 1, OfferedIOPS: 2000}},
+	})
+}
+
+func TestPlannedStepsCountsReruns(t *testing.T) {
+	l := Load{Rate: &RateSteps{Steps: []int64{1000, 2000}}, StepDuration: time.Minute, ExtendUntilSteady: 3}
+	if got := TotalSteps(l); got != 6 {
+		t.Errorf("TotalSteps = %d, want 6 (2 planned × at most 3 runs)", got)
+	}
+	ran := []Step{{Index: 0, Attempt: 1}, {Index: 1, Attempt: 2}, {Index: 2, Attempt: 3}, {Index: 3, Attempt: 1}}
+	if got := PlannedSteps(l, ran); got != 4 {
+		t.Errorf("PlannedSteps = %d, want 4 (2 planned + 2 reruns)", got)
+	}
+	if got := PlannedSteps(l, nil); got != 2 {
+		t.Errorf("PlannedSteps before any step = %d, want 2", got)
 	}
 }

@@ -159,8 +159,24 @@ func levels(l Load) []Step {
 	return steps
 }
 
-// TotalSteps returns the number of steps of l (len(Steps(l))).
-func TotalSteps(l Load) int { return len(Steps(l)) }
+// TotalSteps returns the most steps l may run: len(Steps(l)), times
+// ExtendUntilSteady when every planned step might be run again until it is
+// steady. It bounds the step records a run may have and how long it may
+// take.
+func TotalSteps(l Load) int { return len(Steps(l)) * l.runsUntilSteady() }
+
+// PlannedSteps is the number of steps l plans once ran, the steps ordered
+// so far in order, has been run: len(Steps(l)) plus the reruns among them
+// (steps that Supersede the one before). It is what "step i/N" displays.
+func PlannedSteps(l Load, ran []Step) int {
+	n := len(Steps(l))
+	for _, s := range ran {
+		if s.Supersedes() {
+			n++
+		}
+	}
+	return n
+}
 
 // mibToBytes converts MiB to bytes, saturating instead of overflowing.
 func mibToBytes(v int64) int64 {

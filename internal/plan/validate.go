@@ -104,17 +104,26 @@ func validateLoad(l Load, t *Topology, w *workload.Spec) error {
 	return validateStop(l, w)
 }
 
-// validateRepeat checks Repeat and, once for every mode, that the runs it
-// makes (levels × Repeat) stay within MaxSteps: each run is a step.
+// validateRepeat checks Repeat and ExtendUntilSteady and, once for every
+// mode, that the most runs they make (levels × Repeat × ExtendUntilSteady)
+// stay within MaxSteps: each run is a step.
 func validateRepeat(l Load) error {
 	if l.Repeat < 0 || l.Repeat > MaxRepeat {
 		return fe("load.repeat", i64(int64(l.Repeat)), "must be between 1 and 10")
 	}
-	planned, n := len(levels(l)), l.repeat()
+	if l.ExtendUntilSteady < 0 || l.ExtendUntilSteady > MaxRunsUntilSteady {
+		return fe("load.extendUntilSteady.maxRuns", i64(int64(l.ExtendUntilSteady)), "must be between 2 and 10")
+	}
+	planned, n, ext := len(levels(l)), l.repeat(), l.runsUntilSteady()
 	if runs := planned * n; runs > MaxSteps {
 		return fe("load.repeat", i64(int64(n)), fmt.Sprintf(
 			"must leave at most %d steps in all: %d planned steps × %d runs each = %d runs, and every run is a step; lower repeat or plan fewer steps",
 			MaxSteps, planned, n, runs))
+	}
+	if runs := planned * n * ext; runs > MaxSteps {
+		return fe("load.extendUntilSteady.maxRuns", i64(int64(ext)), fmt.Sprintf(
+			"must leave at most %d steps in all: %d planned steps × at most %d runs until steady = %d runs, and every run is a step; lower maxRuns or plan fewer steps",
+			MaxSteps, planned*n, ext, runs))
 	}
 	return nil
 }

@@ -129,6 +129,13 @@ func TestValidate(t *testing.T) {
 		{"repeat: default curve × 9 = 99 runs", Load{Curve: &CurveSpec{}, StepDuration: minute, Repeat: 9}, ok, rw, "", ""},
 		{"repeat: default curve × 10 = 110 runs, the unthrottled level counted", Load{Curve: &CurveSpec{}, StepDuration: minute, Repeat: 10}, ok, rw,
 			"load.repeat", "11 planned steps × 10 runs each = 110 runs"},
+		// extendUntilSteady: the most runs count as steps too
+		{"extend: 10 levels × 10 runs", Load{Rate: &RateSteps{Steps: seq(10, 1000)}, StepDuration: minute, ExtendUntilSteady: 10}, ok, rw, "", ""},
+		{"extend: 11 runs", Load{Rate: &RateSteps{Steps: []int64{1000}}, StepDuration: minute, ExtendUntilSteady: 11}, ok, rw,
+			"load.extendUntilSteady.maxRuns", "must be between 2 and 10"},
+		{"extend: 5 levels × repeat 5 × 5 runs = 125", Load{Rate: &RateSteps{Steps: seq(5, 1000)}, StepDuration: minute, Repeat: 5, ExtendUntilSteady: 5}, ok, rw,
+			"load.extendUntilSteady.maxRuns", "25 planned steps × at most 5 runs until steady = 125 runs"},
+		{"extend: default curve × 9 runs = 99", Load{Curve: &CurveSpec{}, StepDuration: minute, ExtendUntilSteady: 9}, ok, rw, "", ""},
 
 		// durations
 		{"duration 5s", Load{Rate: &RateSteps{Steps: []int64{1000}}, StepDuration: 5 * time.Second}, ok, rw, "", ""},

@@ -42,12 +42,18 @@ var DefaultLeads = Leads{First: DefaultStartLead, Next: DefaultNextStepLead}
 // (every step ran, or a stop rule holds), the final order, with the stop
 // rule's message and the end instant to the second. An error says the plan
 // cannot go on (an invalid load, a step too small to divide). With the
-// final order comes the stop reason.
-func Next(l plan.Load, t plan.Topology, w workload.Spec, recorded []results.StepAggregate, now time.Time, leads Leads) (StepOrder, *plan.StopReason, error) {
+// final order comes the stop reason. Each recorded step's timeline is
+// judged by the steady rule for loads that extend unsteady steps.
+func Next(l plan.Load, t plan.Topology, w workload.Spec, steady analysis.SteadyOptions, recorded []results.StepAggregate, now time.Time, leads Leads) (StepOrder, *plan.StopReason, error) {
 	n := len(recorded)
 	done := make([]plan.StepOutcome, n)
 	for i, a := range recorded {
 		done[i] = OutcomeOf(i, a)
+		if l.ExtendUntilSteady > 1 {
+			if v := analysis.Steady(a.Timeline, steady); v.Judged {
+				done[i].Steady = &v.Steady
+			}
+		}
 	}
 	step, stop, err := plan.Next(l, done)
 	if err == nil && step != nil {

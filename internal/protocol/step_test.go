@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/internal/workload"
@@ -47,6 +48,38 @@ func TestOutcomeOf(t *testing.T) {
 	}
 }
 
+// warming is a recorded step whose IOPS rose 30 % in its last fifth: not
+// steady by the default rule (range 28 %), steady with 30 % allowed.
+func warming(step int) results.StepAggregate {
+	a := agg(step, 106, time.Millisecond, 0)
+	for k, v := range []float64{100, 100, 100, 100, 130} {
+		a.Timeline.Windows = append(a.Timeline.Windows, results.Window{StartMs: uint64(k) * 1000, IOPS: v, IOs: uint64(v)})
+	}
+	a.Timeline.WindowSeconds = 1
+	return a
+}
+
+func TestNextExtendsUnsteadySteps(t *testing.T) {
+	topo := plan.Topology{Clients: 2, JobsPerClient: 1}
+	w := workload.BaseSpec()
+	l := plan.Load{Rate: &plan.RateSteps{Steps: []int64{100, 200}}, StepDuration: time.Minute, ExtendUntilSteady: 2}
+	rec := []results.StepAggregate{warming(0)}
+	got, _, err := Next(l, topo, w, analysis.SteadyOptions{}, rec, now, DefaultLeads)
+	if err != nil || got.Done || got.Index != 1 || got.Step.OfferedIOPS != 100 || got.Step.Attempt != 2 {
+		t.Fatalf("after an unsteady step: %+v, %v; want step 1 at 100 IOPS, attempt 2", got, err)
+	}
+	loose := analysis.SteadyOptions{RangePercent: 30, SlopePercent: 30}
+	got, _, err = Next(l, topo, w, loose, rec, now, DefaultLeads)
+	if err != nil || got.Done || got.Step.OfferedIOPS != 200 || got.Step.Attempt != 1 {
+		t.Fatalf("after a step steady by the rule given: %+v, %v; want the next planned step", got, err)
+	}
+	l.ExtendUntilSteady = 0
+	got, _, err = Next(l, topo, w, analysis.SteadyOptions{}, rec, now, DefaultLeads)
+	if err != nil || got.Step.OfferedIOPS != 200 || got.Step.Attempt != 0 {
+		t.Fatalf("a load that does not extend: %+v, %v; want the next planned step", got, err)
+	}
+}
+
 func TestNext(t *testing.T) {
 	topo := plan.Topology{Clients: 2, JobsPerClient: 1}
 	w := workload.BaseSpec()
@@ -80,7 +113,7 @@ func TestNext(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, stop, err := Next(tt.load, topo, w, tt.recorded, now, leads)
+			got, stop, err := Next(tt.load, topo, w, analysis.SteadyOptions{}, tt.recorded, now, leads)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("error %v, want one containing %q", err, tt.err)

@@ -67,7 +67,7 @@ func figuresOf(r *Run, sel analysis.LatencySelector, unit Unit, target time.Dura
 	f := Figures{PeakStep: -1, AtTargetStep: -1, KneeStep: -1}
 	for i := range r.Steps {
 		s := &r.Steps[i]
-		if s.Failed() {
+		if !s.Evidence() {
 			continue
 		}
 		x := unit.Achieved(s)

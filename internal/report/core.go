@@ -19,7 +19,8 @@ import (
 // on it; its steady state is judged by the default rule.
 func StepOf(s plan.Step, start time.Time, a results.StepAggregate, v analysis.StepAnalysis) Step {
 	st := Step{
-		Index: a.Step, Repetition: int(s.Repetition), OfferedIOPS: s.OfferedIOPS, OfferedBytesPerSec: s.OfferedBytesPerSec,
+		Index: a.Step, Repetition: int(s.Repetition), Attempt: int(s.Attempt), Superseded: v.Superseded,
+		OfferedIOPS: s.OfferedIOPS, OfferedBytesPerSec: s.OfferedBytesPerSec,
 		QueueDepthPerClient: s.QueueDepthPerClient, PercentOfMax: s.PercentOfMax, Unthrottled: s.Unthrottled,
 		StartTime: start, StartSkew: a.StartSkew,
 		AchievedIOPS: a.Total.IOPS, AchievedBytesPerSec: a.Total.BytesPerSec,

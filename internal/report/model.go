@@ -116,6 +116,11 @@ type Step struct {
 	// Repetition is which run of its load level the step is, 1..Run.Repeat;
 	// 0 when the load does not repeat.
 	Repetition int
+	// Attempt is which run of its planned step the step is when the load
+	// runs unsteady steps again (0: it does not); Superseded marks a run
+	// that was run again, which is not evidence.
+	Attempt    int
+	Superseded bool
 	// The offered load: a rate in IOPS or bytes per second, a queue depth
 	// per client, or none (a curve's unthrottled step); PercentOfMax for a
 	// curve's throttled steps.
@@ -396,6 +401,10 @@ func (l *Latency) metric(m string) (time.Duration, bool) {
 // it as evidence, and the curve leaves it out.
 func (s *Step) Failed() bool { return len(s.Errors) > 0 }
 
+// Evidence reports whether the step counts towards the curve and the
+// figures: it neither failed nor was superseded by a rerun.
+func (s *Step) Evidence() bool { return !s.Failed() && !s.Superseded }
+
 // State is where a benchmark's run is.
 type State string
 
@@ -459,7 +468,7 @@ func (r *Run) Series(name string, sel analysis.LatencySelector, unit Unit) Serie
 	s := Series{Name: name, Selector: sel, Points: []Point{}}
 	for i := range r.Steps {
 		st := &r.Steps[i]
-		if st.Failed() || st.ClientBoundCheck {
+		if !st.Evidence() || st.ClientBoundCheck {
 			continue // the check runs at another depth: not a point of the curve
 		}
 		l, ok := st.selectedLatency(sel)

@@ -142,11 +142,18 @@ func (s *Step) Offered() string {
 	return o
 }
 
-// Marks are a step's flags: the client-bound check, saturated, queue full,
+// Marks are a step's flags: a rerun's attempt, superseded, the
+// client-bound check, saturated, queue full,
 // closed-loop, knee, not steady, stall, I/Os beyond fio's histogram,
 // interrupted, failed.
 func (s *Step) Marks() []string {
 	var m []string
+	if s.Attempt > 1 {
+		m = append(m, fmt.Sprintf("attempt %d", s.Attempt))
+	}
+	if s.Superseded {
+		m = append(m, "superseded")
+	}
 	if s.ClientBoundCheck {
 		m = append(m, "2× outstanding I/O")
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
@@ -21,6 +22,10 @@ type Conductor struct {
 	Load     plan.Load
 	Topology plan.Topology
 	Workload workload.Spec
+	// Steady is the rule a step's timeline is judged steady by, for loads
+	// that run unsteady steps again (plan.Load.ExtendUntilSteady); zero
+	// fields take the defaults.
+	Steady analysis.SteadyOptions
 	// Leads are how far ahead of "now" a step's start instant is set, so
 	// every client sees the order before it is due (default
 	// protocol.DefaultLeads, as the operator's).
@@ -70,7 +75,7 @@ func (c *Conductor) Run(ctx context.Context) (*Outcome, error) {
 	}
 	var recorded []results.StepAggregate
 	for {
-		order, stop, err := protocol.Next(c.Load, c.Topology, c.Workload, recorded, time.Now(), leads)
+		order, stop, err := protocol.Next(c.Load, c.Topology, c.Workload, c.Steady, recorded, time.Now(), leads)
 		if err != nil {
 			out.Failure = err.Error()
 			finish(err.Error())

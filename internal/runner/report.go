@@ -16,7 +16,9 @@ import (
 func Analyze(out *Outcome, opts analysis.Options, slos []analysis.Objective) (analysis.Result, error) {
 	in := make([]analysis.StepInput, len(out.Steps))
 	for i, s := range out.Steps {
-		in[i] = analysis.StepInput{Aggregate: s.Aggregate, OfferedIOPS: s.Step.OfferedIOPS, OfferedBytesPerSec: s.Step.OfferedBytesPerSec}
+		in[i] = analysis.StepInput{Aggregate: s.Aggregate, OfferedIOPS: s.Step.OfferedIOPS, OfferedBytesPerSec: s.Step.OfferedBytesPerSec,
+			Unthrottled: s.Step.Unthrottled, ClientBoundCheck: s.Step.ClientBoundCheck,
+			Superseded: i+1 < len(out.Steps) && out.Steps[i+1].Step.Supersedes()}
 	}
 	return analysis.Analyze(in, opts, slos)
 }
@@ -34,7 +36,7 @@ func (l *Local) Report(out *Outcome, runErr error, opts analysis.Options, res an
 		Unit: report.UnitOfLoad(l.Load), Target: opts.TargetSelector, LatencyTarget: opts.LatencyTarget,
 		Clients: l.Topology.Clients, JobsPerClient: l.Topology.JobsPerClient,
 		LoadKind: report.LoadKindOf(l.Load), StepDuration: l.Load.StepDuration, RampTime: l.Load.RampTime,
-		StepsPlanned: plan.TotalSteps(l.Load), CurrentStep: -1,
+		StepsPlanned: plan.PlannedSteps(l.Load, out.stepsRan()), CurrentStep: -1,
 		Started: started, Ended: ended,
 		SLOs: report.SLOsOf(res.SLOs),
 	}
@@ -71,4 +73,13 @@ func (l *Local) Report(out *Outcome, runErr error, opts analysis.Options, res an
 // as the published reports lay it out, and the summary.
 func (l *Local) WriteReport(w io.Writer, out *Outcome, runErr error, opts analysis.Options, res analysis.Result, started, ended time.Time) error {
 	return l.Report(out, runErr, opts, res, started, ended).WriteStatus(w, ended)
+}
+
+// stepsRan are the steps the run conducted, in order.
+func (o *Outcome) stepsRan() []plan.Step {
+	ran := make([]plan.Step, len(o.Steps))
+	for i, s := range o.Steps {
+		ran[i] = s.Step
+	}
+	return ran
 }

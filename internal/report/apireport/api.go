@@ -181,7 +181,8 @@ func workloadOf(w *v1alpha1.ResolvedWorkload) *workload.Spec {
 
 func stepOfAPI(s *v1alpha1.StepStatus) report.Step {
 	st := report.Step{
-		Index: int(s.Index), Repetition: int(s.Repetition), OfferedIOPS: s.OfferedIOPS, OfferedBytesPerSec: s.OfferedBytesPerSecond,
+		Index: int(s.Index), Repetition: int(s.Repetition), Attempt: int(s.Attempt), Superseded: s.Superseded,
+		OfferedIOPS: s.OfferedIOPS, OfferedBytesPerSec: s.OfferedBytesPerSecond,
 		QueueDepthPerClient: s.QueueDepthPerClient, PercentOfMax: s.PercentOfMax, Unthrottled: s.Unthrottled,
 		StartTime: s.StartTime.Time, StartSkew: s.StartSkew.Duration,
 		AchievedIOPS: float64(s.AchievedIOPS), AchievedBytesPerSec: float64(s.AchievedBytesPerSecond),
