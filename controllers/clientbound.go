@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/numfmt"
@@ -16,6 +18,8 @@ import (
 // step it compares, so a rebuilt status carries the same time.
 func setClientBound(b *v1alpha1.StorageBenchmark, cb *analysis.ClientBound, steps []stepRecord, throughput string) {
 	if cb == nil {
+		// No verdict (yet, or no longer: its steps were superseded).
+		meta.RemoveStatusCondition(&b.Status.Conditions, v1alpha1.ConditionClientBound)
 		return
 	}
 	var at time.Time

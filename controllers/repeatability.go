@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -44,6 +45,7 @@ func setRepeatability(b *v1alpha1.StorageBenchmark, o analysis.Options, steps []
 		b.Status.Repeatability = append(b.Status.Repeatability, entry)
 	}
 	if o.MaxVariationPercent <= 0 || len(levels) == 0 {
+		meta.RemoveStatusCondition(&b.Status.Conditions, v1alpha1.ConditionUnstable)
 		return
 	}
 	msgs, unstable := unstableLevels(levels, o.MaxVariationPercent, steps)

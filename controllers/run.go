@@ -170,8 +170,8 @@ func project(b *v1alpha1.StorageBenchmark, d *desired, obs *observed) error {
 	for _, s := range obs.steps {
 		ran = append(ran, s.order.Step)
 	}
-	if obs.ordered && !obs.order.Done {
-		ran = append(ran, obs.order.Step)
+	if obs.ordered && !obs.order.Done && obs.order.Index == len(obs.steps) {
+		ran = append(ran, obs.order.Step) // ordered, not yet recorded
 	}
 	b.Status.StepsPlanned = int32(plan.PlannedSteps(d.Load, ran))
 	w := d.Workload

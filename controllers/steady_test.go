@@ -179,3 +179,58 @@ func TestProjectExtendedRun(t *testing.T) {
 		t.Errorf("summary %s; want the peak at step 3 (150 IOPS), not the superseded 185", jsonOf(t, sum))
 	}
 }
+
+// TestProjectExtendedRunLivedEqualsRebuilt: a status that saw an extended
+// run step by step, through every state between (a step recorded before
+// the next is ordered; a rerun ordered; a rerun recorded), equals the one
+// rebuilt from the final step records, conditions and their times
+// included.
+func TestProjectExtendedRunLivedEqualsRebuilt(t *testing.T) {
+	spec := withLoad(func(l *v1alpha1.LoadSpec) {
+		l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Steps: []int64{100, 200}}
+		l.ExtendUntilSteady = &v1alpha1.ExtendUntilSteady{MaxRuns: 3}
+	})
+	lived, fresh := newBench(spec), newBench(spec)
+	lived.CreationTimestamp, fresh.CreationTimestamp = metav1.Time{Time: t0}, metav1.Time{Time: t0}
+	d := mustDesired(t, lived)
+	flat := []uint64{100, 100, 100, 100, 100, 100, 100, 100, 100, 100}
+	rising := []uint64{50, 50, 75, 75, 100, 100, 125, 125, 150, 900}
+	recs := []stepRecord{timelineRec(0, rising...), timelineRec(1, flat...), timelineRec(2, flat...)}
+	steps := []plan.Step{{OfferedIOPS: 100, Attempt: 1}, {OfferedIOPS: 100, Attempt: 2}, {OfferedIOPS: 200, Attempt: 1}}
+	for i := range recs {
+		recs[i].order = order(i, steps[i])
+		recs[i].agg.Total.IOPS = float64(100 + 10*i)
+	}
+	state := func(recorded, ordered int) *observed {
+		return observedRun(allResults(1), func(o *observed) {
+			o.steps = append([]stepRecord{}, recs[:recorded]...)
+			if ordered < len(recs) {
+				o.order, o.ordered = order(ordered, steps[ordered]), true
+			} else {
+				o.order, o.ordered = protocol.StepOrder{Index: 3, Done: true, Reason: "all 3 steps completed", EndedAt: t0.Add(time.Hour)}, true
+			}
+		})
+	}
+	for _, st := range []struct{ recorded, ordered, planned int }{
+		{0, 0, 2}, {1, 0, 2}, {1, 1, 3}, {2, 1, 3}, {2, 2, 3}, {3, 2, 3}, {3, 3, 3},
+	} {
+		if err := project(lived, &d, state(st.recorded, st.ordered)); err != nil {
+			t.Fatal(err)
+		}
+		if lived.Status.StepsPlanned != int32(st.planned) {
+			t.Errorf("%d recorded, step %d ordered: stepsPlanned %d, want %d", st.recorded, st.ordered+1, lived.Status.StepsPlanned, st.planned)
+		}
+		if st.recorded >= 1 && lived.Status.Steps[0].Superseded != (st.ordered >= 1) {
+			t.Errorf("%d recorded, step %d ordered: step 1 superseded %v", st.recorded, st.ordered+1, lived.Status.Steps[0].Superseded)
+		}
+		if st.recorded >= 2 && lived.Status.Steps[1].Superseded {
+			t.Errorf("%d recorded, step %d ordered: the steady rerun is superseded", st.recorded, st.ordered+1)
+		}
+	}
+	if err := project(fresh, &d, state(3, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := jsonOf(t, lived.Status), jsonOf(t, fresh.Status); got != want {
+		t.Errorf("lived status\n%s\nrebuilt\n%s", got, want)
+	}
+}

@@ -266,6 +266,9 @@ func entitlementPercents(b *v1alpha1.StorageBenchmark) {
 	for i := range b.Status.Steps {
 		st := &b.Status.Steps[i]
 		st.EntitlementPercent = trident.PercentOfEntitlement(e, st.AchievedBytesPerSecond)
+		if st.Superseded || len(st.Errors) > 0 {
+			continue // not evidence: the peak and the note are of the steps that stand
+		}
 		peak = max(peak, st.EntitlementPercent)
 		if n := trident.SaturationNote(e, st.AchievedBytesPerSecond, st.Saturated); n != "" {
 			note = fmt.Sprintf("step %d %s", st.Index+1, n)

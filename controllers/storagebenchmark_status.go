@@ -328,6 +328,8 @@ func setSteadyState(b *v1alpha1.StorageBenchmark, o analysis.SteadyOptions, step
 		}
 	}
 	if !judged {
+		// No verdict (yet, or no longer: the judged steps were superseded).
+		meta.RemoveStatusCondition(&b.Status.Conditions, v1alpha1.ConditionSteadyState)
 		return
 	}
 	o = o.WithDefaults()

@@ -222,19 +222,20 @@ func fits(s *v1alpha1.StorageBenchmarkSpec, ws int64) error {
 }
 
 // judgeable checks that a load which runs unsteady steps again measures
-// long enough for a step to be judged: one timeline window a second, at
-// least as many as the steady-state rule has rounds. A step too short to
+// long enough for a step to be judged: one timeline window a second of
+// stepDuration (the ramp comes before it), at least as many as the
+// steady-state rule has rounds. A step too short to
 // judge would never be run again, silently.
 func judgeable(l plan.Load, o analysis.SteadyOptions) error {
 	if l.ExtendUntilSteady < 2 {
 		return nil
 	}
 	rounds := o.WithDefaults().Rounds
-	if measured := l.StepDuration - l.RampTime; measured < time.Duration(rounds)*time.Second {
+	if l.StepDuration < time.Duration(rounds)*time.Second {
 		return &workload.FieldError{Field: "load.extendUntilSteady",
-			Value: fmt.Sprintf("with %s of measurement per step (stepDuration − rampTime)", measured),
+			Value: fmt.Sprintf("with steps of %s (load.stepDuration)", l.StepDuration),
 			Allowed: fmt.Sprintf("must have steps that measure at least %d s, one timeline second per analysis.steadyState round, or no step could be judged steady; "+
-				"raise load.stepDuration or lower load.rampTime or analysis.steadyState.rounds", rounds)}
+				"raise load.stepDuration or lower analysis.steadyState.rounds", rounds)}
 	}
 	return nil
 }

@@ -437,9 +437,10 @@ func TestDesiredOfErrors(t *testing.T) {
 		})}, "load.repeat", "20 planned steps × 10 runs each = 200 runs"},
 		{"extended steps too short to judge", []func(*v1alpha1.StorageBenchmark){withLoad(func(l *v1alpha1.LoadSpec) {
 			l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Steps: []int64{1000}}
-			l.StepDuration, l.RampTime = metav1.Duration{Duration: 8 * time.Second}, &metav1.Duration{Duration: 4 * time.Second}
+			l.StepDuration, l.RampTime = metav1.Duration{Duration: 6 * time.Second}, &metav1.Duration{Duration: time.Second}
 			l.ExtendUntilSteady = &v1alpha1.ExtendUntilSteady{MaxRuns: 2}
-		})}, "load.extendUntilSteady", "with 4s of measurement per step (stepDuration − rampTime) is not allowed: must have steps that measure at least 5 s"},
+		}), func(b *v1alpha1.StorageBenchmark) { b.Spec.Analysis.SteadyState.Rounds = 8 }}, "load.extendUntilSteady",
+			"with steps of 6s (load.stepDuration) is not allowed: must have steps that measure at least 8 s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -56,7 +56,7 @@ func init() {
 // +kubebuilder:validation:XValidation:rule="!has(self.load.queueDepth) || !has(self.load.queueDepth.steps) || self.load.queueDepth.steps.all(d, d >= self.clients.jobsPerClient)",message="load.queueDepth.steps: every depth must be at least clients.jobsPerClient (each fio job needs at least one outstanding I/O)",fieldPath=".load.queueDepth.steps"
 // +kubebuilder:validation:XValidation:rule="!has(self.load.queueDepth) || !has(self.load.queueDepth.start) || self.load.queueDepth.start >= self.clients.jobsPerClient",message="load.queueDepth.start must be at least clients.jobsPerClient (each fio job needs at least one outstanding I/O)",fieldPath=".load.queueDepth.start"
 // +kubebuilder:validation:XValidation:rule="!has(self.workload.workingSetPerClient) || has(self.storage.existingClaim) || !isQuantity(string(self.workload.workingSetPerClient)) || !isQuantity(string(self.storage.size)) || (self.storage.sharing == 'Shared' ? quantity(string(self.workload.workingSetPerClient)).asApproximateFloat() * double(self.clients.count) <= quantity(string(self.storage.size)).asApproximateFloat() : quantity(string(self.workload.workingSetPerClient)).compareTo(quantity(string(self.storage.size))) <= 0)",message="workload.workingSetPerClient does not fit in storage.size: with PerClient volumes it must be at most storage.size, with a Shared volume (Filesystem or Block) clients.count × workingSetPerClient must be at most storage.size",fieldPath=".workload.workingSetPerClient"
-// +kubebuilder:validation:XValidation:rule="!has(self.load.extendUntilSteady) || !has(self.load.rampTime) || (duration(self.load.stepDuration) - duration(self.load.rampTime)).getSeconds() >= (has(self.analysis) && has(self.analysis.steadyState) && has(self.analysis.steadyState.rounds) ? self.analysis.steadyState.rounds : 5)",message="load.extendUntilSteady needs steps that measure (stepDuration − rampTime) at least analysis.steadyState.rounds seconds, one timeline second per round, or no step could be judged steady",fieldPath=".load.extendUntilSteady"
+// +kubebuilder:validation:XValidation:rule="!has(self.load.extendUntilSteady) || duration(self.load.stepDuration).getSeconds() >= (has(self.analysis) && has(self.analysis.steadyState) && has(self.analysis.steadyState.rounds) ? self.analysis.steadyState.rounds : 5)",message="load.extendUntilSteady needs a load.stepDuration of at least analysis.steadyState.rounds seconds, one timeline second per round, or no step could be judged steady",fieldPath=".load.extendUntilSteady"
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec cannot change once the benchmark exists: delete it and create a new one"
 type StorageBenchmarkSpec struct {
 	// storage is the volume (or volumes) under test.
@@ -351,9 +351,9 @@ type LoadSpec struct {
 	// IOPS were not steady (analysis.steadyState), until a run is steady or
 	// maxRuns have run. Every run is a step of its own; the last one stands
 	// for the planned step and the earlier ones are marked superseded and
-	// left out of the curve, the summary, the SLOs and repeatability. Steps
-	// must measure at least analysis.steadyState.rounds seconds to be
-	// judged.
+	// left out of the curve, the summary, the SLOs and repeatability.
+	// stepDuration must be at least analysis.steadyState.rounds seconds for
+	// a step to be judged.
 	// +optional
 	ExtendUntilSteady *ExtendUntilSteady `json:"extendUntilSteady,omitempty"`
 }

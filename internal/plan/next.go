@@ -94,7 +94,7 @@ func Next(l Load, done []StepOutcome) (next *Step, stop *StopReason, err error) 
 	p, attempt := 0, 1
 	for i := range done {
 		if p == len(planned) {
-			return nil, nil, fmt.Errorf("%d step outcomes for a load of %d steps", len(done), i)
+			return nil, nil, fmt.Errorf("%d step outcomes for a load of %d steps that ended after %d runs", len(done), len(planned), i)
 		}
 		s, err := c.step(p, i, attempt)
 		if err != nil {

@@ -265,7 +265,7 @@ func peakBytesStep(steps []report.Step) int {
 	best, bytes := -1, 0.0
 	for i := range steps {
 		s := &steps[i]
-		if !s.Failed() && s.AchievedBytesPerSec > bytes {
+		if s.Evidence() && s.AchievedBytesPerSec > bytes {
 			best, bytes = s.Index, s.AchievedBytesPerSec
 		}
 	}
