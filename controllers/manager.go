@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -37,6 +38,9 @@ type ManagerOptions struct {
 	Namespaces []string
 	// Reconciler carries the run settings; its clients are filled in.
 	Reconciler Reconciler
+	// ScheduleClock is the schedule controller's clock (tests inject a
+	// fake one); nil is the real clock.
+	ScheduleClock clock.PassiveClock
 	// Restartable allows a new manager in the same process after the
 	// previous one stopped (tests of a manager restart); controller names
 	// are otherwise unique per process.
@@ -96,6 +100,10 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 		r.Recorder = mgr.GetEventRecorderFor("storagebench")
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	sr := &ScheduleReconciler{Client: mgr.GetClient(), Recorder: r.Recorder, Clock: o.ScheduleClock}
+	if err := sr.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
 	// metrics: the benchmarks' series, read from the cache at scrape time

@@ -1,4 +1,5 @@
-// Package controllers holds the StorageBenchmark reconciler. It observes the
+// Package controllers holds the StorageBenchmark reconciler (and the
+// StorageBenchmarkSchedule reconciler, schedule.go). It observes the
 // benchmark's children, decides with the pure core (internal/plan,
 // internal/results, internal/analysis) and applies; docs/operator.md
 // describes the objects and the lockstep protocol.

@@ -27,7 +27,10 @@ type StorageBenchmark struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// spec is the benchmark to run. It cannot change once the run started.
+	// (The rule is on this field, not on the type: a schedule's template
+	// holds the same type and may change.)
 	// +required
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec cannot change once the benchmark exists: delete it and create a new one"
 	Spec StorageBenchmarkSpec `json:"spec"`
 
 	// status is what the operator observed and measured.
@@ -57,7 +60,6 @@ func init() {
 // +kubebuilder:validation:XValidation:rule="!has(self.load.queueDepth) || !has(self.load.queueDepth.start) || self.load.queueDepth.start >= self.clients.jobsPerClient",message="load.queueDepth.start must be at least clients.jobsPerClient (each fio job needs at least one outstanding I/O)",fieldPath=".load.queueDepth.start"
 // +kubebuilder:validation:XValidation:rule="!has(self.workload.workingSetPerClient) || has(self.storage.existingClaim) || !isQuantity(string(self.workload.workingSetPerClient)) || !isQuantity(string(self.storage.size)) || (self.storage.sharing == 'Shared' ? quantity(string(self.workload.workingSetPerClient)).asApproximateFloat() * double(self.clients.count) <= quantity(string(self.storage.size)).asApproximateFloat() : quantity(string(self.workload.workingSetPerClient)).compareTo(quantity(string(self.storage.size))) <= 0)",message="workload.workingSetPerClient does not fit in storage.size: with PerClient volumes it must be at most storage.size, with a Shared volume (Filesystem or Block) clients.count × workingSetPerClient must be at most storage.size",fieldPath=".workload.workingSetPerClient"
 // +kubebuilder:validation:XValidation:rule="!has(self.load.extendUntilSteady) || duration(self.load.stepDuration).getSeconds() >= (has(self.analysis) && has(self.analysis.steadyState) && has(self.analysis.steadyState.rounds) ? self.analysis.steadyState.rounds : 5)",message="load.extendUntilSteady needs a load.stepDuration of at least analysis.steadyState.rounds seconds, one timeline second per round, or no step could be judged steady",fieldPath=".load.extendUntilSteady"
-// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec cannot change once the benchmark exists: delete it and create a new one"
 type StorageBenchmarkSpec struct {
 	// storage is the volume (or volumes) under test.
 	// +required

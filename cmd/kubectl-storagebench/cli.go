@@ -130,7 +130,7 @@ Exit codes: 0 success; 1 error (usage, not found, API); 2 the run failed;
 	clientcmd.BindOverrideFlags(a.overrides, flags, clientcmd.RecommendedConfigOverrideFlags(""))
 	flags.StringArrayVarP(&a.fromFiles, "from-file", "f", nil, "Read benchmarks from a saved object (YAML or JSON, a single object or a List) instead of the cluster; repeatable.")
 
-	root.AddCommand(a.listCommand(), a.statusCommand(), a.watchCommand(), a.waitCommand(), a.reportCommand(), a.compareCommand())
+	root.AddCommand(a.listCommand(), a.statusCommand(), a.watchCommand(), a.waitCommand(), a.reportCommand(), a.compareCommand(), a.schedulesCommand())
 	return root
 }
 

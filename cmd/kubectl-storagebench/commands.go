@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
@@ -70,6 +71,53 @@ func (a *app) listCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "List benchmarks in every namespace.")
+	return cmd
+}
+
+func (a *app) schedulesCommand() *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "schedules [NAME]",
+		Short: "List StorageBenchmarkSchedules, or print one with a row per kept run: state, peak, performance at the latency target, SLO",
+		Example: `  kubectl storagebench schedules -n storage-slo
+  kubectl storagebench schedules oltp-nightly -n storage-slo`,
+		Args:    cobra.MaximumNArgs(1),
+		Aliases: []string{"schedule", "sbsched"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if a.fromFile() {
+				return errors.New("schedules reads the cluster: --from-file is not supported")
+			}
+			c, ns, err := a.connect()
+			if err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				var s v1alpha1.StorageBenchmarkSchedule
+				if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: args[0]}, &s); err != nil {
+					if apierrors.IsNotFound(err) {
+						return fmt.Errorf("storagebenchmarkschedule %q not found in namespace %q", args[0], ns)
+					}
+					return err
+				}
+				return apireport.WriteScheduleStatus(a.out, &s, a.now())
+			}
+			var list v1alpha1.StorageBenchmarkScheduleList
+			opts := []client.ListOption{}
+			if !all {
+				opts = append(opts, client.InNamespace(ns))
+			}
+			if err := c.List(cmd.Context(), &list, opts...); err != nil {
+				return err
+			}
+			if len(list.Items) == 0 {
+				fmt.Fprintln(a.errOut, "No storagebenchmarkschedules found.")
+				return nil
+			}
+			t := apireport.ScheduleTable(list.Items, a.now(), all)
+			return t.Text(a.out)
+		},
+	}
+	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "List schedules in every namespace.")
 	return cmd
 }
 

@@ -1,7 +1,8 @@
-// Package metrics exports StorageBenchmarks as Prometheus metrics. The
-// Collector reads the benchmarks from the manager's cache at scrape time, so
-// a deleted benchmark's series disappear with it; the run counters count
-// the reconciler's transitions. docs/metrics.md lists every series.
+// Package metrics exports StorageBenchmarks and StorageBenchmarkSchedules
+// as Prometheus metrics. The Collector reads them from the manager's cache
+// at scrape time, so a deleted object's series disappear with it; the run
+// counters count the reconciler's transitions. docs/metrics.md lists every
+// series.
 package metrics
 
 import (
@@ -12,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
@@ -33,6 +35,7 @@ const (
 	LabelVerdict      = "verdict"
 	LabelState        = "state"
 	LabelReason       = "reason"
+	LabelSchedule     = "schedule"
 )
 
 // Operations: reads, writes, and all I/O of a step pooled ("total", as in
@@ -57,6 +60,8 @@ var (
 	benchLabels = []string{LabelNamespace, LabelBenchmark, LabelStorageClass, LabelProfile}
 	stepLabels  = append(append([]string{}, benchLabels...), LabelStep)
 	opLabels    = append(append([]string{}, stepLabels...), LabelOperation)
+
+	scheduleLabels = []string{LabelNamespace, LabelSchedule}
 )
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
@@ -111,7 +116,20 @@ var (
 	descSteps = desc("run_steps",
 		"Number of finished steps of the run.", benchLabels...)
 	descScrapeErrors = desc("collector_errors",
-		"1 when the last scrape could not list StorageBenchmarks, else 0.")
+		"1 when the last scrape could not list StorageBenchmarks or StorageBenchmarkSchedules, else 0.")
+
+	descScheduleLast = desc("schedule_last_schedule_timestamp_seconds",
+		"Unix time of the last scheduled time a StorageBenchmarkSchedule created a run for (absent before its first).", scheduleLabels...)
+	descScheduleSuccess = desc("schedule_last_success_timestamp_seconds",
+		"Unix time the schedule's newest kept completed run completed (absent before one).", scheduleLabels...)
+	descScheduleNext = desc("schedule_next_run_timestamp_seconds",
+		"Unix time of the schedule's next scheduled time (absent while suspended or invalid).", scheduleLabels...)
+	descSchedulePending = desc("schedule_pending_timestamp_seconds",
+		"Unix time of a scheduled time that is due but has no run yet (the last run still going with Forbid, a refused run); absent when nothing waits.", scheduleLabels...)
+	descScheduleSuspended = desc("schedule_suspended",
+		"1 while the schedule is suspended, else 0.", scheduleLabels...)
+	descScheduleRunOutdated = desc("schedule_run_outdated",
+		"1 for a kept run of a schedule older than its newest completed run, else 0 (every kept run has the series): alerts on a schedule's runs look at the newest only.", with([]string{LabelNamespace, LabelBenchmark}, LabelSchedule)...)
 )
 
 // collectorDescs are the Collector's descriptors.
@@ -120,6 +138,7 @@ var collectorDescs = []*prometheus.Desc{
 	descStepOfferedBytes, descStepSaturated, descStepKnee, descStepSuperseded, descPeakIOPS, descPeakBytes,
 	descAtTargetIOPS, descAtTargetBytes, descLatencyTarget, descSLO, descState, descStart,
 	descCompletion, descDuration, descSteps, descScrapeErrors,
+	descScheduleLast, descScheduleSuccess, descScheduleNext, descSchedulePending, descScheduleSuspended, descScheduleRunOutdated,
 }
 
 // Descs returns every descriptor the collector and the counters export (for
@@ -167,7 +186,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var list v1alpha1.StorageBenchmarkList
+	var schedules v1alpha1.StorageBenchmarkScheduleList
 	if err := c.Reader.List(ctx, &list); err != nil {
+		ch <- prometheus.MustNewConstMetric(descScrapeErrors, prometheus.GaugeValue, 1)
+		return
+	}
+	if err := c.Reader.List(ctx, &schedules); err != nil {
 		ch <- prometheus.MustNewConstMetric(descScrapeErrors, prometheus.GaugeValue, 1)
 		return
 	}
@@ -178,6 +202,35 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for i := range list.Items {
 		collectBenchmark(ch, &list.Items[i], now())
+	}
+	for i := range schedules.Items {
+		collectSchedule(ch, &schedules.Items[i])
+	}
+}
+
+// collectSchedule exports a schedule's times and marks its kept runs
+// older than its newest completed run, from its status.
+func collectSchedule(ch chan<- prometheus.Metric, s *v1alpha1.StorageBenchmarkSchedule) {
+	sl := []string{s.Namespace, s.Name}
+	st := &s.Status
+	for _, t := range []struct {
+		d  *prometheus.Desc
+		at *metav1.Time
+	}{{descScheduleLast, st.LastScheduleTime}, {descScheduleSuccess, st.LastSuccessfulTime}, {descScheduleNext, st.NextScheduleTime},
+		{descSchedulePending, st.PendingScheduleTime}} {
+		if t.at != nil {
+			gauge(ch, t.d, unix(t.at.Time), sl...)
+		}
+	}
+	gauge(ch, descScheduleSuspended, bool01(s.Spec.Suspend != nil && *s.Spec.Suspend), sl...)
+	var newest time.Time
+	for _, h := range st.History {
+		if h.State == v1alpha1.RunComplete && h.ScheduledTime.After(newest) {
+			newest = h.ScheduledTime.Time
+		}
+	}
+	for _, h := range st.History {
+		gauge(ch, descScheduleRunOutdated, bool01(h.ScheduledTime.Time.Before(newest)), s.Namespace, h.Name, s.Name)
 	}
 }
 

@@ -45,6 +45,20 @@ func extended() *v1alpha1.StorageBenchmark {
 	return b
 }
 
+// scheduled is a schedule whose runs are: nightly-1 failed, nightly-2
+// completed, nightly-3 running; suspended unset, no next time.
+func scheduled() *v1alpha1.StorageBenchmarkSchedule {
+	s := &v1alpha1.StorageBenchmarkSchedule{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "nightly"}}
+	at := func(h int) metav1.Time { return metav1.Time{Time: t0.Add(time.Duration(h) * time.Hour)} }
+	row := func(k int, st v1alpha1.RunState) v1alpha1.ScheduledRun {
+		return v1alpha1.ScheduledRun{ScheduledRunRef: v1alpha1.ScheduledRunRef{Name: "nightly-" + string(rune('0'+k)), ScheduledTime: at(k)}, State: st}
+	}
+	s.Status.LastScheduleTime = ptr(at(3))
+	s.Status.LastSuccessfulTime = ptr(metav1.Time{Time: t0.Add(2*time.Hour + 10*time.Minute)})
+	s.Status.History = []v1alpha1.ScheduledRun{row(3, v1alpha1.RunRunning), row(2, v1alpha1.RunComplete), row(1, v1alpha1.RunFailed)}
+	return s
+}
+
 // complete is a finished two-step run with reads and writes, one met and
 // one unmet objective.
 func complete() *v1alpha1.StorageBenchmark {
@@ -79,7 +93,7 @@ func reader(t *testing.T, objs ...client.Object) client.Reader {
 	return fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build()
 }
 
-const header = `# HELP storagebench_collector_errors 1 when the last scrape could not list StorageBenchmarks, else 0.
+const header = `# HELP storagebench_collector_errors 1 when the last scrape could not list StorageBenchmarks or StorageBenchmarkSchedules, else 0.
 # TYPE storagebench_collector_errors gauge
 `
 
@@ -189,6 +203,25 @@ storagebench_step_superseded{benchmark="db",namespace="ns",profile="oltp",step="
 `},
 		{name: "no superseded series without extendUntilSteady", objs: []client.Object{complete()},
 			names: []string{"storagebench_step_superseded"}, want: ``},
+		{name: "a schedule: its times, and its runs older than the newest completed one", objs: []client.Object{scheduled()},
+			names: []string{"storagebench_schedule_last_schedule_timestamp_seconds", "storagebench_schedule_last_success_timestamp_seconds",
+				"storagebench_schedule_next_run_timestamp_seconds", "storagebench_schedule_suspended", "storagebench_schedule_run_outdated"},
+			want: `
+# HELP storagebench_schedule_last_schedule_timestamp_seconds Unix time of the last scheduled time a StorageBenchmarkSchedule created a run for (absent before its first).
+# TYPE storagebench_schedule_last_schedule_timestamp_seconds gauge
+storagebench_schedule_last_schedule_timestamp_seconds{namespace="ns",schedule="nightly"} 1.767333845e+09
+# HELP storagebench_schedule_last_success_timestamp_seconds Unix time the schedule's newest kept completed run completed (absent before one).
+# TYPE storagebench_schedule_last_success_timestamp_seconds gauge
+storagebench_schedule_last_success_timestamp_seconds{namespace="ns",schedule="nightly"} 1.767330845e+09
+# HELP storagebench_schedule_run_outdated 1 for a kept run of a schedule older than its newest completed run, else 0 (every kept run has the series): alerts on a schedule's runs look at the newest only.
+# TYPE storagebench_schedule_run_outdated gauge
+storagebench_schedule_run_outdated{benchmark="nightly-3",namespace="ns",schedule="nightly"} 0
+storagebench_schedule_run_outdated{benchmark="nightly-2",namespace="ns",schedule="nightly"} 0
+storagebench_schedule_run_outdated{benchmark="nightly-1",namespace="ns",schedule="nightly"} 1
+# HELP storagebench_schedule_suspended 1 while the schedule is suspended, else 0.
+# TYPE storagebench_schedule_suspended gauge
+storagebench_schedule_suspended{namespace="ns",schedule="nightly"} 0
+`},
 		{name: "complete latency", objs: []client.Object{complete()},
 			names: []string{"storagebench_step_latency_seconds", "storagebench_step_latency_mean_seconds", "storagebench_step_achieved_bytes_per_second"},
 			want: `

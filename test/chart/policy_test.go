@@ -187,20 +187,21 @@ func perms(t *testing.T, rules []any) map[perm]bool {
 // TestAdmissionPolicy checks the entries of served groups against the API
 // server's discovery.
 var resourceNamespaced = map[string]bool{
-	"/configmaps":                            true,
-	"/events":                                true,
-	"/persistentvolumeclaims":                true,
-	"/persistentvolumes":                     false,
-	"/pods":                                  true,
-	"/serviceaccounts":                       true,
-	"batch/jobs":                             true,
-	"events.k8s.io/events":                   true,
-	"rbac.authorization.k8s.io/rolebindings": true,
-	"rbac.authorization.k8s.io/roles":        true,
-	"storage.k8s.io/storageclasses":          false,
-	"storagebench.io/storagebenchmarks":      true,
-	"trident.netapp.io/tridentbackends":      true,
-	"trident.netapp.io/tridentvolumes":       true,
+	"/configmaps":                               true,
+	"/events":                                   true,
+	"/persistentvolumeclaims":                   true,
+	"/persistentvolumes":                        false,
+	"/pods":                                     true,
+	"/serviceaccounts":                          true,
+	"batch/jobs":                                true,
+	"events.k8s.io/events":                      true,
+	"rbac.authorization.k8s.io/rolebindings":    true,
+	"rbac.authorization.k8s.io/roles":           true,
+	"storage.k8s.io/storageclasses":             false,
+	"storagebench.io/storagebenchmarks":         true,
+	"storagebench.io/storagebenchmarkschedules": true,
+	"trident.netapp.io/tridentbackends":         true,
+	"trident.netapp.io/tridentvolumes":          true,
 }
 
 // managerRoles returns the permissions of the manager's roles by

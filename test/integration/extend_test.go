@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/report/apireport"
@@ -57,6 +58,9 @@ var _ = Describe("A load extended until steady", func() {
 		Expect(c.Message).NotTo(ContainSubstring("step 1 ("), "a superseded run is not in the condition")
 		Expect(c.Message).NotTo(ContainSubstring("step 3 ("), "a superseded run is not in the condition")
 		Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, v1alpha1.ConditionReady)).To(BeTrue())
+		Expect(kstatusOf(cur, "StorageBenchmark")).To(Equal(kstatus.CurrentStatus),
+			"kstatus reads a completed run as Current: SteadyState False is informational")
+		Expect(argoHealth(cur, "StorageBenchmark")).To(HavePrefix("Healthy: Completed: "))
 
 		By("the report marks the reruns and the superseded runs")
 		r := apireport.FromAPI(cur)

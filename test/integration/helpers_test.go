@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -13,9 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
@@ -188,3 +191,24 @@ func objectMeta(u *unstructured.Unstructured) *metav1.ObjectMeta {
 }
 
 var objectsIn = k8stest.ObjectsIn
+
+// kstatusOf is obj's status as kstatus (Flux, cli-utils) computes it from
+// its conditions.
+func kstatusOf(obj client.Object, kind string) kstatus.Status {
+	GinkgoHelper()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	Expect(err).NotTo(HaveOccurred())
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(kind))
+	res, err := kstatus.Compute(u)
+	Expect(err).NotTo(HaveOccurred())
+	return res.Status
+}
+
+// argoHealth is obj's health by the chart's Argo CD health check.
+func argoHealth(obj runtime.Object, kind string) string {
+	GinkgoHelper()
+	status, msg, err := k8stest.ArgoHealth(filepath.Join("..", ".."), kind, obj)
+	Expect(err).NotTo(HaveOccurred())
+	return status + ": " + msg
+}

@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/controllers"
@@ -28,6 +29,7 @@ var _ = Describe("The samples in config/samples", func() {
 			return strings.HasPrefix(filepath.Base(files[i]), "storageclass") && !strings.HasPrefix(filepath.Base(files[j]), "storageclass")
 		})
 		var benchmarks []*v1alpha1.StorageBenchmark
+		var schedules []*v1alpha1.StorageBenchmarkSchedule
 		for _, f := range files {
 			if filepath.Base(f) == "kustomization.yaml" {
 				continue
@@ -40,6 +42,10 @@ var _ = Describe("The samples in config/samples", func() {
 				}
 				u.SetNamespace(ns)
 				Expect(k8s.Create(ctx, u)).To(Succeed(), "%s: %s", f, u.GetName())
+				if u.GetKind() == "StorageBenchmarkSchedule" {
+					schedules = append(schedules, &v1alpha1.StorageBenchmarkSchedule{ObjectMeta: *objectMeta(u)})
+					continue
+				}
 				benchmarks = append(benchmarks, &v1alpha1.StorageBenchmark{ObjectMeta: *objectMeta(u)})
 			}
 		}
@@ -53,6 +59,19 @@ var _ = Describe("The samples in config/samples", func() {
 				Expect(c.Reason).To(Equal(controllers.ReasonClaimNotBound), "%s: %s", b.Name, c.Message)
 			}
 			Expect(cur.Status.StepsPlanned).To(BeNumerically(">", 0), b.Name)
+		}
+		// A schedule's template passes the operator's checks: Ready, Scheduled.
+		Expect(schedules).NotTo(BeEmpty())
+		for _, sc := range schedules {
+			Eventually(func() string {
+				var cur v1alpha1.StorageBenchmarkSchedule
+				Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sc), &cur)).To(Succeed())
+				c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionReady)
+				if c == nil {
+					return ""
+				}
+				return string(c.Status) + " " + c.Reason + ": " + c.Message
+			}, time.Minute).Should(HavePrefix("True "+controllers.ReasonScheduled), sc.Name)
 		}
 	})
 })

@@ -16,6 +16,7 @@ import (
 	. "github.com/onsi/gomega"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -36,6 +37,9 @@ var (
 	cluster *harness.Cluster
 	k8s     client.Client
 	mgr     *runningManager
+	// scheduleClock is the schedule controller's clock: specs move it to
+	// scheduled times (schedule_test.go).
+	scheduleClock = clocktesting.NewFakePassiveClock(time.Now())
 )
 
 func TestIntegration(t *testing.T) {
@@ -95,9 +99,10 @@ type runningManager struct {
 
 func managerOptions() controllers.ManagerOptions {
 	return controllers.ManagerOptions{
-		MetricsAddr: "0",
-		ProbeAddr:   "0",
-		Restartable: true,
+		MetricsAddr:   "0",
+		ProbeAddr:     "0",
+		Restartable:   true,
+		ScheduleClock: scheduleClock,
 		Reconciler: controllers.Reconciler{
 			Jobs:             controllers.JobOptions{Image: "storagebench-runner:test"},
 			ClaimBindTimeout: testBindWait,

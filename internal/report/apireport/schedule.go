@@ -1,0 +1,130 @@
+package apireport
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/utils/ptr"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/numfmt"
+	"github.com/storagebench/storagebench/internal/report"
+)
+
+// ScheduleTable lists schedules as `kubectl storagebench schedules` prints
+// them: the schedule, whether it is suspended, the run in progress, when
+// it last scheduled and succeeded, and when it runs next.
+func ScheduleTable(items []v1alpha1.StorageBenchmarkSchedule, now time.Time, withNamespace bool) report.Table {
+	t := report.Table{Header: []string{"NAME", "SCHEDULE", "TIME ZONE", "SUSPEND", "ACTIVE", "LAST SCHEDULE", "LAST SUCCESS", "NEXT", "RUNS"}}
+	if withNamespace {
+		t.Header = append([]string{"NAMESPACE"}, t.Header...)
+	}
+	for i := range items {
+		s := &items[i]
+		active := ""
+		if s.Status.Active != nil {
+			active = s.Status.Active.Name
+		}
+		row := []string{s.Name, s.Spec.Schedule, ptr.Deref(s.Spec.TimeZone, "UTC"), fmt.Sprint(ptr.Deref(s.Spec.Suspend, false)), active,
+			ago(s.Status.LastScheduleTime, now), ago(s.Status.LastSuccessfulTime, now), in(s.Status.NextScheduleTime, now), fmt.Sprint(len(s.Status.History))}
+		if withNamespace {
+			row = append([]string{s.Namespace}, row...)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// ScheduleHistoryTable has a row per kept run of a schedule, newest first:
+// when it was scheduled, its state, peak, performance at the latency
+// target and SLO verdict (or why it failed).
+func ScheduleHistoryTable(s *v1alpha1.StorageBenchmarkSchedule) report.Table {
+	t := report.Table{Header: []string{"RUN", "SCHEDULED", "STATE", "PEAK IOPS", "AT TARGET IOPS", "SLO"},
+		Numeric: []bool{false, false, false, true, true, false}}
+	for _, h := range s.Status.History {
+		iops := func(v int64) string {
+			if v == 0 {
+				return ""
+			}
+			return numfmt.Count(float64(v))
+		}
+		verdict := h.SLO
+		if h.State == v1alpha1.RunFailed && h.Reason != "" {
+			verdict = h.Reason
+		}
+		t.Rows = append(t.Rows, []string{h.Name, h.ScheduledTime.UTC().Format(time.RFC3339), string(h.State), iops(h.PeakIOPS), iops(h.AtTargetIOPS), verdict})
+	}
+	return t
+}
+
+// WriteScheduleStatus prints a schedule: its settings and times, then its
+// history.
+func WriteScheduleStatus(w io.Writer, s *v1alpha1.StorageBenchmarkSchedule, now time.Time) error {
+	state := "scheduled"
+	switch {
+	case ptr.Deref(s.Spec.Suspend, false):
+		state = "suspended"
+	case stalled(s):
+		state = "stalled: " + stalledMessage(s)
+	}
+	lines := []string{
+		"Name:          " + s.Name,
+		"Namespace:     " + s.Namespace,
+		"Schedule:      " + s.Spec.Schedule + " (" + ptr.Deref(s.Spec.TimeZone, "UTC") + ")",
+		"State:         " + state,
+		"Last schedule: " + orDash(ago(s.Status.LastScheduleTime, now)),
+		"Last success:  " + orDash(ago(s.Status.LastSuccessfulTime, now)),
+		"Next:          " + orDash(in(s.Status.NextScheduleTime, now)),
+	}
+	for _, l := range lines {
+		if _, err := fmt.Fprintln(w, l); err != nil {
+			return err
+		}
+	}
+	if len(s.Status.History) == 0 {
+		_, err := fmt.Fprintln(w, "\nNo kept runs.")
+		return err
+	}
+	if _, err := fmt.Fprintln(w); err != nil {
+		return err
+	}
+	t := ScheduleHistoryTable(s)
+	return t.Text(w)
+}
+
+func stalled(s *v1alpha1.StorageBenchmarkSchedule) bool { return stalledMessage(s) != "" }
+
+func stalledMessage(s *v1alpha1.StorageBenchmarkSchedule) string {
+	for _, c := range s.Status.Conditions {
+		if c.Type == v1alpha1.ConditionStalled && c.Status == "True" {
+			return c.Reason + ": " + c.Message
+		}
+	}
+	return ""
+}
+
+// ago is "5m ago" for a past instant, "" when unset.
+func ago(t *metav1.Time, now time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return duration.HumanDuration(now.Sub(t.Time)) + " ago"
+}
+
+// in is "in 5m" for a future instant, "" when unset.
+func in(t *metav1.Time, now time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return "in " + duration.HumanDuration(t.Sub(now))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
