@@ -181,7 +181,7 @@ func project(b *v1alpha1.StorageBenchmark, d *desired, obs *observed) error {
 	b.Status.ClientsReady = readyCount(obs)
 	b.Status.Steps = make([]v1alpha1.StepStatus, len(obs.steps))
 	for i := range obs.steps {
-		obs.steps[i].superseded = i+1 < len(ran) && ran[i+1].Supersedes()
+		obs.steps[i].superseded = plan.SupersededAt(ran, i)
 		b.Status.Steps[i] = stepStatus(obs.steps[i])
 	}
 	if len(b.Status.Steps) == 0 {

@@ -162,7 +162,7 @@ func (r *ScheduleReconciler) reconcile(ctx context.Context, s *v1alpha1.StorageB
 	}
 	s.Status.NextScheduleTime = nil
 	msg := "no scheduled time within five years"
-	if due.Next.Before(last) || due.Next.Equal(last) {
+	if !due.Next.After(last) {
 		due.Next = sched.Next(last) // the clock went back: the next time is after the last run
 	}
 	if !due.Next.IsZero() {
@@ -204,7 +204,7 @@ func (r *ScheduleReconciler) runs(ctx context.Context, s *v1alpha1.StorageBenchm
 		if ref := metav1.GetControllerOfNoCopy(b); ref == nil || ref.UID != s.UID {
 			continue
 		}
-		out = append(out, scheduledRun{b: b, scheduled: scheduledTimeOf(b), state: runState(b), deleting: !b.DeletionTimestamp.IsZero()})
+		out = append(out, scheduledRun{b: b, scheduled: scheduledTimeOf(b), state: v1alpha1.RunStateOf(b), deleting: !b.DeletionTimestamp.IsZero()})
 	}
 	slices.SortFunc(out, func(x, y scheduledRun) int {
 		if c := x.scheduled.Compare(y.scheduled); c != 0 {
@@ -222,16 +222,6 @@ func scheduledTimeOf(b *v1alpha1.StorageBenchmark) time.Time {
 		return t
 	}
 	return b.CreationTimestamp.Time
-}
-
-func runState(b *v1alpha1.StorageBenchmark) v1alpha1.RunState {
-	switch {
-	case meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionFailed):
-		return v1alpha1.RunFailed
-	case meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionComplete):
-		return v1alpha1.RunComplete
-	}
-	return v1alpha1.RunRunning
 }
 
 // lastScheduled is the latest scheduled time a run was created for: status

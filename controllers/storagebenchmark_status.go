@@ -300,8 +300,8 @@ func setSLOs(b *v1alpha1.StorageBenchmark, res analysis.Result) {
 // setSteadyState judges every step's timeline and sets the SteadyState
 // condition: True while every judged step was steady, False from the first
 // that was not (a superseded run, which was run again, is judged but left
-// out of the condition), each stamped with the end of the step that decided it, so a
-// rebuilt status carries the same time. Without a judged step (timelines too
+// out of the condition), each stamped with the end of the step that
+// decided it, so a rebuilt status carries the same time. Without a judged step (timelines too
 // short, or runners that sent none) there is no condition.
 func setSteadyState(b *v1alpha1.StorageBenchmark, o analysis.SteadyOptions, steps []stepRecord) {
 	var unsteady []string

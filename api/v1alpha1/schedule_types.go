@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -207,6 +208,18 @@ const (
 	RunComplete RunState = "Complete"
 	RunFailed   RunState = "Failed"
 )
+
+// RunStateOf is where a benchmark's run is, by its conditions: Failed,
+// else Complete, else Running.
+func RunStateOf(b *StorageBenchmark) RunState {
+	switch {
+	case meta.IsStatusConditionTrue(b.Status.Conditions, ConditionFailed):
+		return RunFailed
+	case meta.IsStatusConditionTrue(b.Status.Conditions, ConditionComplete):
+		return RunComplete
+	}
+	return RunRunning
+}
 
 // ScheduledRun is one kept run, as its benchmark's status shows it.
 type ScheduledRun struct {

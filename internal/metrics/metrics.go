@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -245,12 +244,13 @@ func bool01(b bool) float64 {
 	return 0
 }
 
-// State is a benchmark's run state.
+// State is a benchmark's run state (v1alpha1.RunStateOf) as the
+// storagebench_run_state label spells it.
 func State(b *v1alpha1.StorageBenchmark) string {
-	switch {
-	case meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionFailed):
+	switch v1alpha1.RunStateOf(b) {
+	case v1alpha1.RunFailed:
 		return StateFailed
-	case meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionComplete):
+	case v1alpha1.RunComplete:
 		return StateComplete
 	default:
 		return StateRunning

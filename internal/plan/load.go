@@ -256,6 +256,10 @@ type Step struct {
 // of the run.
 func (s Step) Supersedes() bool { return s.Attempt > 1 }
 
+// SupersededAt reports whether ran[i], of the steps ordered so far in
+// order, was superseded: the step after it is its rerun.
+func SupersededAt(ran []Step, i int) bool { return i+1 < len(ran) && ran[i+1].Supersedes() }
+
 // RateLimited reports whether the step offers a fixed rate.
 func (s Step) RateLimited() bool { return s.OfferedIOPS > 0 || s.OfferedBytesPerSec > 0 }
 

@@ -15,10 +15,11 @@ import (
 // Analyze runs the curve analysis over a conducted run.
 func Analyze(out *Outcome, opts analysis.Options, slos []analysis.Objective) (analysis.Result, error) {
 	in := make([]analysis.StepInput, len(out.Steps))
+	ran := out.stepsRan()
 	for i, s := range out.Steps {
 		in[i] = analysis.StepInput{Aggregate: s.Aggregate, OfferedIOPS: s.Step.OfferedIOPS, OfferedBytesPerSec: s.Step.OfferedBytesPerSec,
 			Unthrottled: s.Step.Unthrottled, ClientBoundCheck: s.Step.ClientBoundCheck,
-			Superseded: i+1 < len(out.Steps) && out.Steps[i+1].Step.Supersedes()}
+			Superseded: plan.SupersededAt(ran, i)}
 	}
 	return analysis.Analyze(in, opts, slos)
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/utils/ptr"
@@ -67,8 +68,9 @@ func WriteScheduleStatus(w io.Writer, s *v1alpha1.StorageBenchmarkSchedule, now 
 	switch {
 	case ptr.Deref(s.Spec.Suspend, false):
 		state = "suspended"
-	case stalled(s):
-		state = "stalled: " + stalledMessage(s)
+	case meta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.ConditionStalled):
+		c := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionStalled)
+		state = "stalled: " + c.Reason + ": " + c.Message
 	}
 	lines := []string{
 		"Name:          " + s.Name,
@@ -93,17 +95,6 @@ func WriteScheduleStatus(w io.Writer, s *v1alpha1.StorageBenchmarkSchedule, now 
 	}
 	t := ScheduleHistoryTable(s)
 	return t.Text(w)
-}
-
-func stalled(s *v1alpha1.StorageBenchmarkSchedule) bool { return stalledMessage(s) != "" }
-
-func stalledMessage(s *v1alpha1.StorageBenchmarkSchedule) string {
-	for _, c := range s.Status.Conditions {
-		if c.Type == v1alpha1.ConditionStalled && c.Status == "True" {
-			return c.Reason + ": " + c.Message
-		}
-	}
-	return ""
 }
 
 // ago is "5m ago" for a past instant, "" when unset.
