@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
@@ -66,21 +67,34 @@ func (r *Reconciler) plan(ctx context.Context, b *v1alpha1.StorageBenchmark) (*m
 
 // writeOrder writes o into the plan ConfigMap (data for the runners, the
 // annotation for the operator) as one merge patch that carries the
-// resourceVersion observed: a stale cache cannot order twice.
-func (r *Reconciler) writeOrder(ctx context.Context, plan *metav1.PartialObjectMetadata, o protocol.StepOrder) error {
+// resourceVersion observed: a stale cache cannot order twice. annotations
+// go into the same patch (the final order's comparison with a baseline).
+// plan is updated to the object written.
+func (r *Reconciler) writeOrder(ctx context.Context, plan *metav1.PartialObjectMetadata, o protocol.StepOrder, annotations map[string]string) error {
 	value, err := exchange.Encode(o)
 	if err != nil {
 		return err
 	}
+	annotations = maps.Clone(annotations)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[annotationOrder] = value
 	body, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"resourceVersion": plan.ResourceVersion, "annotations": map[string]string{annotationOrder: value}},
+		"metadata": map[string]any{"resourceVersion": plan.ResourceVersion, "annotations": annotations},
 		"data":     map[string]string{exchange.KeyOrder: value},
 	})
 	if err != nil {
 		return err
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: plan.Namespace, Name: plan.Name}}
-	return r.Patch(ctx, cm, client.RawPatch(types.MergePatchType, body))
+	if err := r.Patch(ctx, cm, client.RawPatch(types.MergePatchType, body)); err != nil {
+		return err
+	}
+	// What was written is what this reconcile projects: the cache may
+	// not have seen it yet.
+	plan.Annotations, plan.ResourceVersion = cm.Annotations, cm.ResourceVersion
+	return nil
 }
 
 // eachClientData reads the data of b's client ConfigMaps whose index

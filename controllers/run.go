@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -107,7 +108,7 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 		}
 		setProgressing(b, ReasonRunning, fmt.Sprintf("step %d/%d recorded", obs.order.Index+1, b.Status.StepsPlanned))
 	case actOrder:
-		next, err := r.orderNext(ctx, &d, obs, t, now)
+		next, err := r.orderNext(ctx, b, &d, obs, t, now)
 		if err != nil {
 			return endOn(b, now, err)
 		}
@@ -210,6 +211,8 @@ func project(b *v1alpha1.StorageBenchmark, d *desired, obs *observed) error {
 			setComplete(b, o.EndedAt, o.Reason)
 		}
 	}
+	rec, recorded := regressionFrom(obs.plan)
+	setRegression(b, rec, recorded, complete, obs.order.EndedAt)
 	return analyze(b, d, obs.steps, complete)
 }
 
@@ -323,7 +326,10 @@ func (r *Reconciler) collect(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 // final order when the plan has no step left. The patch carries the plan
 // ConfigMap's resourceVersion: a stale cache cannot order twice. A step the
 // plan cannot make fails the run (InvalidPlan).
-func (r *Reconciler) orderNext(ctx context.Context, d *desired, obs *observed, t timeouts, now time.Time) (*protocol.StepOrder, error) {
+//
+// A complete run with spec.regression is compared with its baseline first,
+// and the comparison is written with the final order (annotationRegression).
+func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired, obs *observed, t timeouts, now time.Time) (*protocol.StepOrder, error) {
 	recorded := make([]results.StepAggregate, len(obs.steps))
 	for i, s := range obs.steps {
 		recorded[i] = s.agg
@@ -333,7 +339,19 @@ func (r *Reconciler) orderNext(ctx context.Context, d *desired, obs *observed, t
 		return nil, &verdictError{verdict{ReasonInvalidPlan, err.Error()}}
 	}
 	order.Reason = clip(order.Reason, maxMessage)
-	if err := r.writeOrder(ctx, obs.plan, order); err != nil {
+	var annotations map[string]string
+	if order.Done && order.Failure == "" && d.Regression != nil {
+		rec, err := r.regressionOf(ctx, b, d, obs.steps)
+		if err != nil {
+			return nil, err
+		}
+		value, err := json.Marshal(rec)
+		if err != nil {
+			return nil, err
+		}
+		annotations = map[string]string{annotationRegression: string(value)}
+	}
+	if err := r.writeOrder(ctx, obs.plan, order, annotations); err != nil {
 		return nil, err
 	}
 	obs.order, obs.ordered = order, true

@@ -404,6 +404,13 @@ func projectSchedule(s *v1alpha1.StorageBenchmarkSchedule, runs []scheduledRun) 
 		if c := meta.FindStatusCondition(run.b.Status.Conditions, v1alpha1.ConditionSLOMet); c != nil {
 			row.SLO = c.Reason
 		}
+		if c := meta.FindStatusCondition(run.b.Status.Conditions, v1alpha1.ConditionRegressed); c != nil {
+			row.Regression = c.Reason
+			if c.Status == metav1.ConditionTrue {
+				row.RegressionMessage = clip(c.Message, 512)
+				row.RegressedMetrics = regressedMetrics(run.b.Status.Regression)
+			}
+		}
 		switch run.state {
 		case v1alpha1.RunRunning:
 			if s.Status.Active == nil {

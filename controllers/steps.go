@@ -36,6 +36,10 @@ type stepRecord struct {
 	// stall is the timeline's longest stall, found before its windows'
 	// histograms were dropped.
 	stall analysis.Stall
+	// p99Ns are the p99 completion latencies of the timeline's windows
+	// with I/O, one per second, taken before the windows' histograms were
+	// dropped: a regression comparison's samples.
+	p99Ns []float64
 	// superseded: the step was not steady and the one after it, recorded
 	// or ordered, is its rerun (plan.Step.Supersedes). Set by project, as
 	// it depends on the steps after this one.
@@ -53,13 +57,14 @@ func recordOf(order protocol.StepOrder, agg results.StepAggregate, name string) 
 	for _, d := range []*results.OperationSummary{&agg.Read, &agg.Write, &agg.Total} {
 		d.Histogram = fio.Histogram{}
 	}
+	_, p99 := analysis.TimelineSamples(agg.Timeline)
 	windows := make([]results.Window, len(agg.Timeline.Windows))
 	for k, w := range agg.Timeline.Windows {
 		w.Hist = fio.Histogram{}
 		windows[k] = w
 	}
 	agg.Timeline.Windows = windows
-	return stepRecord{order: order, agg: agg, name: name, stall: stall}
+	return stepRecord{order: order, agg: agg, name: name, stall: stall, p99Ns: p99}
 }
 
 // stepMemo remembers decoded step records by the ConfigMap's UID and

@@ -69,7 +69,8 @@ func clip(s string, n int) string { return protocol.Truncate(s, n) }
 // from the children, and lists in a fixed order compare equal.
 var conditionOrder = []string{v1alpha1.ConditionReady, v1alpha1.ConditionReconciling, v1alpha1.ConditionStalled,
 	v1alpha1.ConditionComplete, v1alpha1.ConditionFailed, v1alpha1.ConditionSLOMet, v1alpha1.ConditionStorageWarning,
-	v1alpha1.ConditionClockSkew, v1alpha1.ConditionSteadyState, v1alpha1.ConditionUnstable, v1alpha1.ConditionClientBound}
+	v1alpha1.ConditionClockSkew, v1alpha1.ConditionSteadyState, v1alpha1.ConditionUnstable, v1alpha1.ConditionClientBound,
+	v1alpha1.ConditionRegressed}
 
 // setCondition sets a condition whose status changed at at (an observed
 // instant, so a rebuilt status carries the same times).
@@ -78,6 +79,11 @@ func setCondition(b *v1alpha1.StorageBenchmark, typ string, status bool, reason 
 	if status {
 		s = metav1.ConditionTrue
 	}
+	setConditionStatus(b, typ, s, reason, at, msg)
+}
+
+// setConditionStatus is setCondition for a status that may be Unknown.
+func setConditionStatus(b *v1alpha1.StorageBenchmark, typ string, s metav1.ConditionStatus, reason string, at time.Time, msg string) {
 	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{
 		Type: typ, Status: s, Reason: reason, Message: clip(msg, maxMessage), ObservedGeneration: b.Generation,
 		LastTransitionTime: *stamp(at),

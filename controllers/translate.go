@@ -25,6 +25,9 @@ type desired struct {
 	Load       plan.Load
 	Analysis   analysis.Options
 	Objectives []analysis.Objective
+	// Regression is how the run is compared with its baseline; nil
+	// without spec.regression.
+	Regression *analysis.RegressionOptions
 	Volume     protocol.Volume
 	Precond    bool
 	// StepsPlanned is the number of steps the load plans at most.
@@ -81,6 +84,18 @@ func desiredOf(b *v1alpha1.StorageBenchmark) (desired, error) {
 			}
 			d.Objectives = append(d.Objectives, obj)
 		}
+	}
+	if rg := s.Regression; rg != nil {
+		o := analysis.RegressionOptions{MinIOPSDropPercent: float64(rg.MinIOPSDropPercent), MinP99RisePercent: float64(rg.MinP99RisePercent)}
+		if rg.Significance != "" {
+			if o.Significance, err = strconv.ParseFloat(rg.Significance, 64); err != nil {
+				return d, fmt.Errorf("regression.significance %q is not a decimal fraction", rg.Significance)
+			}
+		}
+		if err := o.Validate(); err != nil {
+			return d, fmt.Errorf("regression: %w", err)
+		}
+		d.Regression = &o
 	}
 	d.Volume = protocol.Volume{Path: exchange.DataMountPath, Shared: s.Storage.Sharing == v1alpha1.SharingShared}
 	if s.Storage.ExistingClaim != nil && s.Storage.VolumeMode != corev1.PersistentVolumeBlock {

@@ -22,6 +22,7 @@ import (
 // +kubebuilder:printcolumn:name="Last Success",type=date,JSONPath=`.status.lastSuccessfulTime`
 // +kubebuilder:printcolumn:name="Peak IOPS",type=integer,JSONPath=`.status.history[0].peakIOPS`
 // +kubebuilder:printcolumn:name="SLO",type=string,JSONPath=`.status.history[0].slo`
+// +kubebuilder:printcolumn:name="Regression",type=string,JSONPath=`.status.history[0].regression`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 31",message="metadata.name must be at most 31 characters: each run is named <schedule>-<scheduled time in Unix minutes>, and a benchmark's name at most 40"
 type StorageBenchmarkSchedule struct {
@@ -65,6 +66,8 @@ const (
 )
 
 // StorageBenchmarkScheduleSpec is a cron schedule and the benchmark it runs.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.template.spec.regression) || !has(self.template.spec.regression.baseline.previousRun) || !has(self.successfulRunsHistoryLimit) || self.successfulRunsHistoryLimit >= 1",message="template.spec.regression.baseline.previousRun needs successfulRunsHistoryLimit of at least 1: the previous successful run is the baseline, and a limit of 0 deletes it",fieldPath=".successfulRunsHistoryLimit"
 type StorageBenchmarkScheduleSpec struct {
 	// schedule is a standard five-field cron schedule (minute hour
 	// day-of-month month day-of-week) or a descriptor such as @daily, as a
@@ -239,6 +242,21 @@ type ScheduledRun struct {
 	// NotMeasurable); unset without objectives or before it completed.
 	// +optional
 	SLO string `json:"slo,omitempty"`
+	// regression is the reason of its Regressed condition (Regressed,
+	// NotRegressed, or why it could not be compared); unset without
+	// spec.regression or before it completed.
+	// +optional
+	Regression string `json:"regression,omitempty"`
+	// regressedMetrics are the metrics (iops, p99) it regressed in.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=2
+	RegressedMetrics []string `json:"regressedMetrics,omitempty"`
+	// regressionMessage is its Regressed condition's message when it
+	// regressed: the worst step and metric, the change and the p-value.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	RegressionMessage string `json:"regressionMessage,omitempty"`
 	// reason is why a failed run failed (its Failed condition's reason).
 	// +optional
 	Reason string `json:"reason,omitempty"`

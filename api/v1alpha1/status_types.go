@@ -47,6 +47,12 @@ const (
 	// maximum was the clients' (raise ioDepth, jobsPerClient or clients);
 	// False when it did not. Absent until the check ran, and without it.
 	ConditionClientBound = "ClientBound"
+	// ConditionRegressed is the comparison with spec.regression's
+	// baseline: True when a step's IOPS or p99 latency is worse than the
+	// baseline's, significantly and by at least the minimum effect; False
+	// when none is; Unknown when there is no baseline to compare with.
+	// Informational: it does not make the run Stalled or Failed.
+	ConditionRegressed = "Regressed"
 )
 
 // StorageBenchmarkStatus is what the operator observed and measured.
@@ -134,6 +140,11 @@ type StorageBenchmarkStatus struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=50
 	Repeatability []RepeatabilityStatus `json:"repeatability,omitempty"`
+
+	// regression is the comparison with spec.regression's baseline, once
+	// the run has completed.
+	// +optional
+	Regression *RegressionStatus `json:"regression,omitempty"`
 }
 
 // ResolvedWorkload is the workload actually run.
@@ -581,4 +592,65 @@ type ClockStatus struct {
 	// unmeasured counts clients that could not measure their offset.
 	// +optional
 	Unmeasured int32 `json:"unmeasured,omitempty"`
+}
+
+// RegressionStatus is a completed run compared with its baseline.
+type RegressionStatus struct {
+	// baseline is what the run was compared with: StorageBenchmark/<name>
+	// or ConfigMap/<name>.
+	// +optional
+	Baseline string `json:"baseline,omitempty"`
+	// tests are the comparisons made, IOPS and p99 of each step.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=200
+	Tests []RegressionTestStatus `json:"tests,omitempty"`
+}
+
+// RegressionVerdict is one test's outcome.
+// +kubebuilder:validation:Enum=Regressed;NotRegressed;NotJudged
+type RegressionVerdict string
+
+// Regression verdicts.
+const (
+	RegressionRegressed    RegressionVerdict = "Regressed"
+	RegressionNotRegressed RegressionVerdict = "NotRegressed"
+	RegressionNotJudged    RegressionVerdict = "NotJudged"
+)
+
+// RegressionMetrics are the metrics a step is compared in.
+var RegressionMetrics = []string{"iops", "p99"}
+
+// The Regressed condition's verdict reasons (the others say why a run was
+// not compared).
+const (
+	RegressionReasonRegressed    = "Regressed"
+	RegressionReasonNotRegressed = "NotRegressed"
+)
+
+// RegressionTestStatus is one metric of one step compared.
+type RegressionTestStatus struct {
+	// step is this run's step (status.steps[].index).
+	Step int32 `json:"step"`
+	// metric is iops (per-second IOPS) or p99 (per-second p99 latency).
+	// +kubebuilder:validation:Enum=iops;p99
+	Metric string `json:"metric"`
+	// verdict of the test.
+	Verdict RegressionVerdict `json:"verdict"`
+	// baselineMedian and currentMedian are the medians of the per-second
+	// samples: IOPS, or nanoseconds of p99 latency.
+	// +optional
+	BaselineMedian int64 `json:"baselineMedian,omitempty"`
+	// +optional
+	CurrentMedian int64 `json:"currentMedian,omitempty"`
+	// changePercent is the change of the median, signed, as a decimal.
+	// +optional
+	ChangePercent string `json:"changePercent,omitempty"`
+	// pValue is the test's Holm-adjusted one-sided p-value.
+	// +optional
+	PValue string `json:"pValue,omitempty"`
+	// message says what was compared, or why the test was not judged.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Message string `json:"message,omitempty"`
 }

@@ -20,6 +20,7 @@ import (
 // +kubebuilder:printcolumn:name="Peak IOPS",type=integer,JSONPath=`.status.summary.peakIOPS`
 // +kubebuilder:printcolumn:name="P99",type=string,JSONPath=`.status.summary.p99LatencyAtPeak`
 // +kubebuilder:printcolumn:name="SLO",type=string,JSONPath=`.status.conditions[?(@.type=="SLOMet")].reason`
+// +kubebuilder:printcolumn:name="Regression",type=string,JSONPath=`.status.conditions[?(@.type=="Regressed")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 40",message="metadata.name must be at most 40 characters: child objects (volumes, jobs, pods) are named after it"
 type StorageBenchmark struct {
@@ -93,6 +94,11 @@ type StorageBenchmarkSpec struct {
 	// slo lists objectives evaluated into the SLOMet condition.
 	// +optional
 	SLO *SLOSpec `json:"slo,omitempty"`
+
+	// regression compares the run, step by step, with a baseline run and
+	// sets the Regressed condition.
+	// +optional
+	Regression *RegressionSpec `json:"regression,omitempty"`
 
 	// cleanup says what happens to volumes and to the benchmark afterwards.
 	// +optional
@@ -731,6 +737,73 @@ type MiBpsAtLatency struct {
 	// +kubebuilder:validation:Maximum=1099511627776
 	MinMiBps int64 `json:"minMiBps"`
 }
+
+// RegressionSpec compares a run with a baseline run: for each step, its
+// per-second IOPS and per-second p99 latencies against the baseline step of
+// the same position, by a one-sided Mann–Whitney U test whose p-values are
+// Holm-adjusted over all the run's tests. A test regresses when its
+// adjusted p-value is below significance and the change of the medians is
+// at least the minimum effect, in the worse direction.
+type RegressionSpec struct {
+	// baseline is the run to compare with.
+	// +required
+	Baseline RegressionBaseline `json:"baseline"`
+
+	// significance is the family-wise error rate of one comparison, a
+	// decimal fraction: "0.01" means 1 %.
+	// +optional
+	// +kubebuilder:default="0.01"
+	// +kubebuilder:validation:MaxLength=8
+	// +kubebuilder:validation:Pattern=`^0?[.][0-9]{1,6}$`
+	// +kubebuilder:validation:XValidation:rule="double(self) > 0.0 && double(self) <= 0.2",message="regression.significance must be a decimal fraction above 0 and at most 0.2, such as 0.01"
+	Significance string `json:"significance,omitempty"`
+
+	// minIOPSDropPercent: a step's IOPS regressed only when their median
+	// fell by at least this percentage of the baseline's.
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=99
+	MinIOPSDropPercent int32 `json:"minIOPSDropPercent,omitempty"`
+
+	// minP99RisePercent: a step's p99 latency regressed only when its
+	// median rose by at least this percentage of the baseline's.
+	// +optional
+	// +kubebuilder:default=25
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	MinP99RisePercent int32 `json:"minP99RisePercent,omitempty"`
+}
+
+// RegressionBaseline names the baseline. Exactly one field is set.
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.previousRun) ? 1 : 0) + (has(self.benchmark) ? 1 : 0) + (has(self.configMap) ? 1 : 0) == 1",message="regression.baseline must set exactly one of previousRun, benchmark or configMap"
+type RegressionBaseline struct {
+	// previousRun is the newest successful run of the same
+	// StorageBenchmarkSchedule scheduled before this one: for a schedule's
+	// template. A benchmark no schedule controls has no previous run.
+	// +optional
+	PreviousRun *PreviousRunBaseline `json:"previousRun,omitempty"`
+
+	// benchmark is a completed StorageBenchmark in this namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Benchmark *string `json:"benchmark,omitempty"`
+
+	// configMap is a pinned baseline in this namespace: a ConfigMap
+	// labelled storagebench.io/baseline=true whose key baseline.json holds
+	// a run's per-second samples, as `kubectl storagebench baseline`
+	// writes it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	ConfigMap *string `json:"configMap,omitempty"`
+}
+
+// PreviousRunBaseline selects the previous successful run of the
+// benchmark's schedule; it has no fields.
+type PreviousRunBaseline struct{}
 
 // VolumePolicy says what happens to provisioned volumes after the run.
 // +kubebuilder:validation:Enum=Delete;Retain

@@ -365,6 +365,23 @@ var badSpecs = []badSpec{
 		field: "spec.load.extendUntilSteady", msg: "load.extendUntilSteady needs a load.stepDuration of at least analysis.steadyState.rounds seconds"},
 	{name: "extendUntilSteady with fewer seconds than 8 rounds", patch: `{load: {extendUntilSteady: {}, stepDuration: 7s}, analysis: {steadyState: {rounds: 8}}}`,
 		field: "spec.load.extendUntilSteady", msg: "at least analysis.steadyState.rounds seconds"},
+	// regression: one baseline, a significance and effects in range
+	{name: "regression without a baseline", patch: `regression: {baseline: {}}`,
+		field: "spec.regression.baseline", msg: "regression.baseline must set exactly one of previousRun, benchmark or configMap"},
+	{name: "regression with two baselines", patch: `regression: {baseline: {previousRun: {}, benchmark: nightly}}`,
+		field: "spec.regression.baseline", msg: "exactly one of previousRun, benchmark or configMap"},
+	{name: "regression significance 0.5", patch: `regression: {baseline: {benchmark: a}, significance: "0.5"}`,
+		field: "spec.regression.significance", msg: "regression.significance must be a decimal fraction above 0 and at most 0.2"},
+	{name: "regression significance 0", patch: `regression: {baseline: {benchmark: a}, significance: "0.0"}`,
+		field: "spec.regression.significance", msg: "above 0 and at most 0.2"},
+	{name: "regression significance 1e-3", patch: `regression: {baseline: {benchmark: a}, significance: "1e-3"}`,
+		field: "spec.regression.significance", msg: "should match"},
+	{name: "regression minIOPSDropPercent 100", patch: `regression: {baseline: {benchmark: a}, minIOPSDropPercent: 100}`,
+		field: "spec.regression.minIOPSDropPercent", msg: "should be less than or equal to 99"},
+	{name: "regression minP99RisePercent 0", patch: `regression: {baseline: {benchmark: a}, minP99RisePercent: 0}`,
+		field: "spec.regression.minP99RisePercent", msg: "should be greater than or equal to 1"},
+	{name: "regression baseline benchmark not a name", patch: `regression: {baseline: {benchmark: "../x"}}`,
+		field: "spec.regression.baseline.benchmark", msg: "should match"},
 	{name: "maxVariationPercent 0", patch: `analysis: {maxVariationPercent: 0}`,
 		field: "spec.analysis.maxVariationPercent", msg: "should be greater than or equal to 1"},
 	{name: "maxVariationPercent 101", patch: `analysis: {maxVariationPercent: 101}`,
@@ -533,6 +550,8 @@ func TestInvalidSpecsRejected(t *testing.T) {
 // more than they should.
 var goodSpecs = []struct{ name, patch string }{
 	{"minimal", ``},
+	{"regression on the previous run", `regression: {baseline: {previousRun: {}}}`},
+	{"regression on a pinned baseline, 0.1 % significance", `regression: {baseline: {configMap: oltp-baseline}, significance: ".001", minIOPSDropPercent: 5, minP99RisePercent: 1000}`},
 	{"Poisson arrivals on rate steps", `load: {arrivals: Poisson}`},
 	{"maxStall in whole seconds", `load: {stop: {maxStall: 2m3s}}`},
 	{"maxStall of an hour", `load: {stop: {maxStall: 1h}}`},
@@ -933,7 +952,7 @@ func TestPrinterColumns(t *testing.T) {
 	for _, c := range table.ColumnDefinitions {
 		names = append(names, c.Name)
 	}
-	wantNames := []string{"Name", "Status", "Class", "Profile", "Step", "Peak IOPS", "P99", "SLO", "Age"}
+	wantNames := []string{"Name", "Status", "Class", "Profile", "Step", "Peak IOPS", "P99", "SLO", "Regression", "Age"}
 	if !slices.Equal(names, wantNames) {
 		t.Fatalf("columns %q, want %q", names, wantNames)
 	}

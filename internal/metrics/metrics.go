@@ -7,6 +7,7 @@ package metrics
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -35,6 +36,7 @@ const (
 	LabelState        = "state"
 	LabelReason       = "reason"
 	LabelSchedule     = "schedule"
+	LabelMetric       = "metric"
 )
 
 // Operations: reads, writes, and all I/O of a step pooled ("total", as in
@@ -114,6 +116,12 @@ var (
 		"Seconds from the first step's start to the run's end, or to now while it runs.", benchLabels...)
 	descSteps = desc("run_steps",
 		"Number of finished steps of the run.", benchLabels...)
+	descRegressed = desc("regressed",
+		"1 when a step's metric (iops or p99) regressed against the run's baseline (spec.regression), 0 when the run was compared and it did not; absent when the run was not compared.", with(benchLabels, LabelMetric)...)
+	descStepRegressionChange = desc("step_regression_change_ratio",
+		"Change of a step's median per-second metric (iops or p99) from the baseline's, as a signed ratio (-0.25: a quarter lower); only for judged tests.", with(stepLabels, LabelMetric)...)
+	descStepRegressionP = desc("step_regression_p_value",
+		"Holm-adjusted one-sided p-value of a step's regression test (iops or p99); only for judged tests.", with(stepLabels, LabelMetric)...)
 	descScrapeErrors = desc("collector_errors",
 		"1 when the last scrape could not list StorageBenchmarks or StorageBenchmarkSchedules, else 0.")
 
@@ -127,6 +135,8 @@ var (
 		"Unix time of a scheduled time that is due but has no run yet (the last run still going with Forbid, a refused run); absent when nothing waits.", scheduleLabels...)
 	descScheduleSuspended = desc("schedule_suspended",
 		"1 while the schedule is suspended, else 0.", scheduleLabels...)
+	descScheduleRegressed = desc("schedule_regressed",
+		"1 when the schedule's newest completed run regressed in the metric (iops or p99) against its baseline, 0 when it was compared and did not; absent when it was not compared.", with(scheduleLabels, LabelMetric)...)
 	descScheduleRunOutdated = desc("schedule_run_outdated",
 		"1 for a kept run of a schedule older than its newest completed run, else 0 (every kept run has the series): alerts on a schedule's runs look at the newest only.", with([]string{LabelNamespace, LabelBenchmark}, LabelSchedule)...)
 )
@@ -135,9 +145,11 @@ var (
 var collectorDescs = []*prometheus.Desc{
 	descStepIOPS, descStepBytes, descStepLatency, descStepLatencyMean, descStepOfferedIOPS,
 	descStepOfferedBytes, descStepSaturated, descStepKnee, descStepSuperseded, descPeakIOPS, descPeakBytes,
-	descAtTargetIOPS, descAtTargetBytes, descLatencyTarget, descSLO, descState, descStart,
+	descAtTargetIOPS, descAtTargetBytes, descLatencyTarget, descSLO, descRegressed, descStepRegressionChange, descStepRegressionP,
+	descState, descStart,
 	descCompletion, descDuration, descSteps, descScrapeErrors,
-	descScheduleLast, descScheduleSuccess, descScheduleNext, descSchedulePending, descScheduleSuspended, descScheduleRunOutdated,
+	descScheduleLast, descScheduleSuccess, descScheduleNext, descSchedulePending, descScheduleSuspended, descScheduleRegressed,
+	descScheduleRunOutdated,
 }
 
 // Descs returns every descriptor the collector and the counters export (for
@@ -223,9 +235,15 @@ func collectSchedule(ch chan<- prometheus.Metric, s *v1alpha1.StorageBenchmarkSc
 	}
 	gauge(ch, descScheduleSuspended, bool01(s.Spec.Suspend != nil && *s.Spec.Suspend), sl...)
 	var newest time.Time
-	for _, h := range st.History {
+	var latest *v1alpha1.ScheduledRun
+	for i, h := range st.History {
 		if h.State == v1alpha1.RunComplete && h.ScheduledTime.After(newest) {
-			newest = h.ScheduledTime.Time
+			newest, latest = h.ScheduledTime.Time, &st.History[i]
+		}
+	}
+	if latest != nil && (latest.Regression == v1alpha1.RegressionReasonRegressed || latest.Regression == v1alpha1.RegressionReasonNotRegressed) {
+		for _, m := range v1alpha1.RegressionMetrics {
+			gauge(ch, descScheduleRegressed, bool01(slices.Contains(latest.RegressedMetrics, m)), with(sl, m)...)
 		}
 	}
 	for _, h := range st.History {
@@ -302,10 +320,40 @@ func collectBenchmark(ch chan<- prometheus.Metric, b *v1alpha1.StorageBenchmark,
 	for _, o := range st.SLOs {
 		gauge(ch, descSLO, bool01(o.Verdict == "Met"), with(bl, o.Name, string(o.Verdict))...)
 	}
+	collectRegression(ch, bl, st.Regression)
 	for i := range st.Steps {
 		collectStep(ch, bl, &st.Steps[i])
 		if b.Spec.Load.ExtendUntilSteady != nil {
 			gauge(ch, descStepSuperseded, bool01(st.Steps[i].Superseded), with(bl, strconv.Itoa(int(st.Steps[i].Index)))...)
+		}
+	}
+}
+
+// collectRegression exports the comparison with the baseline: a verdict
+// per metric when any test of it was judged, and each judged test's change
+// and p-value.
+func collectRegression(ch chan<- prometheus.Metric, bl []string, r *v1alpha1.RegressionStatus) {
+	if r == nil {
+		return
+	}
+	judged, regressed := map[string]bool{}, map[string]bool{}
+	for _, t := range r.Tests {
+		if t.Verdict == v1alpha1.RegressionNotJudged {
+			continue
+		}
+		judged[t.Metric] = true
+		regressed[t.Metric] = regressed[t.Metric] || t.Verdict == v1alpha1.RegressionRegressed
+		sl := with(bl, strconv.Itoa(int(t.Step)), t.Metric)
+		if v, err := strconv.ParseFloat(t.ChangePercent, 64); err == nil {
+			gauge(ch, descStepRegressionChange, v/100, sl...)
+		}
+		if v, err := strconv.ParseFloat(t.PValue, 64); err == nil {
+			gauge(ch, descStepRegressionP, v, sl...)
+		}
+	}
+	for _, m := range v1alpha1.RegressionMetrics {
+		if judged[m] {
+			gauge(ch, descRegressed, bool01(regressed[m]), with(bl, m)...)
 		}
 	}
 }

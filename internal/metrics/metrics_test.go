@@ -222,6 +222,31 @@ storagebench_schedule_run_outdated{benchmark="nightly-1",namespace="ns",schedule
 # TYPE storagebench_schedule_suspended gauge
 storagebench_schedule_suspended{namespace="ns",schedule="nightly"} 0
 `},
+		{name: "a run compared with its baseline, and its schedule's newest completed run", objs: []client.Object{regressed(), regressedSchedule()},
+			names: []string{"storagebench_regressed", "storagebench_step_regression_change_ratio", "storagebench_step_regression_p_value",
+				"storagebench_schedule_regressed"},
+			want: `
+# HELP storagebench_regressed 1 when a step's metric (iops or p99) regressed against the run's baseline (spec.regression), 0 when the run was compared and it did not; absent when the run was not compared.
+# TYPE storagebench_regressed gauge
+storagebench_regressed{benchmark="db",metric="iops",namespace="ns",profile="oltp",storage_class="fast"} 1
+storagebench_regressed{benchmark="db",metric="p99",namespace="ns",profile="oltp",storage_class="fast"} 0
+# HELP storagebench_schedule_regressed 1 when the schedule's newest completed run regressed in the metric (iops or p99) against its baseline, 0 when it was compared and did not; absent when it was not compared.
+# TYPE storagebench_schedule_regressed gauge
+storagebench_schedule_regressed{metric="iops",namespace="ns",schedule="nightly"} 0
+storagebench_schedule_regressed{metric="p99",namespace="ns",schedule="nightly"} 1
+# HELP storagebench_step_regression_change_ratio Change of a step's median per-second metric (iops or p99) from the baseline's, as a signed ratio (-0.25: a quarter lower); only for judged tests.
+# TYPE storagebench_step_regression_change_ratio gauge
+storagebench_step_regression_change_ratio{benchmark="db",metric="iops",namespace="ns",profile="oltp",step="0",storage_class="fast"} -0.01
+storagebench_step_regression_change_ratio{benchmark="db",metric="iops",namespace="ns",profile="oltp",step="1",storage_class="fast"} -0.25
+storagebench_step_regression_change_ratio{benchmark="db",metric="p99",namespace="ns",profile="oltp",step="0",storage_class="fast"} 0.1
+# HELP storagebench_step_regression_p_value Holm-adjusted one-sided p-value of a step's regression test (iops or p99); only for judged tests.
+# TYPE storagebench_step_regression_p_value gauge
+storagebench_step_regression_p_value{benchmark="db",metric="iops",namespace="ns",profile="oltp",step="0",storage_class="fast"} 0.9
+storagebench_step_regression_p_value{benchmark="db",metric="iops",namespace="ns",profile="oltp",step="1",storage_class="fast"} 4e-06
+storagebench_step_regression_p_value{benchmark="db",metric="p99",namespace="ns",profile="oltp",step="0",storage_class="fast"} 0.5
+`},
+		{name: "no regression series without a comparison", objs: []client.Object{complete(), scheduled()},
+			names: []string{"storagebench_regressed", "storagebench_step_regression_change_ratio", "storagebench_schedule_regressed"}, want: ``},
 		{name: "complete latency", objs: []client.Object{complete()},
 			names: []string{"storagebench_step_latency_seconds", "storagebench_step_latency_mean_seconds", "storagebench_step_achieved_bytes_per_second"},
 			want: `
@@ -320,4 +345,29 @@ func TestRegisterReplaces(t *testing.T) {
 	if n, err := testutil.GatherAndCount(reg, "storagebench_peak_iops"); err != nil || n != 1 {
 		t.Errorf("%d peak series (%v), want 1 from the last collector", n, err)
 	}
+}
+
+// regressed is complete() compared with a baseline: step 2's IOPS
+// regressed, step 1's p99 did not, step 2's p99 was not judged.
+func regressed() *v1alpha1.StorageBenchmark {
+	b := complete()
+	b.Status.Regression = &v1alpha1.RegressionStatus{Baseline: "StorageBenchmark/base", Tests: []v1alpha1.RegressionTestStatus{
+		{Step: 0, Metric: "iops", Verdict: v1alpha1.RegressionNotRegressed, ChangePercent: "-1.0", PValue: "0.9"},
+		{Step: 0, Metric: "p99", Verdict: v1alpha1.RegressionNotRegressed, ChangePercent: "10.0", PValue: "0.5"},
+		{Step: 1, Metric: "iops", Verdict: v1alpha1.RegressionRegressed, ChangePercent: "-25.0", PValue: "4e-06"},
+		{Step: 1, Metric: "p99", Verdict: v1alpha1.RegressionNotJudged},
+	}}
+	return b
+}
+
+// regressedSchedule is scheduled() whose newest completed run regressed
+// in p99; an older completed run's verdict does not count.
+func regressedSchedule() *v1alpha1.StorageBenchmarkSchedule {
+	s := scheduled()
+	s.Status.History[1].Regression, s.Status.History[1].RegressedMetrics = v1alpha1.RegressionReasonRegressed, []string{"p99"}
+	older := s.Status.History[1]
+	older.Name, older.ScheduledTime.Time = "nightly-0", older.ScheduledTime.Add(-48*time.Hour)
+	older.RegressedMetrics = []string{"iops"}
+	s.Status.History = append(s.Status.History, older)
+	return s
 }

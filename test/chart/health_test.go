@@ -42,6 +42,10 @@ func TestArgoHealthChecks(t *testing.T) {
 	running.Status.Conditions = []metav1.Condition{cond("Reconciling", true, "Running", "step 3/8 running"), cond("Ready", false, "Running", "step 3/8 running")}
 	failed := recorded("oltp")
 	failed.Status.Conditions = []metav1.Condition{cond("Failed", true, "ClientLost", "client 2 was stopped"), cond("Complete", false, "ClientLost", "")}
+	regressed := recorded("throughput")
+	regressed.Status.Conditions = append(regressed.Status.Conditions, cond("Regressed", true, "Regressed", "step 2 (2000 IOPS offered): IOPS 2,000 → 1,500 (−25.0 %)"))
+	notRegressed := recorded("throughput")
+	notRegressed.Status.Conditions = append(notRegressed.Status.Conditions, cond("Regressed", false, "NotRegressed", "none of 4 tests"))
 	sched := func(suspend bool, conds ...metav1.Condition) *v1alpha1.StorageBenchmarkSchedule {
 		s := &v1alpha1.StorageBenchmarkSchedule{Spec: v1alpha1.StorageBenchmarkScheduleSpec{Schedule: "0 2 * * *", Suspend: ptr.To(suspend)}}
 		s.Status.Conditions = conds
@@ -55,6 +59,8 @@ func TestArgoHealthChecks(t *testing.T) {
 	}{
 		{"a completed run whose SLO was not met", "StorageBenchmark", recorded("oltp"), "Degraded", "NotMet: objective 60k-iops-at-1ms not met"},
 		{"a completed run whose SLOs were met", "StorageBenchmark", recorded("throughput"), "Healthy", "Completed: "},
+		{"a completed run that regressed", "StorageBenchmark", regressed, "Degraded", "Regressed: step 2 (2000 IOPS offered)"},
+		{"a completed run that did not regress", "StorageBenchmark", notRegressed, "Healthy", "Completed: "},
 		{"a run in progress", "StorageBenchmark", running, "Progressing", "Running: step 3/8 running"},
 		{"a failed run", "StorageBenchmark", failed, "Degraded", "ClientLost: client 2 was stopped"},
 		{"a new benchmark", "StorageBenchmark", &v1alpha1.StorageBenchmark{}, "Progressing", "waiting for the operator"},

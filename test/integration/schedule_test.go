@@ -171,6 +171,45 @@ var _ = Describe("A StorageBenchmarkSchedule", func() {
 		Expect(st.LastScheduleTime.Time).To(BeTemporally("==", t.Add(-time.Hour)))
 	})
 
+	It("compares each run with the previous successful run, and carries the verdict into its history", func() {
+		s, first, second := newSchedule("regress", classLocal, func(s *v1alpha1.StorageBenchmarkSchedule) {
+			s.Spec.Template.Spec.Regression = &v1alpha1.RegressionSpec{Baseline: v1alpha1.RegressionBaseline{PreviousRun: &v1alpha1.PreviousRunBaseline{}}}
+		})
+		regression := func(name string) func() *metav1.Condition {
+			return func() *metav1.Condition {
+				var b v1alpha1.StorageBenchmark
+				if err := k8s.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: name}, &b); err != nil {
+					return nil
+				}
+				return meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionRegressed)
+			}
+		}
+		By("the first run has no earlier one")
+		at(s, first.Add(time.Second))
+		one := controllers.RunName(s.Name, first)
+		Eventually(regression(one), 2*time.Minute).Should(And(Not(BeNil()),
+			HaveField("Reason", controllers.ReasonNoBaseline), HaveField("Status", metav1.ConditionUnknown)))
+
+		By("the second is compared with the first")
+		at(s, second.Add(time.Second))
+		two := controllers.RunName(s.Name, second)
+		Eventually(regression(two), 2*time.Minute).Should(And(Not(BeNil()),
+			HaveField("Reason", BeElementOf(controllers.ReasonRegressed, controllers.ReasonNotRegressed)),
+			HaveField("Message", ContainSubstring("against StorageBenchmark/"+one))))
+		poke(s)
+		Eventually(func() []v1alpha1.ScheduledRun { return status(s).History }, wait).Should(HaveExactElements(
+			And(HaveField("Name", two), HaveField("Regression", BeElementOf(controllers.ReasonRegressed, controllers.ReasonNotRegressed))),
+			And(HaveField("Name", one), HaveField("Regression", controllers.ReasonNoBaseline))))
+
+		By("admission: the previous run as baseline needs a successful run kept")
+		bad := s.DeepCopy()
+		bad.ObjectMeta = metav1.ObjectMeta{Namespace: s.Namespace, Name: "keeps-none"}
+		bad.Spec.SuccessfulRunsHistoryLimit = ptr.To[int32](0)
+		err := k8s.Create(ctx, bad)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("previousRun needs successfulRunsHistoryLimit of at least 1"))
+	})
+
 	It("loses and doubles no run across a manager restart", func() {
 		s, first, second := newSchedule("restart", "absent", func(s *v1alpha1.StorageBenchmarkSchedule) {
 			s.Spec.FailedRunsHistoryLimit = ptr.To[int32](10) // keep every failed run: they are counted

@@ -1,7 +1,8 @@
 -- Argo CD health of a StorageBenchmark (resource.customizations.health.
 -- storagebench.io_StorageBenchmark; docs/install.md). A run in progress is
--- Progressing; a failed run, or a completed one whose SLOs were not met,
--- is Degraded; a completed run is Healthy.
+-- Progressing; a failed run, or a completed one whose SLOs were not met or
+-- that regressed against its baseline, is Degraded; a completed run is
+-- Healthy.
 local hs = { status = "Progressing", message = "waiting for the operator" }
 if obj.status == nil or obj.status.conditions == nil then
   return hs
@@ -23,6 +24,9 @@ elseif cond.Complete ~= nil and cond.Complete.status == "True" then
   if cond.SLOMet ~= nil and cond.SLOMet.status == "False" then
     hs.status = "Degraded"
     hs.message = text(cond.SLOMet)
+  elseif cond.Regressed ~= nil and cond.Regressed.status == "True" then
+    hs.status = "Degraded"
+    hs.message = text(cond.Regressed)
   else
     hs.status = "Healthy"
     hs.message = text(cond.Complete)

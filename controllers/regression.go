@@ -1,0 +1,319 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/internal/numfmt"
+	"github.com/storagebench/storagebench/internal/plan"
+)
+
+// Reasons of the Regressed condition. The first three are verdicts; the
+// others say why the run could not be compared (status Unknown).
+const (
+	ReasonRegressed             = v1alpha1.RegressionReasonRegressed
+	ReasonNotRegressed          = v1alpha1.RegressionReasonNotRegressed
+	ReasonNotJudged             = "NotJudged"
+	ReasonNoBaseline            = "NoBaseline"
+	ReasonNotScheduled          = "NotScheduled"
+	ReasonBaselineNotFound      = "BaselineNotFound"
+	ReasonBaselineNotComplete   = "BaselineNotComplete"
+	ReasonBaselineNotComparable = "BaselineNotComparable"
+	ReasonBaselineInvalid       = "BaselineInvalid"
+	ReasonNotCompared           = "NotCompared"
+)
+
+const (
+	// annotationRegression on the plan ConfigMap holds the comparison with
+	// the baseline. It is written with the final order, in the same patch:
+	// the baseline is read while the run has not yet completed, so a
+	// schedule cannot trim it away first, and the verdict never changes
+	// afterwards, whatever happens to the baseline.
+	annotationRegression = "storagebench.io/regression"
+	// LabelBaseline marks a ConfigMap as a pinned baseline. Only a
+	// ConfigMap so labelled is read: naming another in spec reads nothing.
+	LabelBaseline = "storagebench.io/baseline"
+	// KeyBaseline is a pinned baseline's data key.
+	KeyBaseline = "baseline.json"
+)
+
+// regressionRecord is the comparison as the annotation keeps it.
+type regressionRecord struct {
+	// Baseline names it: StorageBenchmark/<name> or ConfigMap/<name>.
+	Baseline string `json:"baseline,omitempty"`
+	// Reason and Message say why the run was not compared; empty when it
+	// was.
+	Reason  string                     `json:"reason,omitempty"`
+	Message string                     `json:"message,omitempty"`
+	Options analysis.RegressionOptions `json:"options"`
+	Result  analysis.RegressionResult  `json:"result"`
+}
+
+func (rec *regressionRecord) none(reason, format string, args ...any) {
+	rec.Reason, rec.Message = reason, fmt.Sprintf(format, args...)
+}
+
+// samplesOf are a run's steps as a comparison sees them
+// (analysis.SamplesOf): a superseded step's rerun stands for it.
+func samplesOf(steps []stepRecord) []analysis.StepSamples {
+	ran := make([]plan.Step, len(steps))
+	for i, s := range steps {
+		ran[i] = s.order.Step
+	}
+	run := make([]analysis.RunStep, len(steps))
+	for i, s := range steps {
+		iops, _ := analysis.TimelineSamples(s.agg.Timeline)
+		run[i] = analysis.RunStep{Index: s.order.Index, Label: s.order.Step.Load(), Superseded: plan.SupersededAt(ran, i),
+			IOPS: iops, P99Ns: s.p99Ns}
+	}
+	return analysis.SamplesOf(run)
+}
+
+// regressionOf compares the run's recorded steps with its baseline. An
+// error is one to retry (the API server's); a baseline that cannot be
+// used is a record with a reason.
+func (r *Reconciler) regressionOf(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired, steps []stepRecord) (regressionRecord, error) {
+	rec := regressionRecord{Options: *d.Regression}
+	base, err := r.baselineOf(ctx, b, b.Spec.RegressionFingerprint(), &rec)
+	if err != nil || rec.Reason != "" {
+		return rec, err
+	}
+	rec.Result = analysis.CompareRuns(base, samplesOf(steps), *d.Regression)
+	return rec, nil
+}
+
+// baselineOf reads the baseline spec.regression names.
+func (r *Reconciler) baselineOf(ctx context.Context, b *v1alpha1.StorageBenchmark, fp string, rec *regressionRecord) ([]analysis.StepSamples, error) {
+	bl := b.Spec.Regression.Baseline
+	switch {
+	case bl.ConfigMap != nil:
+		return r.pinnedBaseline(ctx, b, *bl.ConfigMap, fp, rec)
+	case bl.Benchmark != nil:
+		rec.Baseline = "StorageBenchmark/" + *bl.Benchmark
+		if *bl.Benchmark == b.Name {
+			rec.none(ReasonBaselineInvalid, "a run cannot be its own baseline")
+			return nil, nil
+		}
+		var base v1alpha1.StorageBenchmark
+		err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: *bl.Benchmark}, &base)
+		if apierrors.IsNotFound(err) {
+			rec.none(ReasonBaselineNotFound, "%s does not exist in namespace %s", rec.Baseline, b.Namespace)
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return r.benchmarkBaseline(ctx, &base, fp, rec)
+	default:
+		base, err := r.previousRun(ctx, b, rec)
+		if err != nil || base == nil {
+			return nil, err
+		}
+		rec.Baseline = "StorageBenchmark/" + base.Name
+		return r.benchmarkBaseline(ctx, base, fp, rec)
+	}
+}
+
+// previousRun finds the newest successful run of b's schedule scheduled
+// before b: a benchmark the same schedule (by UID) controls. nil, with a
+// reason in rec, when there is none.
+func (r *Reconciler) previousRun(ctx context.Context, b *v1alpha1.StorageBenchmark, rec *regressionRecord) (*v1alpha1.StorageBenchmark, error) {
+	ref := metav1.GetControllerOfNoCopy(b)
+	if ref == nil || ref.Kind != "StorageBenchmarkSchedule" || !strings.HasPrefix(ref.APIVersion, v1alpha1.GroupVersion.Group+"/") {
+		rec.none(ReasonNotScheduled, "regression.baseline.previousRun needs a run of a StorageBenchmarkSchedule, and no schedule controls this benchmark")
+		return nil, nil
+	}
+	var list v1alpha1.StorageBenchmarkList
+	if err := r.List(ctx, &list, client.InNamespace(b.Namespace), client.MatchingLabels{LabelSchedule: ref.Name}); err != nil {
+		return nil, err
+	}
+	mine := scheduledTimeOf(b)
+	var best *v1alpha1.StorageBenchmark
+	for i := range list.Items {
+		x := &list.Items[i]
+		c := metav1.GetControllerOfNoCopy(x)
+		if c == nil || c.UID != ref.UID || x.UID == b.UID || v1alpha1.RunStateOf(x) != v1alpha1.RunComplete ||
+			!scheduledTimeOf(x).Before(mine) {
+			continue
+		}
+		if best == nil || scheduledTimeOf(x).After(scheduledTimeOf(best)) {
+			best = x
+		}
+	}
+	if best == nil {
+		rec.none(ReasonNoBaseline, "StorageBenchmarkSchedule/%s keeps no successful run scheduled before this one", ref.Name)
+	}
+	return best, nil
+}
+
+// benchmarkBaseline reads a completed benchmark's steps as a baseline.
+func (r *Reconciler) benchmarkBaseline(ctx context.Context, base *v1alpha1.StorageBenchmark, fp string, rec *regressionRecord) ([]analysis.StepSamples, error) {
+	if st := v1alpha1.RunStateOf(base); st != v1alpha1.RunComplete {
+		rec.none(ReasonBaselineNotComplete, "%s is %s, not Complete", rec.Baseline, st)
+		return nil, nil
+	}
+	if theirs := base.Spec.RegressionFingerprint(); theirs != fp {
+		rec.none(ReasonBaselineNotComparable, "%s measured another %s: compare runs of the same workload, clients and load",
+			rec.Baseline, v1alpha1.FingerprintDiff(theirs, fp))
+		return nil, nil
+	}
+	steps, err := r.observeSteps(ctx, base, int(base.Status.StepsPlanned))
+	if errors.Is(err, exchange.ErrInvalidClientData) {
+		rec.none(ReasonBaselineInvalid, "%s: %v", rec.Baseline, err)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(steps) == 0 {
+		rec.none(ReasonBaselineInvalid, "%s has no step records left", rec.Baseline)
+		return nil, nil
+	}
+	return samplesOf(steps), nil
+}
+
+// pinnedBaseline reads a pinned baseline from a labelled ConfigMap.
+func (r *Reconciler) pinnedBaseline(ctx context.Context, b *v1alpha1.StorageBenchmark, name, fp string, rec *regressionRecord) ([]analysis.StepSamples, error) {
+	rec.Baseline = "ConfigMap/" + name
+	var cm corev1.ConfigMap
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, &cm)
+	if apierrors.IsNotFound(err) {
+		rec.none(ReasonBaselineNotFound, "%s does not exist in namespace %s", rec.Baseline, b.Namespace)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if cm.Labels[LabelBaseline] != "true" {
+		rec.none(ReasonBaselineInvalid, "%s is not labelled %s=true, so it is not read", rec.Baseline, LabelBaseline)
+		return nil, nil
+	}
+	data, ok := cm.Data[KeyBaseline]
+	if !ok {
+		rec.none(ReasonBaselineInvalid, "%s has no key %s", rec.Baseline, KeyBaseline)
+		return nil, nil
+	}
+	pinned, err := analysis.DecodeBaseline([]byte(data))
+	if err != nil {
+		rec.none(ReasonBaselineInvalid, "%s: %v", rec.Baseline, err)
+		return nil, nil
+	}
+	if pinned.Fingerprint != fp {
+		rec.none(ReasonBaselineNotComparable, "%s (from %s) measured another %s: compare runs of the same workload, clients and load",
+			rec.Baseline, clip(pinned.Source, 128), v1alpha1.FingerprintDiff(pinned.Fingerprint, fp))
+		return nil, nil
+	}
+	return pinned.Steps, nil
+}
+
+// regressionFrom reads the plan ConfigMap's comparison; ok false when it
+// has none or it cannot be read.
+func regressionFrom(plan *metav1.PartialObjectMetadata) (regressionRecord, bool) {
+	var rec regressionRecord
+	if plan == nil {
+		return rec, false
+	}
+	v, found := plan.Annotations[annotationRegression]
+	if !found || json.Unmarshal([]byte(v), &rec) != nil {
+		return rec, false
+	}
+	return rec, true
+}
+
+// setRegression projects the recorded comparison into status and the
+// Regressed condition, once the run has completed.
+func setRegression(b *v1alpha1.StorageBenchmark, rec regressionRecord, recorded, complete bool, at time.Time) {
+	b.Status.Regression = nil
+	if b.Spec.Regression == nil || !complete {
+		meta.RemoveStatusCondition(&b.Status.Conditions, v1alpha1.ConditionRegressed)
+		return
+	}
+	if !recorded {
+		setConditionStatus(b, v1alpha1.ConditionRegressed, metav1.ConditionUnknown, ReasonNotCompared, at,
+			"the run completed without a recorded comparison with its baseline")
+		return
+	}
+	b.Status.Regression = &v1alpha1.RegressionStatus{Baseline: rec.Baseline}
+	if rec.Reason != "" {
+		setConditionStatus(b, v1alpha1.ConditionRegressed, metav1.ConditionUnknown, rec.Reason, at, rec.Message)
+		return
+	}
+	judged, regressed, steps := 0, 0, map[int]bool{}
+	for _, t := range rec.Result.Tests {
+		if len(b.Status.Regression.Tests) == 200 {
+			break
+		}
+		b.Status.Regression.Tests = append(b.Status.Regression.Tests, testStatus(t))
+		if t.Judged {
+			judged++
+			steps[t.Index] = true
+		}
+		if t.Regressed {
+			regressed++
+		}
+	}
+	o := rec.Options.WithDefaults()
+	limits := fmt.Sprintf("significance %s, at least %s %% fewer IOPS or %s %% higher p99",
+		strconv.FormatFloat(o.Significance, 'g', -1, 64), numfmt.Decimals(o.MinIOPSDropPercent, 1), numfmt.Decimals(o.MinP99RisePercent, 1))
+	switch worst, ok := rec.Result.Worst(); {
+	case ok:
+		setCondition(b, v1alpha1.ConditionRegressed, true, ReasonRegressed, at,
+			fmt.Sprintf("%s; %d of %d tests regressed against %s (%s)", worst, regressed, judged, rec.Baseline, limits))
+	case judged == 0:
+		setConditionStatus(b, v1alpha1.ConditionRegressed, metav1.ConditionUnknown, ReasonNotJudged, at,
+			fmt.Sprintf("no step of the run and of %s had %d per-second samples each to compare", rec.Baseline, o.MinSamples))
+	default:
+		setCondition(b, v1alpha1.ConditionRegressed, false, ReasonNotRegressed, at,
+			fmt.Sprintf("none of %d tests on %d steps regressed against %s (%s)", judged, len(steps), rec.Baseline, limits))
+	}
+}
+
+// testStatus is one test as status shows it.
+func testStatus(t analysis.RegressionTest) v1alpha1.RegressionTestStatus {
+	s := v1alpha1.RegressionTestStatus{Step: int32(t.Index), Metric: string(t.Metric), Verdict: v1alpha1.RegressionNotJudged,
+		Message: clip(t.String(), 256)}
+	if !t.Judged {
+		return s
+	}
+	s.Verdict = v1alpha1.RegressionNotRegressed
+	if t.Regressed {
+		s.Verdict = v1alpha1.RegressionRegressed
+	}
+	s.BaselineMedian, s.CurrentMedian = int64(math.Round(t.BaselineMedian)), int64(math.Round(t.CurrentMedian))
+	s.ChangePercent = strconv.FormatFloat(t.Change*100, 'f', 1, 64)
+	s.PValue = strconv.FormatFloat(t.PAdjusted, 'g', 2, 64)
+	return s
+}
+
+// regressedMetrics are the metrics a run regressed in, in
+// v1alpha1.RegressionMetrics' order.
+func regressedMetrics(r *v1alpha1.RegressionStatus) []string {
+	if r == nil {
+		return nil
+	}
+	var out []string
+	for _, m := range v1alpha1.RegressionMetrics {
+		if slices.ContainsFunc(r.Tests, func(t v1alpha1.RegressionTestStatus) bool {
+			return t.Metric == m && t.Verdict == v1alpha1.RegressionRegressed
+		}) {
+			out = append(out, m)
+		}
+	}
+	return out
+}

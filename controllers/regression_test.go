@@ -1,0 +1,178 @@
+package controllers
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/protocol"
+	"github.com/storagebench/storagebench/internal/results"
+)
+
+// recordWith is a recorded step offering iops with the given per-second
+// IOPS and p99s.
+func recordWith(index int, iops int64, attempt int32, perSecond []float64, p99 []float64) stepRecord {
+	windows := make([]results.Window, len(perSecond))
+	for k, v := range perSecond {
+		windows[k] = results.Window{StartMs: uint64(k) * 1000, IOPS: v, IOs: uint64(v)}
+	}
+	return stepRecord{order: protocol.StepOrder{Index: index, Step: plan.Step{Index: index, OfferedIOPS: iops, Attempt: attempt}},
+		agg: results.StepAggregate{Timeline: results.Timeline{WindowSeconds: 1, Windows: windows}}, p99Ns: p99}
+}
+
+func TestSamplesOfLeavesSupersededStepsOut(t *testing.T) {
+	steps := []stepRecord{
+		recordWith(0, 1000, 1, []float64{1000, 999}, []float64{100, 110}),
+		recordWith(1, 2000, 1, []float64{1500, 2500}, []float64{300}), // not steady: run again
+		recordWith(2, 2000, 2, []float64{2000, 2001}, []float64{200, 210}),
+	}
+	got := samplesOf(steps)
+	if len(got) != 2 {
+		t.Fatalf("got %d steps, want 2 (the superseded run left out): %+v", len(got), got)
+	}
+	for k, want := range []struct {
+		planned, index int
+		iops, p99      []float64
+	}{{0, 0, []float64{1000, 999}, []float64{100, 110}}, {1, 2, []float64{2000, 2001}, []float64{200, 210}}} {
+		g := got[k]
+		if g.Planned != want.planned || g.Index != want.index || !equal(g.IOPS, want.iops) || !equal(g.P99Ns, want.p99) {
+			t.Errorf("step %d: %+v, want planned %d index %d IOPS %v p99 %v", k, g, want.planned, want.index, want.iops, want.p99)
+		}
+	}
+	if got[1].Label != "2000 IOPS offered" {
+		t.Errorf("label %q", got[1].Label)
+	}
+}
+
+func equal(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestFingerprintNamesWhatDiffers(t *testing.T) {
+	b := newBench()
+	other := b.DeepCopy()
+	other.Spec.Storage.StorageClassName = ptr.To("elsewhere") // storage is what is compared
+	if b.Spec.RegressionFingerprint() != other.Spec.RegressionFingerprint() {
+		t.Errorf("another StorageClass changed the fingerprint: %s vs %s", b.Spec.RegressionFingerprint(), other.Spec.RegressionFingerprint())
+	}
+	other.Spec.Load.Rate.Steps = []int64{100, 200, 300}
+	other.Spec.Clients.Count++
+	if got := v1alpha1.FingerprintDiff(other.Spec.RegressionFingerprint(), b.Spec.RegressionFingerprint()); got != "clients and load" {
+		t.Errorf("diff %q, want %q", got, "clients and load")
+	}
+	if got := v1alpha1.FingerprintDiff("workload=1", "workload=1;load=2"); got != "fingerprint" {
+		t.Errorf("diff of unlike fingerprints %q", got)
+	}
+}
+
+func TestSetRegression(t *testing.T) {
+	at := time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC)
+	regressed := analysis.RegressionTest{Planned: 1, Index: 1, Label: "2000 IOPS offered", Metric: analysis.MetricIOPS,
+		BaselineMedian: 2000, CurrentMedian: 1500, Change: -0.25, P: 1e-6, PAdjusted: 4e-6, Judged: true, Regressed: true,
+		BaselineN: 10, CurrentN: 10}
+	fine := analysis.RegressionTest{Planned: 0, Index: 0, Metric: analysis.MetricP99, BaselineMedian: 100_000, CurrentMedian: 101_000,
+		Change: 0.01, P: 0.4, PAdjusted: 0.8, Judged: true, BaselineN: 10, CurrentN: 10}
+	unjudged := analysis.RegressionTest{Planned: 2, Index: 2, Metric: analysis.MetricIOPS, Reason: "no baseline step", P: 1, PAdjusted: 1}
+	for _, tc := range []struct {
+		name     string
+		rec      regressionRecord
+		recorded bool
+		complete bool
+		status   metav1.ConditionStatus // "" = no condition
+		reason   string
+		msg      []string
+		tests    []v1alpha1.RegressionVerdict
+	}{
+		{name: "regressed", recorded: true, complete: true,
+			rec:    regressionRecord{Baseline: "StorageBenchmark/base", Result: analysis.RegressionResult{Tests: []analysis.RegressionTest{fine, regressed, unjudged}, Regressed: true}},
+			status: metav1.ConditionTrue, reason: ReasonRegressed,
+			msg:   []string{"step 2 (2000 IOPS offered): IOPS 2,000 → 1,500 (-25.0 %), p = 4e-06", "1 of 2 tests regressed against StorageBenchmark/base", "significance 0.01"},
+			tests: []v1alpha1.RegressionVerdict{v1alpha1.RegressionNotRegressed, v1alpha1.RegressionRegressed, v1alpha1.RegressionNotJudged}},
+		{name: "not regressed", recorded: true, complete: true,
+			rec:    regressionRecord{Baseline: "ConfigMap/pinned", Result: analysis.RegressionResult{Tests: []analysis.RegressionTest{fine}}},
+			status: metav1.ConditionFalse, reason: ReasonNotRegressed, msg: []string{"none of 1 tests on 1 steps regressed against ConfigMap/pinned"},
+			tests: []v1alpha1.RegressionVerdict{v1alpha1.RegressionNotRegressed}},
+		{name: "nothing judged", recorded: true, complete: true,
+			rec:    regressionRecord{Baseline: "StorageBenchmark/base", Result: analysis.RegressionResult{Tests: []analysis.RegressionTest{unjudged}}},
+			status: metav1.ConditionUnknown, reason: ReasonNotJudged, msg: []string{"5 per-second samples"},
+			tests: []v1alpha1.RegressionVerdict{v1alpha1.RegressionNotJudged}},
+		{name: "no baseline", recorded: true, complete: true,
+			rec:    regressionRecord{Reason: ReasonNoBaseline, Message: "StorageBenchmarkSchedule/nightly keeps no successful run"},
+			status: metav1.ConditionUnknown, reason: ReasonNoBaseline, msg: []string{"keeps no successful run"}},
+		{name: "completed without a record", complete: true, status: metav1.ConditionUnknown, reason: ReasonNotCompared},
+		{name: "running", recorded: true, rec: regressionRecord{Result: analysis.RegressionResult{Tests: []analysis.RegressionTest{regressed}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBench()
+			b.Spec.Regression = &v1alpha1.RegressionSpec{Baseline: v1alpha1.RegressionBaseline{Benchmark: ptr.To("base")}}
+			// A condition left from before is replaced or removed.
+			setCondition(b, v1alpha1.ConditionRegressed, true, ReasonRegressed, at, "stale")
+			// Through the annotation, as project reads it.
+			value, err := json.Marshal(tc.rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := &metav1.PartialObjectMetadata{}
+			if tc.recorded {
+				plan.Annotations = map[string]string{annotationRegression: string(value)}
+			}
+			rec, recorded := regressionFrom(plan)
+			setRegression(b, rec, recorded, tc.complete, at)
+			c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionRegressed)
+			if tc.status == "" {
+				if c != nil || b.Status.Regression != nil {
+					t.Fatalf("condition %+v, status %+v; want none", c, b.Status.Regression)
+				}
+				return
+			}
+			if c == nil || c.Status != tc.status || c.Reason != tc.reason {
+				t.Fatalf("condition %+v, want %s %s", c, tc.status, tc.reason)
+			}
+			for _, m := range tc.msg {
+				if !strings.Contains(c.Message, m) {
+					t.Errorf("message %q lacks %q", c.Message, m)
+				}
+			}
+			var verdicts []v1alpha1.RegressionVerdict
+			if b.Status.Regression != nil {
+				for _, ts := range b.Status.Regression.Tests {
+					verdicts = append(verdicts, ts.Verdict)
+				}
+			}
+			if len(verdicts) != len(tc.tests) {
+				t.Fatalf("verdicts %v, want %v", verdicts, tc.tests)
+			}
+			for i := range verdicts {
+				if verdicts[i] != tc.tests[i] {
+					t.Errorf("verdicts %v, want %v", verdicts, tc.tests)
+				}
+			}
+			if tc.reason == ReasonRegressed {
+				got := b.Status.Regression.Tests[1]
+				if got.Step != 1 || got.Metric != "iops" || got.BaselineMedian != 2000 || got.CurrentMedian != 1500 ||
+					got.ChangePercent != "-25.0" || got.PValue != "4e-06" {
+					t.Errorf("regressed test in status: %+v", got)
+				}
+				if m := regressedMetrics(b.Status.Regression); len(m) != 1 || m[0] != "iops" {
+					t.Errorf("regressed metrics %v, want [iops]", m)
+				}
+			}
+		})
+	}
+}
