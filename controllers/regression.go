@@ -20,7 +20,6 @@ import (
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/exchange"
-	"github.com/storagebench/storagebench/internal/numfmt"
 	"github.com/storagebench/storagebench/internal/plan"
 )
 
@@ -53,8 +52,14 @@ const (
 	KeyBaseline = "baseline.json"
 )
 
-// regressionRecord is the comparison as the annotation keeps it.
+// regressionRecordVersion is the version of regressionRecord's JSON.
+const regressionRecordVersion = 1
+
+// regressionRecord is the comparison as the annotation keeps it: once
+// written, the verdict of the run for good, so its JSON is versioned and
+// its options carry their defaults.
 type regressionRecord struct {
+	Version int `json:"version"`
 	// Baseline names it: StorageBenchmark/<name> or ConfigMap/<name>.
 	Baseline string `json:"baseline,omitempty"`
 	// Reason and Message say why the run was not compared; empty when it
@@ -65,8 +70,32 @@ type regressionRecord struct {
 	Result  analysis.RegressionResult  `json:"result"`
 }
 
+// none records why the run was not compared; the message may quote a
+// tenant's data (a decoding error), so it is cut.
 func (rec *regressionRecord) none(reason, format string, args ...any) {
-	rec.Reason, rec.Message = reason, fmt.Sprintf(format, args...)
+	rec.Reason, rec.Message = reason, clip(fmt.Sprintf(format, args...), 1024)
+	rec.Result = analysis.RegressionResult{}
+}
+
+// maxRegressionRecord bounds the annotation: 100 steps' 200 tests take a
+// few tens of KiB, and all of a ConfigMap's annotations share 256 KiB.
+const maxRegressionRecord = 128 << 10
+
+// encodeRegression is the annotation's value. A comparison that cannot be
+// encoded or is too large is recorded as not compared, never retried: the
+// run must end.
+func encodeRegression(rec regressionRecord) string {
+	value, err := json.Marshal(rec)
+	if err == nil && len(value) <= maxRegressionRecord {
+		return string(value)
+	}
+	why := fmt.Sprintf("%d bytes, more than %d", len(value), maxRegressionRecord)
+	if err != nil {
+		why = err.Error()
+	}
+	rec.none(ReasonBaselineInvalid, "%s: the comparison could not be recorded: %s", rec.Baseline, why)
+	value, _ = json.Marshal(rec) // bounded, and plain text: cannot fail
+	return string(value)
 }
 
 // samplesOf are a run's steps as a comparison sees them
@@ -79,7 +108,7 @@ func samplesOf(steps []stepRecord) []analysis.StepSamples {
 	run := make([]analysis.RunStep, len(steps))
 	for i, s := range steps {
 		iops, _ := analysis.TimelineSamples(s.agg.Timeline)
-		run[i] = analysis.RunStep{Index: s.order.Index, Label: s.order.Step.Load(), Superseded: plan.SupersededAt(ran, i),
+		run[i] = analysis.RunStep{Index: s.order.Index, Label: s.order.Step.Load(), Offered: s.order.Step.Offered(), Superseded: plan.SupersededAt(ran, i),
 			IOPS: iops, P99Ns: s.p99Ns}
 	}
 	return analysis.SamplesOf(run)
@@ -89,7 +118,7 @@ func samplesOf(steps []stepRecord) []analysis.StepSamples {
 // error is one to retry (the API server's); a baseline that cannot be
 // used is a record with a reason.
 func (r *Reconciler) regressionOf(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired, steps []stepRecord) (regressionRecord, error) {
-	rec := regressionRecord{Options: *d.Regression}
+	rec := regressionRecord{Version: regressionRecordVersion, Options: d.Regression.WithDefaults()}
 	base, err := r.baselineOf(ctx, b, b.Spec.RegressionFingerprint(), &rec)
 	if err != nil || rec.Reason != "" {
 		return rec, err
@@ -173,7 +202,9 @@ func (r *Reconciler) benchmarkBaseline(ctx context.Context, base *v1alpha1.Stora
 			rec.Baseline, v1alpha1.FingerprintDiff(theirs, fp))
 		return nil, nil
 	}
-	steps, err := r.observeSteps(ctx, base, int(base.Status.StepsPlanned))
+	// Read, not remembered: the memo is for the benchmarks this manager
+	// reconciles, which forget their records when they go.
+	steps, err := r.readSteps(ctx, base, int(base.Status.StepsPlanned), nil)
 	if errors.Is(err, exchange.ErrInvalidClientData) {
 		rec.none(ReasonBaselineInvalid, "%s: %v", rec.Baseline, err)
 		return nil, nil
@@ -249,38 +280,29 @@ func setRegression(b *v1alpha1.StorageBenchmark, rec regressionRecord, recorded,
 			"the run completed without a recorded comparison with its baseline")
 		return
 	}
-	b.Status.Regression = &v1alpha1.RegressionStatus{Baseline: rec.Baseline}
+	if rec.Baseline != "" {
+		b.Status.Regression = &v1alpha1.RegressionStatus{Baseline: rec.Baseline}
+	}
 	if rec.Reason != "" {
 		setConditionStatus(b, v1alpha1.ConditionRegressed, metav1.ConditionUnknown, rec.Reason, at, rec.Message)
 		return
 	}
-	judged, regressed, steps := 0, 0, map[int]bool{}
+	if b.Status.Regression == nil {
+		b.Status.Regression = &v1alpha1.RegressionStatus{}
+	}
 	for _, t := range rec.Result.Tests {
 		if len(b.Status.Regression.Tests) == 200 {
 			break
 		}
 		b.Status.Regression.Tests = append(b.Status.Regression.Tests, testStatus(t))
-		if t.Judged {
-			judged++
-			steps[t.Index] = true
-		}
-		if t.Regressed {
-			regressed++
-		}
 	}
-	o := rec.Options.WithDefaults()
-	limits := fmt.Sprintf("significance %s, at least %s %% fewer IOPS or %s %% higher p99",
-		strconv.FormatFloat(o.Significance, 'g', -1, 64), numfmt.Decimals(o.MinIOPSDropPercent, 1), numfmt.Decimals(o.MinP99RisePercent, 1))
-	switch worst, ok := rec.Result.Worst(); {
-	case ok:
-		setCondition(b, v1alpha1.ConditionRegressed, true, ReasonRegressed, at,
-			fmt.Sprintf("%s; %d of %d tests regressed against %s (%s)", worst, regressed, judged, rec.Baseline, limits))
-	case judged == 0:
-		setConditionStatus(b, v1alpha1.ConditionRegressed, metav1.ConditionUnknown, ReasonNotJudged, at,
-			fmt.Sprintf("no step of the run and of %s had %d per-second samples each to compare", rec.Baseline, o.MinSamples))
+	switch outcome, msg := rec.Result.Verdict(rec.Baseline, rec.Options); outcome {
+	case analysis.OutcomeRegressed:
+		setCondition(b, v1alpha1.ConditionRegressed, true, ReasonRegressed, at, msg)
+	case analysis.OutcomeNotRegressed:
+		setCondition(b, v1alpha1.ConditionRegressed, false, ReasonNotRegressed, at, msg)
 	default:
-		setCondition(b, v1alpha1.ConditionRegressed, false, ReasonNotRegressed, at,
-			fmt.Sprintf("none of %d tests on %d steps regressed against %s (%s)", judged, len(steps), rec.Baseline, limits))
+		setConditionStatus(b, v1alpha1.ConditionRegressed, metav1.ConditionUnknown, ReasonNotJudged, at, msg)
 	}
 }
 

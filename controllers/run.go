@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -345,11 +344,7 @@ func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark
 		if err != nil {
 			return nil, err
 		}
-		value, err := json.Marshal(rec)
-		if err != nil {
-			return nil, err
-		}
-		annotations = map[string]string{annotationRegression: string(value)}
+		annotations = map[string]string{annotationRegression: encodeRegression(rec)}
 	}
 	if err := r.writeOrder(ctx, obs.plan, order, annotations); err != nil {
 		return nil, err

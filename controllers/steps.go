@@ -123,6 +123,12 @@ func (m *stepMemo) forget(b types.NamespacedName) {
 // controls. A step ConfigMap that cannot be read as step k's record is
 // invalid data (exchange.ErrInvalidClientData): the run ends on it.
 func (r *Reconciler) observeSteps(ctx context.Context, b *v1alpha1.StorageBenchmark, planned int) ([]stepRecord, error) {
+	return r.readSteps(ctx, b, planned, r.steps)
+}
+
+// readSteps is observeSteps remembering decoded records in memo (nil: in
+// none).
+func (r *Reconciler) readSteps(ctx context.Context, b *v1alpha1.StorageBenchmark, planned int, memo *stepMemo) ([]stepRecord, error) {
 	key := client.ObjectKeyFromObject(b)
 	var out []stepRecord
 	for k := 0; k < planned; k++ {
@@ -138,7 +144,7 @@ func (r *Reconciler) observeSteps(ctx context.Context, b *v1alpha1.StorageBenchm
 		if !ownedBy(meta, b) {
 			break
 		}
-		if rec, ok := r.steps.get(key, meta); ok {
+		if rec, ok := memo.get(key, meta); ok {
 			out = append(out, rec)
 			continue
 		}
@@ -157,7 +163,7 @@ func (r *Reconciler) observeSteps(ctx context.Context, b *v1alpha1.StorageBenchm
 			return nil, fmt.Errorf("%w: %w", exchange.ErrInvalidClientData, err)
 		}
 		rec := recordOf(order, agg, name)
-		r.steps.put(key, &cm, rec)
+		memo.put(key, &cm, rec)
 		out = append(out, rec)
 	}
 	return out, nil

@@ -7,11 +7,17 @@ import (
 	"strings"
 )
 
+// fingerprintVersion changes when what RegressionFingerprint hashes does.
+const fingerprintVersion = "v1"
+
 // RegressionFingerprint identifies what a run measures, part by part — its
-// workload, its clients and its load, as admission defaulted them — so that
-// runs are compared with a baseline only when they measured the same thing,
-// and a mismatch can be named: "workload=…;clients=…;load=…". The storage
-// is not part of it: comparing storage is the point.
+// workload and preconditioning, its clients and its load, as admission
+// defaulted them — so that runs are compared with a baseline only when they
+// measured the same thing, and a mismatch can be named:
+// "v1;workload=…;clients=…;load=…". The storage is not part of it:
+// comparing storage is the point. It hashes the spec as written and
+// defaulted, not as the operator resolves it (a profile is its name), so
+// that the kubectl plugin computes the same fingerprint as the operator.
 func (s *StorageBenchmarkSpec) RegressionFingerprint() string {
 	part := func(name string, v any) string {
 		data, err := json.Marshal(v)
@@ -22,11 +28,16 @@ func (s *StorageBenchmarkSpec) RegressionFingerprint() string {
 		return name + "=" + hex.EncodeToString(sum[:8])
 	}
 	clients := struct{ Count, JobsPerClient int32 }{s.Clients.Count, s.Clients.JobsPerClient}
-	return strings.Join([]string{part("workload", s.Workload), part("clients", clients), part("load", s.Load)}, ";")
+	workload := struct {
+		Workload     WorkloadSpec
+		Precondition PreconditionSpec
+	}{s.Workload, s.Precondition}
+	return strings.Join([]string{fingerprintVersion, part("workload", workload), part("clients", clients), part("load", s.Load)}, ";")
 }
 
 // FingerprintDiff names the parts two regression fingerprints differ in:
-// "load", "clients and load"; "fingerprint" when they differ otherwise.
+// "load", "clients and load"; "fingerprint" when they differ otherwise (a
+// fingerprint of another version, or not one at all).
 func FingerprintDiff(a, b string) string {
 	x, y := strings.Split(a, ";"), strings.Split(b, ";")
 	var parts []string
@@ -36,7 +47,7 @@ func FingerprintDiff(a, b string) string {
 			parts = append(parts, name)
 		}
 	}
-	if len(parts) == 0 || len(x) != len(y) {
+	if len(parts) == 0 || len(x) != len(y) || x[0] != y[0] {
 		return "fingerprint"
 	}
 	return strings.Join(parts, " and ")

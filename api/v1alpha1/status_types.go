@@ -50,7 +50,8 @@ const (
 	// ConditionRegressed is the comparison with spec.regression's
 	// baseline: True when a step's IOPS or p99 latency is worse than the
 	// baseline's, significantly and by at least the minimum effect; False
-	// when none is; Unknown when there is no baseline to compare with.
+	// when none is; Unknown when the run was not compared (no usable
+	// baseline, no test that could be judged, or no recorded comparison).
 	// Informational: it does not make the run Stalled or Failed.
 	ConditionRegressed = "Regressed"
 )

@@ -15,11 +15,14 @@ import (
 const BaselineVersion = 1
 
 // Limits of a pinned baseline: at most a benchmark's steps, each at most a
-// timeline's seconds.
+// timeline's windows, each sample a number a measurement can be.
 const (
 	maxBaselineSteps   = 100
-	maxBaselineSamples = 3600
+	maxBaselineSamples = results.MaxWindows
 	maxBaselineLabel   = 128
+	// maxBaselineSample bounds any sample: above a billion IOPS and a
+	// p99 of hours (1e13 ns) nothing is a measurement.
+	maxBaselineSample = 1e13
 )
 
 // ErrInvalidBaseline marks a pinned baseline that cannot be used.
@@ -72,12 +75,15 @@ func DecodeBaseline(data []byte) (Baseline, error) {
 		if s.Planned != i {
 			return Baseline{}, fmt.Errorf("%w: step %d is numbered %d", ErrInvalidBaseline, i, s.Planned)
 		}
+		if s.Offered < 0 || s.Offered > 1e15 || math.IsNaN(s.Offered) {
+			return Baseline{}, fmt.Errorf("%w: step %d offered %v", ErrInvalidBaseline, i, s.Offered)
+		}
 		for _, xs := range [][]float64{s.IOPS, s.P99Ns} {
 			if len(xs) > maxBaselineSamples {
 				return Baseline{}, fmt.Errorf("%w: step %d has %d samples, want at most %d", ErrInvalidBaseline, i, len(xs), maxBaselineSamples)
 			}
 			for _, x := range xs {
-				if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+				if math.IsNaN(x) || x < 0 || x > maxBaselineSample || (x != 0 && x < 1e-3) {
 					return Baseline{}, fmt.Errorf("%w: step %d has a sample %v", ErrInvalidBaseline, i, x)
 				}
 			}
@@ -107,6 +113,8 @@ type RunStep struct {
 	Label string
 	// Superseded: a rerun stands for it (load.extendUntilSteady).
 	Superseded bool
+	// Offered is the load it offered (StepSamples.Offered).
+	Offered float64
 	// IOPS and P99Ns are TimelineSamples'.
 	IOPS, P99Ns []float64
 }
@@ -120,7 +128,7 @@ func SamplesOf(steps []RunStep) []StepSamples {
 		if s.Superseded {
 			continue
 		}
-		out = append(out, StepSamples{Planned: len(out), Index: s.Index, Label: s.Label, IOPS: s.IOPS, P99Ns: s.P99Ns})
+		out = append(out, StepSamples{Planned: len(out), Index: s.Index, Label: s.Label, Offered: s.Offered, IOPS: s.IOPS, P99Ns: s.P99Ns})
 	}
 	return out
 }

@@ -20,7 +20,7 @@ func TestDecodeBaseline(t *testing.T) {
 	if got.Source != good.Source || len(got.Steps) != 1 || got.Steps[0].IOPS[1] != 1001 || got.Steps[0].P99Ns[0] != 2e5 {
 		t.Errorf("round trip: %+v", got)
 	}
-	many := `[` + strings.Repeat(`1,`, maxBaselineSamples) + `1]`
+	many := `[` + strings.Repeat(`1,`, maxBaselineSamples) + `1]` // one too many
 	for _, tc := range []struct{ name, data, want string }{
 		{"not JSON", `{`, "unexpected EOF"},
 		{"unknown field", `{"version":1,"fingerprint":"x","steps":[{"planned":0,"index":0,"iops":[1],"p99Ns":[1]}],"secret":"y"}`, "unknown field"},
@@ -30,7 +30,9 @@ func TestDecodeBaseline(t *testing.T) {
 		{"no steps", `{"version":1,"fingerprint":"x","steps":[]}`, "0 steps"},
 		{"steps out of order", `{"version":1,"fingerprint":"x","steps":[{"planned":1,"index":0,"iops":[1],"p99Ns":[1]}]}`, "step 0 is numbered 1"},
 		{"a negative sample", `{"version":1,"fingerprint":"x","steps":[{"planned":0,"index":0,"iops":[-1],"p99Ns":[1]}]}`, "a sample -1"},
-		{"too many samples", `{"version":1,"fingerprint":"x","steps":[{"planned":0,"index":0,"iops":` + many + `,"p99Ns":[1]}]}`, "samples, want at most 3600"},
+		{"too many samples", `{"version":1,"fingerprint":"x","steps":[{"planned":0,"index":0,"iops":` + many + `,"p99Ns":[1]}]}`, "samples, want at most 4096"},
+		{"a sample of a lifetime", `{"version":1,"fingerprint":"x","steps":[{"planned":0,"index":0,"iops":[1],"p99Ns":[1.7e308]}]}`, "a sample 1.7e+308"},
+		{"a sample next to zero", `{"version":1,"fingerprint":"x","steps":[{"planned":0,"index":0,"iops":[5e-324],"p99Ns":[1]}]}`, "a sample 5e-324"},
 		{"a long label", `{"version":1,"fingerprint":"x","steps":[{"planned":0,"index":0,"label":"` + strings.Repeat("x", 129) + `","iops":[1],"p99Ns":[1]}]}`, "label of 129 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

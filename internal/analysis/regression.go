@@ -34,18 +34,18 @@ type RegressionOptions struct {
 	// Significance is the family-wise error rate over all tests of one
 	// comparison: Holm–Bonferroni adjusted p-values are compared with it.
 	// Valid: more than 0 and at most 0.2.
-	Significance float64
+	Significance float64 `json:"significance"`
 	// MinIOPSDropPercent: a step's IOPS regressed only if its median fell
 	// by at least this percentage of the baseline's median. Valid: more
 	// than 0 and less than 100.
-	MinIOPSDropPercent float64
+	MinIOPSDropPercent float64 `json:"minIOPSDropPercent"`
 	// MinP99RisePercent: a step's p99 regressed only if its median rose by
 	// at least this percentage of the baseline's median. Valid: more than
 	// 0 and at most 1000.
-	MinP99RisePercent float64
+	MinP99RisePercent float64 `json:"minP99RisePercent"`
 	// MinSamples: with fewer finite per-second samples than this on either
 	// side, a test is not judged. Valid: 3..1000.
-	MinSamples int
+	MinSamples int `json:"minSamples"`
 }
 
 // WithDefaults returns o with every zero field set to its default.
@@ -119,6 +119,12 @@ type StepSamples struct {
 	Index int `json:"index"`
 	// Label names the step in messages, e.g. "2000 IOPS offered".
 	Label string `json:"label,omitempty"`
+	// Offered is the load the step offered: IOPS, or bytes per second of
+	// a bandwidth step; 0 for a step that offered no rate (unthrottled, a
+	// queue depth). Latencies are compared only between steps that offered
+	// the same load: a curve's steps offer percentages of their own run's
+	// maximum, and a faster run's higher load has higher latencies.
+	Offered float64 `json:"offered,omitempty"`
 	// IOPS has one value a second.
 	IOPS []float64 `json:"iops"`
 	// P99Ns is the p99 completion latency, in ns, of each second with I/O
@@ -151,31 +157,34 @@ func (m RegressionMetric) title() string {
 // RegressionTest is one metric of one step compared.
 type RegressionTest struct {
 	// Planned, Index and Label are the current step's.
-	Planned int
-	Index   int
-	Label   string
-	Metric  RegressionMetric
+	Planned int              `json:"planned"`
+	Index   int              `json:"index"`
+	Label   string           `json:"label,omitempty"`
+	Metric  RegressionMetric `json:"metric"`
 	// BaselineMedian and CurrentMedian are the medians of the finite
 	// samples (0 for a side without any); BaselineN and CurrentN count
 	// those samples.
-	BaselineMedian, CurrentMedian float64
-	BaselineN, CurrentN           int
+	BaselineMedian float64 `json:"baselineMedian"`
+	CurrentMedian  float64 `json:"currentMedian"`
+	BaselineN      int     `json:"baselineN"`
+	CurrentN       int     `json:"currentN"`
 	// Change is (current − baseline) / baseline median, signed: −0.25 means
 	// it fell by 25 %. It is 0 when a side has no samples or the baseline
 	// median is not positive.
-	Change float64
+	Change float64 `json:"change"`
 	// P is the one-sided Mann–Whitney p-value in the direction of "worse"
 	// (fewer IOPS, higher p99); PAdjusted is Holm's adjustment of it over
 	// all judged tests of the comparison. Both are 1 when not judged.
-	P, PAdjusted float64
+	P         float64 `json:"p"`
+	PAdjusted float64 `json:"pAdjusted"`
 	// Judged is false when the test could not be made; Reason then says
 	// why (too few samples, no baseline step, baseline median not
-	// positive).
-	Judged bool
-	Reason string
+	// positive, different offered loads).
+	Judged bool   `json:"judged"`
+	Reason string `json:"reason,omitempty"`
 	// Regressed: Judged, PAdjusted below the significance and the change at
 	// least the minimum effect in the worse direction.
-	Regressed bool
+	Regressed bool `json:"regressed"`
 }
 
 // String renders the test for people: "step 2 (rate 2,000 IOPS): IOPS 1,998
@@ -208,9 +217,9 @@ func nanoseconds(v float64) uint64 { return uint64(math.Round(max(v, 0))) }
 // RegressionResult is a whole comparison of a run with its baseline.
 type RegressionResult struct {
 	// Tests are in current-step order, IOPS before p99 for each step.
-	Tests []RegressionTest
+	Tests []RegressionTest `json:"tests"`
 	// Regressed is true when any test regressed.
-	Regressed bool
+	Regressed bool `json:"regressed"`
 }
 
 // Worst returns the regressed test with the smallest adjusted p-value (on a
@@ -264,9 +273,13 @@ func CompareRuns(baseline, current []StepSamples, opts RegressionOptions) Regres
 		if base != nil {
 			baseIOPS, baseP99 = base.IOPS, base.P99Ns
 		}
-		res.Tests = append(res.Tests,
-			compareMetric(cur, MetricIOPS, base != nil, baseIOPS, cur.IOPS, opts),
-			compareMetric(cur, MetricP99, base != nil, baseP99, cur.P99Ns, opts))
+		p99 := compareMetric(cur, MetricP99, base != nil, baseP99, cur.P99Ns, opts)
+		if base != nil && p99.Judged && !sameLoad(base.Offered, cur.Offered) {
+			p99.Judged, p99.P = false, 1
+			p99.Reason = fmt.Sprintf("the baseline step offered %s, this one %s: latencies at different loads are not compared",
+				numfmt.Count(base.Offered), numfmt.Count(cur.Offered))
+		}
+		res.Tests = append(res.Tests, compareMetric(cur, MetricIOPS, base != nil, baseIOPS, cur.IOPS, opts), p99)
 	}
 
 	var judged []int
@@ -302,6 +315,11 @@ func compareMetric(step *StepSamples, metric RegressionMetric, hasBase bool, bas
 		t.Change = (t.CurrentMedian - t.BaselineMedian) / t.BaselineMedian
 	}
 	switch {
+	case math.IsInf(t.Change, 0) || math.IsNaN(t.Change):
+		// Samples at the ends of float64 (a pinned baseline is a
+		// tenant's): no change to speak of, and none JSON can carry.
+		t.Change = 0
+		t.Reason = "the medians are out of range"
 	case !hasBase:
 		t.Reason = "no baseline step"
 	case len(b) < opts.MinSamples || len(c) < opts.MinSamples:
@@ -358,7 +376,14 @@ func median(sorted []float64) float64 {
 	case n%2 == 1:
 		return sorted[n/2]
 	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
+	a, b := sorted[n/2-1], sorted[n/2]
+	return a + (b-a)/2 // a mean that cannot overflow
+}
+
+// sameLoad reports whether two steps offered the same load, within 1 %
+// (a rate split over clients and jobs is rounded per job).
+func sameLoad(a, b float64) bool {
+	return math.Abs(a-b) <= 0.01*max(a, b)
 }
 
 // holm returns Holm's step-down adjustment of the p-values, in their order:
@@ -481,4 +506,46 @@ func exactLessP(n, m, k int) float64 {
 		}
 	}
 	return le / all
+}
+
+// RegressionOutcome is a whole comparison's outcome.
+type RegressionOutcome string
+
+// Comparison outcomes.
+const (
+	OutcomeRegressed    RegressionOutcome = "Regressed"
+	OutcomeNotRegressed RegressionOutcome = "NotRegressed"
+	OutcomeNotJudged    RegressionOutcome = "NotJudged"
+)
+
+// Verdict sums the comparison with baseline (a name, for the sentence) up:
+// its outcome and one sentence that says it — the worst test and how many
+// regressed, how many tests on how many steps did not, or why none could
+// be judged. The operator's Regressed condition and the plugin's compare
+// both say it in these words.
+func (r RegressionResult) Verdict(baseline string, o RegressionOptions) (RegressionOutcome, string) {
+	judged, regressed, steps := 0, 0, map[int]bool{}
+	for _, t := range r.Tests {
+		if t.Judged {
+			judged++
+			steps[t.Index] = true
+		}
+		if t.Regressed {
+			regressed++
+		}
+	}
+	o = o.WithDefaults()
+	limits := fmt.Sprintf("significance %s, at least %s %% fewer IOPS or %s %% higher p99",
+		strconv.FormatFloat(o.Significance, 'g', -1, 64), numfmt.Decimals(o.MinIOPSDropPercent, 1), numfmt.Decimals(o.MinP99RisePercent, 1))
+	switch worst, ok := r.Worst(); {
+	case ok:
+		return OutcomeRegressed, fmt.Sprintf("%s; %d of %d tests regressed against %s (%s)", worst, regressed, judged, baseline, limits)
+	case judged == 0:
+		why := "no step to compare"
+		if len(r.Tests) > 0 {
+			why = r.Tests[0].String()
+		}
+		return OutcomeNotJudged, fmt.Sprintf("no test against %s could be judged (%d per-second samples a side needed): %s", baseline, o.MinSamples, why)
+	}
+	return OutcomeNotRegressed, fmt.Sprintf("none of %d tests on %d steps regressed against %s (%s)", judged, len(steps), baseline, limits)
 }

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"math/bits"
@@ -578,5 +579,47 @@ func TestRegressionResultWorst(t *testing.T) {
 				t.Errorf("Worst() = step %d, %v; want step %d, %v", w.Planned, ok, c.planned, c.ok)
 			}
 		})
+	}
+}
+
+// TestRegressionLoadsAndRanges: latencies at different offered loads are
+// not compared (a curve's steps offer percentages of each run's own
+// maximum), and medians beyond float64's range are not judged and still
+// marshal.
+func TestRegressionLoadsAndRanges(t *testing.T) {
+	flat := func(v float64) []float64 {
+		out := make([]float64, 10)
+		for i := range out {
+			out[i] = v + float64(i)
+		}
+		return out
+	}
+	base := []StepSamples{{Planned: 0, Offered: 5000, IOPS: flat(5000), P99Ns: flat(1e5)}}
+	cur := []StepSamples{{Planned: 0, Offered: 4000, IOPS: flat(4000), P99Ns: flat(9e5)}}
+	res := CompareRuns(base, cur, RegressionOptions{})
+	if len(res.Tests) != 2 || !res.Tests[0].Regressed || res.Tests[1].Judged {
+		t.Fatalf("tests %+v: want IOPS regressed and p99 not judged", res.Tests)
+	}
+	if !strings.Contains(res.Tests[1].Reason, "offered 5,000, this one 4,000") {
+		t.Errorf("reason %q", res.Tests[1].Reason)
+	}
+	cur[0].Offered = 5040 // within 1 %: the same load
+	if res := CompareRuns(base, cur, RegressionOptions{}); !res.Tests[1].Judged || !res.Tests[1].Regressed {
+		t.Errorf("p99 at the same load: %+v", res.Tests[1])
+	}
+
+	huge := []StepSamples{{Planned: 0, IOPS: []float64{1.7e308, 1.7e308, 1.7e308, 1.7e308, 1.7e308, 1.7e308}, P99Ns: flat(1)}}
+	tiny := []StepSamples{{Planned: 0, IOPS: flat(1), P99Ns: []float64{5e-324, 5e-324, 5e-324, 5e-324, 5e-324, 5e-324}}}
+	res = CompareRuns(tiny, huge, RegressionOptions{})
+	for _, x := range res.Tests {
+		if math.IsInf(x.BaselineMedian, 0) || math.IsInf(x.CurrentMedian, 0) || math.IsInf(x.Change, 0) || math.IsNaN(x.Change) {
+			t.Errorf("%s: medians %v, %v, change %v: want finite", x.Metric, x.BaselineMedian, x.CurrentMedian, x.Change)
+		}
+	}
+	if res.Tests[1].Judged || res.Tests[1].Reason != "the medians are out of range" {
+		t.Errorf("p99 from 5e-324 to 1: %+v", res.Tests[1])
+	}
+	if _, err := json.Marshal(res); err != nil {
+		t.Errorf("the result does not marshal: %v", err)
 	}
 }

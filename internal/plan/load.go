@@ -260,6 +260,10 @@ func (s Step) Supersedes() bool { return s.Attempt > 1 }
 // order, was superseded: the step after it is its rerun.
 func SupersededAt(ran []Step, i int) bool { return i+1 < len(ran) && ran[i+1].Supersedes() }
 
+// Offered is the load a rate step offers, in its unit (IOPS, or bytes per
+// second); 0 for a step that offers no rate.
+func (s Step) Offered() float64 { return float64(s.OfferedIOPS + s.OfferedBytesPerSec) }
+
 // RateLimited reports whether the step offers a fixed rate.
 func (s Step) RateLimited() bool { return s.OfferedIOPS > 0 || s.OfferedBytesPerSec > 0 }
 
