@@ -42,6 +42,9 @@ const (
 	exitSLONotMet = 3
 	// exitTimeout: wait gave up after --timeout.
 	exitTimeout = 4
+	// exitRegressed: compare --baseline found the run regressed against
+	// its baseline.
+	exitRegressed = 5
 )
 
 // codeError ends the command with an exit code; err (optional) is printed.
@@ -116,7 +119,8 @@ kubectl) or, with --from-file, from saved objects (kubectl get sbench NAME
 -o yaml > run.yaml).
 
 Exit codes: 0 success; 1 error (usage, not found, API); 2 the run failed;
-3 SLOs not met (wait --for=slo); 4 timed out (wait).`,
+3 SLOs not met (wait --for=slo); 4 timed out (wait); 5 regressed
+(compare --baseline).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		CompletionOptions: cobra.CompletionOptions{
@@ -130,7 +134,7 @@ Exit codes: 0 success; 1 error (usage, not found, API); 2 the run failed;
 	clientcmd.BindOverrideFlags(a.overrides, flags, clientcmd.RecommendedConfigOverrideFlags(""))
 	flags.StringArrayVarP(&a.fromFiles, "from-file", "f", nil, "Read benchmarks from a saved object (YAML or JSON, a single object or a List) instead of the cluster; repeatable.")
 
-	root.AddCommand(a.listCommand(), a.statusCommand(), a.watchCommand(), a.waitCommand(), a.reportCommand(), a.compareCommand(), a.schedulesCommand())
+	root.AddCommand(a.listCommand(), a.statusCommand(), a.watchCommand(), a.waitCommand(), a.reportCommand(), a.compareCommand(), a.baselineCommand(), a.schedulesCommand())
 	return root
 }
 
@@ -177,7 +181,9 @@ func (a *app) readFiles() ([]v1alpha1.StorageBenchmark, error) {
 }
 
 // load reads and decodes every --from-file ("-" is standard input) on
-// first use: the benchmarks and the ConfigMaps saved with them.
+// first use: the benchmarks and the ConfigMaps saved with them. A file may
+// hold ConfigMaps alone (a pinned baseline, or steps' records saved
+// apart), as long as the files hold a benchmark.
 func (a *app) load() (*savedObjects, error) {
 	if a.saved != nil {
 		return a.saved, nil
@@ -194,12 +200,15 @@ func (a *app) load() (*savedObjects, error) {
 		if err != nil {
 			return nil, err
 		}
-		sbs, cms, err := apireport.DecodeAll(data)
+		sbs, cms, err := apireport.DecodeObjects(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		saved.benchmarks = append(saved.benchmarks, sbs...)
 		saved.configMaps = append(saved.configMaps, cms...)
+	}
+	if len(saved.benchmarks) == 0 {
+		return nil, fmt.Errorf("%s: no StorageBenchmark found", strings.Join(a.fromFiles, ", "))
 	}
 	a.saved = saved
 	return saved, nil
@@ -246,7 +255,23 @@ func (a *app) get(ctx context.Context, name string) (*v1alpha1.StorageBenchmark,
 // stepConfigMap returns step k's ConfigMap of a benchmark: from the
 // --from-file objects, or from the cluster; nil when there is none.
 func (a *app) stepConfigMap(ctx context.Context, sb *v1alpha1.StorageBenchmark, k int) (*corev1.ConfigMap, error) {
+	return a.configMap(ctx, sb.Namespace, exchange.StepName(sb.Name, k))
+}
+
+// noRecord says that step k of a benchmark has no ConfigMap, and, for
+// saved objects, how to save it.
+func (a *app) noRecord(sb *v1alpha1.StorageBenchmark, k int) error {
 	name := exchange.StepName(sb.Name, k)
+	if a.fromFile() {
+		return fmt.Errorf("ConfigMap %s not found in %s: save it with the benchmark (kubectl get sbench,cm -o yaml)", name, strings.Join(a.fromFiles, ", "))
+	}
+	return fmt.Errorf("step %d of %s has no record (ConfigMap %s not found)", k+1, sb.Name, name)
+}
+
+// configMap returns a ConfigMap of a benchmark's namespace: from the
+// --from-file objects (where one saved without a namespace matches any),
+// or from the cluster; nil when there is none.
+func (a *app) configMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
 	if a.fromFile() {
 		saved, err := a.load()
 		if err != nil {
@@ -254,7 +279,7 @@ func (a *app) stepConfigMap(ctx context.Context, sb *v1alpha1.StorageBenchmark, 
 		}
 		for i := range saved.configMaps {
 			cm := &saved.configMaps[i]
-			if cm.Name == name && (cm.Namespace == "" || cm.Namespace == sb.Namespace) {
+			if cm.Name == name && (cm.Namespace == "" || cm.Namespace == namespace) {
 				return cm, nil
 			}
 		}
@@ -265,7 +290,7 @@ func (a *app) stepConfigMap(ctx context.Context, sb *v1alpha1.StorageBenchmark, 
 		return nil, err
 	}
 	var cm corev1.ConfigMap
-	if err := c.Get(ctx, client.ObjectKey{Namespace: sb.Namespace, Name: name}, &cm); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &cm); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}

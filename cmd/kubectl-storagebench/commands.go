@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
@@ -92,14 +91,11 @@ func (a *app) schedulesCommand() *cobra.Command {
 				return err
 			}
 			if len(args) == 1 {
-				var s v1alpha1.StorageBenchmarkSchedule
-				if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: args[0]}, &s); err != nil {
-					if apierrors.IsNotFound(err) {
-						return fmt.Errorf("storagebenchmarkschedule %q not found in namespace %q", args[0], ns)
-					}
+				s, err := a.getSchedule(cmd.Context(), args[0])
+				if err != nil {
 					return err
 				}
-				return apireport.WriteScheduleStatus(a.out, &s, a.now())
+				return apireport.WriteScheduleStatus(a.out, s, a.now())
 			}
 			var list v1alpha1.StorageBenchmarkScheduleList
 			opts := []client.ListOption{}
@@ -365,8 +361,8 @@ func (a *app) reportCommand() *cobra.Command {
 	var o outputFlags
 	var timeline int
 	cmd := &cobra.Command{
-		Use:   "report NAME",
-		Short: "Render the ops–latency curve and the step table: md, html, svg, png or json",
+		Use:   "report NAME | report sbsched/NAME",
+		Short: "Render the ops–latency curve and the step table (md, html, svg, png or json), or a schedule's history of runs",
 		Long: `Render a run's ops–latency curve: achieved load on x (IOPS, or MiB/s when the
 load is offered in MiBps), latency in ms on y, one point per step, a read and
 a write series, the latency target as a horizontal line, the knee ringed and
@@ -376,22 +372,41 @@ md written to --file puts the figure beside it (FILE.png) and references it;
 md on standard output embeds the PNG as a data URI. html is a standalone
 page with the figure as inline SVG and, after the summary, each step's
 timeline (as --timeline draws it) from the step's ConfigMap; a step without
-one gets a line saying why, and saved objects without ConfigMaps a note.`,
+one gets a line saying why, and saved objects without ConfigMaps a note.
+
+report sbsched/NAME (or schedule/NAME, storagebenchmarkschedule/NAME) draws
+a StorageBenchmarkSchedule's kept runs along their scheduled times instead:
+the peak IOPS and the IOPS at the latency target of each, a failed run
+crossed at zero and a regressed run ringed; png, svg, md (the figure and a
+row per run) or json (the runs as status.history holds them). It reads the
+cluster, not --from-file.`,
 		Example: `  kubectl storagebench report oltp -n storagebench -o html --file oltp.html
   kubectl storagebench report oltp -o md --file oltp.md      # writes oltp.md and oltp.png
   kubectl storagebench report oltp --latency p99 --file oltp-p99.png
   kubectl storagebench report --from-file run.yaml -o json
-  kubectl storagebench report oltp --timeline 3 --file oltp-step3.png`,
+  kubectl storagebench report oltp --timeline 3 --file oltp-step3.png
+  kubectl storagebench report sbsched/oltp-nightly -n storagebench --file nightly.png`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			kind, name := splitRef(argOr(args))
+			switch kind {
+			case "", "sbench", "storagebenchmark", "storagebenchmarks":
+			case "sbsched", "schedule", "schedules", "storagebenchmarkschedule", "storagebenchmarkschedules":
+				if err := notWith(cmd, "a schedule's history (it draws the runs' peak IOPS and IOPS at the latency target)", "timeline", "latency"); err != nil {
+					return err
+				}
+				return a.scheduleReport(cmd.Context(), &o, name)
+			default:
+				return fmt.Errorf("report draws a storagebenchmark (NAME) or a storagebenchmarkschedule's history (sbsched/NAME), not %q", argOr(args))
+			}
 			if timeline > 0 {
-				return a.timeline(cmd.Context(), &o, argOr(args), timeline)
+				return a.timeline(cmd.Context(), &o, name, timeline)
 			}
 			f, opts, err := o.resolve(reportFormats, report.FormatMarkdown)
 			if err != nil {
 				return err
 			}
-			sb, err := a.get(cmd.Context(), argOr(args))
+			sb, err := a.get(cmd.Context(), name)
 			if err != nil {
 				return err
 			}
@@ -435,11 +450,11 @@ func (a *app) timeline(ctx context.Context, o *outputFlags, name string, step in
 		return err
 	}
 	if cm == nil {
-		name := exchange.StepName(sb.Name, step-1)
-		if a.fromFile() {
-			return fmt.Errorf("ConfigMap %s not found in %s: save it with the benchmark (kubectl get sbench,cm -o yaml)", name, strings.Join(a.fromFiles, ", "))
+		err := a.noRecord(sb, step-1)
+		if !a.fromFile() {
+			err = fmt.Errorf("%w: has it finished?", err)
 		}
-		return fmt.Errorf("step %d of %s has no record (ConfigMap %s not found): has it finished?", step, sb.Name, name)
+		return err
 	}
 	t, err := apireport.StepTimeline(sb, cm, step-1)
 	if err != nil {
@@ -499,20 +514,40 @@ var compareFormats = []report.Format{report.FormatText, report.FormatMarkdown, r
 
 func (a *app) compareCommand() *cobra.Command {
 	var o outputFlags
+	var r regressionFlags
 	cmd := &cobra.Command{
-		Use:   "compare NAME NAME...",
-		Short: "Overlay the curves of several runs and tabulate their deltas at the peak and at the latency target",
+		Use:   "compare NAME NAME... | compare NAME --baseline BASE",
+		Short: "Overlay the curves of several runs and tabulate their deltas, or judge a run against a baseline step by step (--baseline)",
 		Long: `Overlay the ops–latency curves of several runs, one series per benchmark, and
 tabulate each one's peak and performance at the latency target with the
 change relative to the first benchmark.
 
 All runs are judged on the same latency figure (--latency, --operation;
 default the first benchmark's analysis.targetLatency), the same load unit
-and the first benchmark's latency target, recomputed from their steps.`,
+and the first benchmark's latency target, recomputed from their steps.
+
+With --baseline BASE, judge one run against a baseline as the operator's
+spec.regression does: each step's per-second IOPS and p99 latency, read from
+the steps' ConfigMaps, against the baseline step of the same position, by a
+one-sided Mann–Whitney test whose p-values are Holm-adjusted over all the
+tests. BASE is a completed benchmark or configmap/NAME, a pinned baseline
+(see the baseline command). The options are NAME's spec.regression, else
+the defaults; --significance, --min-iops-drop and --min-p99-rise override
+them. Runs that measured another workload, clients or load are refused
+unless --force. Prints a row per test and the verdict (-o text), or the
+comparison as JSON (-o json); exits 5 when NAME regressed.`,
 		Example: `  kubectl storagebench compare oltp-ontap-nas oltp-ontap-san -n storagebench
   kubectl storagebench compare oltp-a oltp-b -o png --file compare.png
-  kubectl storagebench compare -f a.yaml -f b.yaml -o md --file compare.md`,
+  kubectl storagebench compare -f a.yaml -f b.yaml -o md --file compare.md
+  kubectl storagebench compare oltp-tuesday --baseline oltp-monday -n storagebench
+  kubectl storagebench compare oltp-tuesday --baseline configmap/oltp-golden --min-iops-drop 5 -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if r.baseline != "" {
+				return a.compareWithBaseline(cmd, &o, &r, args)
+			}
+			if err := notWith(cmd, "compare without --baseline", regressionOnly...); err != nil {
+				return err
+			}
 			f, opts, err := o.resolve(compareFormats, report.FormatText)
 			if err != nil {
 				return err
@@ -537,5 +572,7 @@ and the first benchmark's latency target, recomputed from their steps.`,
 		},
 	}
 	o.bind(cmd, compareFormats, report.FormatText, true)
+	cmd.Flags().Lookup("output").Usage = "Output format: text|md|html|svg|png, with --baseline text|json (default text, or from --file's extension)."
+	r.bind(cmd)
 	return cmd
 }

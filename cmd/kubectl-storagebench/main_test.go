@@ -112,11 +112,19 @@ func fixture(name string) (*v1alpha1.StorageBenchmark, error) {
 // namespace, and writes status (possibly changed by edit) through the
 // status subresource, as the operator does.
 func put(ctx context.Context, fixtureName, name, namespace string, edit func(*v1alpha1.StorageBenchmarkStatus)) error {
+	return putWith(ctx, fixtureName, name, namespace, nil, edit)
+}
+
+// putWith is put with the recorded spec changed by spec first, when set.
+func putWith(ctx context.Context, fixtureName, name, namespace string, spec func(*v1alpha1.StorageBenchmarkSpec), edit func(*v1alpha1.StorageBenchmarkStatus)) error {
 	rec, err := fixture(fixtureName)
 	if err != nil {
 		return err
 	}
 	sb := &v1alpha1.StorageBenchmark{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}, Spec: rec.Spec}
+	if spec != nil {
+		spec(&sb.Spec)
+	}
 	// A test run again in the same process (-count) finds its object: start
 	// afresh (no finalizers: deletion is immediate).
 	if err := k8s.Delete(ctx, sb.DeepCopy()); err != nil && !apierrors.IsNotFound(err) {

@@ -27,6 +27,20 @@ func Decode(data []byte) ([]v1alpha1.StorageBenchmark, error) {
 // DecodeAll reads saved StorageBenchmarks as Decode does, and the
 // ConfigMaps saved with them, in one pass.
 func DecodeAll(data []byte) ([]v1alpha1.StorageBenchmark, []corev1.ConfigMap, error) {
+	sbs, cms, err := DecodeObjects(data)
+	if err == nil && len(sbs) == 0 {
+		err = fmt.Errorf("no StorageBenchmark found")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return sbs, cms, nil
+}
+
+// DecodeObjects reads saved StorageBenchmarks and ConfigMaps as DecodeAll
+// does, but accepts ConfigMaps alone: step records or a pinned baseline
+// saved apart from their benchmarks. It fails on a stream holding neither.
+func DecodeObjects(data []byte) ([]v1alpha1.StorageBenchmark, []corev1.ConfigMap, error) {
 	var sbs []v1alpha1.StorageBenchmark
 	var cms []corev1.ConfigMap
 	err := eachObject(data, func(kind, where string, raw []byte) error {
@@ -51,8 +65,8 @@ func DecodeAll(data []byte) ([]v1alpha1.StorageBenchmark, []corev1.ConfigMap, er
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(sbs) == 0 {
-		return nil, nil, fmt.Errorf("no StorageBenchmark found")
+	if len(sbs) == 0 && len(cms) == 0 {
+		return nil, nil, fmt.Errorf("no StorageBenchmark or ConfigMap found")
 	}
 	return sbs, cms, nil
 }

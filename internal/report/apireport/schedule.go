@@ -1,6 +1,7 @@
 package apireport
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -11,7 +12,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
-	"github.com/storagebench/storagebench/internal/numfmt"
 	"github.com/storagebench/storagebench/internal/report"
 )
 
@@ -39,26 +39,49 @@ func ScheduleTable(items []v1alpha1.StorageBenchmarkSchedule, now time.Time, wit
 	return t
 }
 
-// ScheduleHistoryTable has a row per kept run of a schedule, newest first:
-// when it was scheduled, its state, peak, performance at the latency
-// target and SLO verdict (or why it failed).
+// ScheduleHistoryTable has a row per kept run of a schedule, newest first
+// (report.ScheduleHistory.Table).
 func ScheduleHistoryTable(s *v1alpha1.StorageBenchmarkSchedule) report.Table {
-	t := report.Table{Header: []string{"RUN", "SCHEDULED", "STATE", "PEAK IOPS", "AT TARGET IOPS", "SLO"},
-		Numeric: []bool{false, false, false, true, true, false}}
-	for _, h := range s.Status.History {
-		iops := func(v int64) string {
-			if v == 0 {
-				return ""
-			}
-			return numfmt.Count(float64(v))
-		}
-		verdict := h.SLO
-		if h.State == v1alpha1.RunFailed && h.Reason != "" {
-			verdict = h.Reason
-		}
-		t.Rows = append(t.Rows, []string{h.Name, h.ScheduledTime.UTC().Format(time.RFC3339), string(h.State), iops(h.PeakIOPS), iops(h.AtTargetIOPS), verdict})
+	h := HistoryOf(s)
+	return h.Table()
+}
+
+// HistoryOf is a schedule's kept runs, newest first, as the history table
+// and figure show them.
+func HistoryOf(s *v1alpha1.StorageBenchmarkSchedule) report.ScheduleHistory {
+	h := report.ScheduleHistory{Name: s.Name}
+	for _, r := range s.Status.History {
+		h.Runs = append(h.Runs, report.HistoryRun{
+			Name: r.Name, Scheduled: r.ScheduledTime.Time, State: report.State(r.State),
+			PeakIOPS: r.PeakIOPS, AtTargetIOPS: r.AtTargetIOPS, SLO: r.SLO, Reason: r.Reason,
+			Regression: r.Regression, RegressedMetrics: r.RegressedMetrics,
+		})
 	}
-	return t
+	return h
+}
+
+// ScheduleDocument is the JSON history of a schedule: its kept runs as
+// status.history holds them, newest first.
+type ScheduleDocument struct {
+	Name      string                  `json:"name"`
+	Namespace string                  `json:"namespace,omitempty"`
+	Schedule  string                  `json:"schedule"`
+	History   []v1alpha1.ScheduledRun `json:"history"`
+}
+
+// WriteScheduleDocument writes a schedule's JSON history, indented, with
+// a final newline.
+func WriteScheduleDocument(w io.Writer, s *v1alpha1.StorageBenchmarkSchedule) error {
+	d := ScheduleDocument{Name: s.Name, Namespace: s.Namespace, Schedule: s.Spec.Schedule, History: s.Status.History}
+	if d.History == nil {
+		d.History = []v1alpha1.ScheduledRun{}
+	}
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 // WriteScheduleStatus prints a schedule: its settings and times, then its

@@ -192,8 +192,9 @@ func fontOf(size vg.Length, bold bool) font.Font {
 	return f
 }
 
-// build turns the chart into a gonum plot.
-func (c *chart) build() (*plot.Plot, []string, error) {
+// styledPlot is an empty plot in the figures' style: axes from 0 with
+// thousands separators, a light grid, and a top-left legend.
+func styledPlot(xLabel, yLabel string) *plot.Plot {
 	p := plot.New()
 	p.BackgroundColor = color.Transparent
 	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
@@ -209,7 +210,7 @@ func (c *chart) build() (*plot.Plot, []string, error) {
 		ax.Padding = vg.Points(2)
 		ax.Min = 0
 	}
-	p.X.Label.Text, p.Y.Label.Text = c.xLabel, c.yLabel
+	p.X.Label.Text, p.Y.Label.Text = xLabel, yLabel
 
 	grid := plotter.NewGrid()
 	grid.Vertical.Color, grid.Horizontal.Color = colorGrid, colorGrid
@@ -222,7 +223,12 @@ func (c *chart) build() (*plot.Plot, []string, error) {
 	p.Legend.XOffs, p.Legend.YOffs = vg.Points(10), vg.Points(-8)
 	p.Legend.ThumbnailWidth = vg.Points(26)
 	p.Legend.Padding = vg.Points(3)
+	return p
+}
 
+// build turns the chart into a gonum plot.
+func (c *chart) build() (*plot.Plot, []string, error) {
+	p := styledPlot(c.xLabel, c.yLabel)
 	var legend []string
 	var maxX, maxY float64
 	var knees, saturated plotter.XYs
@@ -342,8 +348,13 @@ func (c *chart) draw(cv vg.CanvasSizer) error {
 		return err
 	}
 	dc := frame(cv, c.title, c.subtitle, vg.Points(6))
-	// The legend goes last, on a white panel, so that no line runs
-	// through its text.
+	drawBoxedLegend(p, names, dc)
+	return nil
+}
+
+// drawBoxedLegend draws p on dc with its top-left legend (of the entries
+// names) last, on a white panel, so that no line runs through its text.
+func drawBoxedLegend(p *plot.Plot, names []string, dc draw.Canvas) {
 	legend := p.Legend
 	p.Legend = plot.NewLegend()
 	p.Draw(dc)
@@ -355,7 +366,6 @@ func (c *chart) draw(cv vg.CanvasSizer) error {
 		data.Stroke(box.Path())
 	}
 	legend.Draw(data)
-	return nil
 }
 
 // frame paints the figure's white ground and its centred title and

@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/report"
+	"github.com/storagebench/storagebench/internal/report/apireport"
+)
+
+// regressionFormats are compare --baseline's.
+var regressionFormats = []report.Format{report.FormatText, report.FormatJSON}
+
+// regressionFlags are compare's flags of the statistical comparison with a
+// baseline (--baseline), the operator's spec.regression on demand.
+type regressionFlags struct {
+	baseline                              string
+	significance, minIOPSDrop, minP99Rise float64
+	force                                 bool
+}
+
+func (r *regressionFlags) bind(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&r.baseline, "baseline", "", "Judge NAME against a baseline step by step, as the operator's spec.regression does: a benchmark's name, or configmap/NAME for a pinned baseline (see the baseline command).")
+	f.Float64Var(&r.significance, "significance", 0, "With --baseline: the chance, over the whole comparison, of calling noise a regression; more than 0 and at most 0.2 (default NAME's spec.regression.significance, else 0.01).")
+	f.Float64Var(&r.minIOPSDrop, "min-iops-drop", 0, "With --baseline: a step's IOPS regressed only if their median fell by at least this percentage (default NAME's spec.regression.minIOPSDropPercent, else 10).")
+	f.Float64Var(&r.minP99Rise, "min-p99-rise", 0, "With --baseline: a step's p99 latency regressed only if its median rose by at least this percentage (default NAME's spec.regression.minP99RisePercent, else 25).")
+	f.BoolVar(&r.force, "force", false, "With --baseline: compare even when the runs measured another workload, clients or load.")
+}
+
+// regressionOnly are the flags that only --baseline uses; curveOnly those
+// that only the overlaid curves use.
+var (
+	regressionOnly = []string{"significance", "min-iops-drop", "min-p99-rise", "force"}
+	curveOnly      = []string{"latency", "operation", "width", "height"}
+)
+
+// notWith fails on the first of flags given on cmd's command line: they do
+// not apply to what, and silently ignoring them would mislead.
+func notWith(cmd *cobra.Command, what string, flags ...string) error {
+	for _, f := range flags {
+		if cmd.Flags().Changed(f) {
+			return fmt.Errorf("--%s does not apply to %s", f, what)
+		}
+	}
+	return nil
+}
+
+// options are sb's spec.regression options (apireport.RegressionOptions),
+// each flag given on the command line over its field and checked as the
+// operator checks spec.regression.
+func (r *regressionFlags) options(cmd *cobra.Command, sb *v1alpha1.StorageBenchmark) (analysis.RegressionOptions, error) {
+	o, err := apireport.RegressionOptions(sb)
+	if err != nil {
+		return o, err
+	}
+	for _, f := range []struct {
+		flag  string
+		value float64
+		field *float64
+	}{
+		{"significance", r.significance, &o.Significance},
+		{"min-iops-drop", r.minIOPSDrop, &o.MinIOPSDropPercent},
+		{"min-p99-rise", r.minP99Rise, &o.MinP99RisePercent},
+	} {
+		if !cmd.Flags().Changed(f.flag) {
+			continue
+		}
+		// Validate reads 0 as "the default": given on the command line, it
+		// is a mistake.
+		if f.value == 0 {
+			return o, fmt.Errorf("--%s 0: the value must be more than 0 (leave the flag out for the default)", f.flag)
+		}
+		*f.field = f.value
+		if err := o.Validate(); err != nil {
+			return o, fmt.Errorf("--%s %v: %w", f.flag, f.value, err)
+		}
+	}
+	return o, nil
+}
+
+// baselineRun is what a run is compared with: a completed benchmark, whose
+// samples are read from its steps' records, or a pinned baseline, which
+// holds them.
+type baselineRun struct {
+	// name is as the verdict and the JSON name it: the benchmark's name,
+	// or ConfigMap/<name>.
+	name        string
+	fingerprint string
+	benchmark   *v1alpha1.StorageBenchmark
+	pinned      []analysis.StepSamples
+}
+
+// baselineOf finds the baseline --baseline names, in cur's namespace.
+func (a *app) baselineOf(ctx context.Context, cur *v1alpha1.StorageBenchmark, ref string) (*baselineRun, error) {
+	kind, name := splitRef(ref)
+	switch kind {
+	case "", "sbench", "storagebenchmark", "storagebenchmarks":
+		if name == cur.Name {
+			return nil, fmt.Errorf("--baseline %s: a run cannot be its own baseline", ref)
+		}
+		sb, err := a.get(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("--baseline: %w", err)
+		}
+		if err := completed(sb, "only a completed run can be a baseline"); err != nil {
+			return nil, fmt.Errorf("--baseline: %w", err)
+		}
+		return &baselineRun{name: sb.Name, fingerprint: sb.Spec.RegressionFingerprint(), benchmark: sb}, nil
+	case "cm", "configmap", "configmaps":
+		cm, err := a.configMap(ctx, cur.Namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		if cm == nil {
+			where := "namespace " + cur.Namespace
+			if a.fromFile() {
+				where = strings.Join(a.fromFiles, ", ")
+			}
+			return nil, fmt.Errorf("--baseline: ConfigMap %s not found in %s", name, where)
+		}
+		b, err := apireport.PinnedBaseline(cm)
+		if err != nil {
+			return nil, fmt.Errorf("--baseline: %w", err)
+		}
+		return &baselineRun{name: "ConfigMap/" + name, fingerprint: b.Fingerprint, pinned: b.Steps}, nil
+	}
+	return nil, fmt.Errorf("--baseline %s: want a benchmark's name or configmap/NAME", ref)
+}
+
+// compareWithBaseline is compare --baseline: NAME's steps judged against
+// the baseline's by the operator's own test (analysis.CompareRuns), on the
+// samples it would build, with NAME's spec.regression options; a
+// regression ends the command with exitRegressed, for CI to gate on.
+func (a *app) compareWithBaseline(cmd *cobra.Command, o *outputFlags, r *regressionFlags, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("compare --baseline judges one benchmark against its baseline: name exactly one, not %d", len(args))
+	}
+	if err := notWith(cmd, "compare --baseline (it judges the per-second IOPS and p99 of every step)", curveOnly...); err != nil {
+		return err
+	}
+	f, opts, err := o.resolve(regressionFormats, report.FormatText)
+	if err != nil {
+		return fmt.Errorf("compare --baseline: %w", err)
+	}
+	ctx := cmd.Context()
+	cur, err := a.get(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	if err := completed(cur, "only a completed run is compared, as the operator compares it"); err != nil {
+		return err
+	}
+	ro, err := r.options(cmd, cur)
+	if err != nil {
+		return err
+	}
+	base, err := a.baselineOf(ctx, cur, r.baseline)
+	if err != nil {
+		return err
+	}
+	if fp := cur.Spec.RegressionFingerprint(); base.fingerprint != fp {
+		diff := v1alpha1.FingerprintDiff(base.fingerprint, fp)
+		if !r.force {
+			return fmt.Errorf("%s and %s measured another %s: compare runs of the same workload, clients and load (or pass --force)", cur.Name, base.name, diff)
+		}
+		fmt.Fprintf(a.errOut, "warning: %s and %s measured another %s: compared anyway (--force)\n", cur.Name, base.name, diff)
+	}
+	current, err := a.runSamples(ctx, cur)
+	if err != nil {
+		return err
+	}
+	baseline := base.pinned
+	if base.benchmark != nil {
+		if baseline, err = a.runSamples(ctx, base.benchmark); err != nil {
+			return err
+		}
+	}
+	c := &report.RegressionComparison{Baseline: base.name, Current: cur.Name, Options: ro, Result: analysis.CompareRuns(baseline, current, ro)}
+	err = a.emit(o, f, opts, func(w io.Writer, _ report.Options) error {
+		if f == report.FormatJSON {
+			return c.WriteJSON(w)
+		}
+		return c.WriteText(w)
+	}, nil)
+	if err != nil {
+		return err
+	}
+	if c.Result.Regressed {
+		return &codeError{code: exitRegressed}
+	}
+	return nil
+}
+
+// completed fails unless sb's run completed, saying why it must have.
+func completed(sb *v1alpha1.StorageBenchmark, why string) error {
+	if st := v1alpha1.RunStateOf(sb); st != v1alpha1.RunComplete {
+		return fmt.Errorf("storagebenchmark %s is %s, not Complete: %s", sb.Name, st, why)
+	}
+	return nil
+}
+
+// runSamples are a run's per-second samples as the operator compares them
+// (apireport.RunSamples), from the records of every step status lists.
+func (a *app) runSamples(ctx context.Context, sb *v1alpha1.StorageBenchmark) ([]analysis.StepSamples, error) {
+	n := len(sb.Status.Steps)
+	if n == 0 {
+		return nil, fmt.Errorf("storagebenchmark %s has no recorded steps", sb.Name)
+	}
+	cms := make([]*corev1.ConfigMap, n)
+	for k := range n {
+		cm, err := a.stepConfigMap(ctx, sb, k)
+		if err != nil {
+			return nil, err
+		}
+		if cm == nil {
+			return nil, a.noRecord(sb, k)
+		}
+		cms[k] = cm
+	}
+	return apireport.RunSamples(sb, cms)
+}
+
+func (a *app) baselineCommand() *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:   "baseline NAME",
+		Short: "Print a ConfigMap that pins a completed run as a regression baseline, for spec.regression.baseline.configMap",
+		Long: `Print, as YAML on standard output, a ConfigMap that pins a completed run's
+per-second samples as a regression baseline: named NAME-baseline (or
+--configmap) in the run's namespace, labelled storagebench.io/baseline=true,
+its key baseline.json holding the samples of every step that counts and the
+run's regression fingerprint. Apply it and name it in
+spec.regression.baseline.configMap: later runs are compared with it after the
+run itself is gone. compare --baseline configmap/NAME reads it too.
+
+The samples are read from the steps' ConfigMaps: with --from-file, save them
+with the benchmark (kubectl get sbench,cm -o yaml).`,
+		Example: `  kubectl storagebench baseline oltp-nightly-29900000 -n storagebench | kubectl apply -f -
+  kubectl storagebench baseline oltp -n storagebench --configmap oltp-golden > oltp-golden.yaml
+  kubectl storagebench baseline --from-file oltp.yaml > oltp-baseline.yaml`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			sb, err := a.get(ctx, argOr(args))
+			if err != nil {
+				return err
+			}
+			if err := completed(sb, "only a completed run can be a baseline"); err != nil {
+				return err
+			}
+			cmName := name
+			if cmName == "" {
+				cmName = sb.Name + "-baseline"
+			}
+			if errs := validation.IsDNS1123Subdomain(cmName); len(errs) > 0 {
+				return fmt.Errorf("--configmap %q is not a valid ConfigMap name: %s", cmName, strings.Join(errs, "; "))
+			}
+			samples, err := a.runSamples(ctx, sb)
+			if err != nil {
+				return err
+			}
+			cm, err := apireport.BaselineConfigMap(sb, cmName, samples)
+			if err != nil {
+				return err
+			}
+			return writeManifest(a.out, cm)
+		},
+	}
+	cmd.Flags().StringVar(&name, "configmap", "", "Name of the ConfigMap (default NAME-baseline).")
+	return cmd
+}
+
+// writeManifest writes an object as YAML for kubectl apply, without the
+// fields only the API server sets (creationTimestamp: null).
+func writeManifest(w io.Writer, obj runtime.Object) error {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
+	b, err := yaml.Marshal(u)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// splitRef splits a kubectl-style reference, KIND/NAME, into its kind
+// (lower-cased, without the storagebench.io group) and name; a plain name
+// has no kind.
+func splitRef(ref string) (kind, name string) {
+	kind, name, ok := strings.Cut(ref, "/")
+	if !ok {
+		return "", ref
+	}
+	kind = strings.TrimSuffix(strings.ToLower(kind), "."+v1alpha1.GroupVersion.Group)
+	return kind, name
+}

@@ -1,0 +1,340 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/internal/fio"
+	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/protocol"
+	"github.com/storagebench/storagebench/internal/report"
+	"github.com/storagebench/storagebench/internal/results"
+)
+
+// regressionRun creates benchmark name in namespace live from the recorded
+// oltp run (its spec changed by spec, when set) with the records of its
+// eight steps, as the operator writes them: 30 seconds each near the
+// offered rate, with a p99 that grows with the load, varying from second
+// to second by seed. Step slowStep (from 0; -1 for none) ran 30 % slower
+// with its p99 doubled. It returns the benchmark and its records, as saved
+// objects (with their kinds).
+func regressionRun(t *testing.T, name string, seed, slowStep int, spec func(*v1alpha1.StorageBenchmarkSpec)) []any {
+	t.Helper()
+	ctx := context.Background()
+	if err := putWith(ctx, "oltp", name, live, spec, nil); err != nil {
+		t.Fatal(err)
+	}
+	sb := &v1alpha1.StorageBenchmark{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: live, Name: name}, sb); err != nil {
+		t.Fatal(err)
+	}
+	sb.APIVersion, sb.Kind = v1alpha1.GroupVersion.String(), "StorageBenchmark"
+	saved := []any{sb}
+	for k, st := range sb.Status.Steps {
+		tl := results.Timeline{WindowSeconds: 1}
+		for s := range 30 {
+			iops := float64(st.OfferedIOPS) * (0.99 + 0.01*float64((s*5+seed*3)%7-3)/3)
+			latency := 300e3 * (1 + 0.3*float64(k)) * (1 + 0.05*float64((s*3+seed)%5-2)/2)
+			if k == slowStep {
+				iops, latency = iops*0.7, latency*2
+			}
+			n := uint64(iops)
+			tl.Windows = append(tl.Windows, results.Window{StartMs: uint64(s) * 1000, IOs: n, IOPS: iops,
+				Hist: fio.Histogram{Bins: []fio.Bin{{Index: fio.IndexOf(uint64(latency)), Count: n}}}})
+		}
+		order, err := exchange.Encode(protocol.StepOrder{Index: k, Step: plan.Step{Index: k, OfferedIOPS: st.OfferedIOPS}, Duration: 30 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		agg, err := exchange.Encode(results.StepAggregate{Step: k, Timeline: tl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm := &corev1.ConfigMap{
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: exchange.StepName(name, k), Namespace: live,
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: sb.APIVersion, Kind: sb.Kind, Name: name, UID: sb.UID, Controller: ptrTo(true)}}},
+			Data: map[string]string{exchange.KeyOrder: order, exchange.KeyAggregate: agg},
+		}
+		recreate(t, cm)
+		saved = append(saved, cm)
+	}
+	return saved
+}
+
+// recreate creates an object afresh (a test run again in the same process
+// finds it).
+func recreate(t *testing.T, obj client.Object) {
+	t.Helper()
+	ctx := context.Background()
+	if err := k8s.Delete(ctx, obj.DeepCopyObject().(client.Object)); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	if err := k8s.Create(ctx, obj.DeepCopyObject().(client.Object)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// regressionRuns creates the runs the regression tests compare, and saves
+// reg-base, reg-same and reg-slow with their records in a file.
+func regressionRuns(t *testing.T) (saved string) {
+	t.Helper()
+	var items []any
+	items = append(items, regressionRun(t, "reg-base", 1, -1, nil)...)
+	items = append(items, regressionRun(t, "reg-same", 2, -1, nil)...)
+	items = append(items, regressionRun(t, "reg-slow", 3, 2, nil)...)
+	// reg-slow again, judged with larger minimum effects by its spec.
+	regressionRun(t, "reg-lenient", 3, 2, func(s *v1alpha1.StorageBenchmarkSpec) {
+		s.Regression = &v1alpha1.RegressionSpec{Baseline: v1alpha1.RegressionBaseline{Benchmark: ptrTo("reg-base")}, MinIOPSDropPercent: 40, MinP99RisePercent: 150}
+	})
+	regressionRun(t, "reg-fewer-clients", 3, 2, func(s *v1alpha1.StorageBenchmarkSpec) { s.Clients.Count = 4 })
+	ctx := context.Background()
+	for _, r := range []struct {
+		name string
+		edit func(*v1alpha1.StorageBenchmarkStatus)
+	}{{"reg-running", running(3, 3)}, {"reg-failed", failedAt(4)}, {"reg-norecords", nil}} {
+		if err := put(ctx, "oltp", r.name, live, r.edit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved = filepath.Join(t.TempDir(), "runs.yaml")
+	if err := os.WriteFile(saved, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return saved
+}
+
+// lastLine is the output's last line.
+func lastLine(out string) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+const limits = "(significance 0.01, at least 10 % fewer IOPS or 25 % higher p99)"
+
+func TestCompareBaseline(t *testing.T) {
+	regressionRuns(t)
+	compare := func(args ...string) (string, string, int) {
+		t.Helper()
+		return plugin(t, append([]string{"compare", "-n", live}, args...)...)
+	}
+
+	out, errOut, code := compare("reg-same", "--baseline", "reg-base")
+	if code != exitOK {
+		t.Fatalf("same runs: exit %d: %s\n%s", code, errOut, out)
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) != 1+16+2 || lines[0] != "step  load                metric  baseline median  current median  change  adjusted p  verdict" {
+		t.Errorf("want a header, 16 rows, a blank line and the verdict:\n%s", out)
+	}
+	if got, want := lastLine(out), "Not regressed: none of 16 tests on 8 steps regressed against reg-base "+limits; got != want {
+		t.Errorf("verdict\n got %q\nwant %q", got, want)
+	}
+
+	out, errOut, code = compare("reg-slow", "--baseline", "reg-base")
+	if code != exitRegressed || errOut != "" {
+		t.Fatalf("slower run: exit %d, want %d; stderr %q\n%s", code, exitRegressed, errOut, out)
+	}
+	for _, w := range []string{
+		"   3  20000 IOPS offered  IOPS             19,800          13,860   -30.0 %       2e-10  Regressed\n",
+		"   3  20000 IOPS offered  p99              481 µs          963 µs  +100.0 %     1.9e-10  Regressed\n",
+		"   2  10000 IOPS offered  IOPS              9,900           9,900    +0.0 %           1  NotRegressed\n",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("slower run lacks %q:\n%s", w, out)
+		}
+	}
+	if n := strings.Count(out, "  Regressed\n"); n != 2 {
+		t.Errorf("%d tests regressed, want step 3's two:\n%s", n, out)
+	}
+	if l := lastLine(out); !strings.HasPrefix(l, "Regressed: step 3 (20000 IOPS offered): ") || !strings.HasSuffix(l, "; 2 of 16 tests regressed against reg-base "+limits) {
+		t.Errorf("verdict %q", l)
+	}
+
+	out, _, code = compare("reg-slow", "--baseline", "reg-base", "-o", "json")
+	var doc report.RegressionComparison
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitRegressed {
+		t.Fatalf("json: exit %d, %v:\n%s", code, err, out)
+	}
+	if doc.Baseline != "reg-base" || doc.Current != "reg-slow" || !doc.Result.Regressed || len(doc.Result.Tests) != 16 ||
+		doc.Options != (analysis.RegressionOptions{}).WithDefaults() {
+		t.Errorf("json document: %s and %s, options %+v, regressed %v, %d tests", doc.Baseline, doc.Current, doc.Options, doc.Result.Regressed, len(doc.Result.Tests))
+	}
+	for i, x := range doc.Result.Tests {
+		if x.Regressed != (x.Index == 2) || x.Planned != i/2 || !x.Judged {
+			t.Errorf("test %d: step %d, planned %d, judged %v, regressed %v", i, x.Index, x.Planned, x.Judged, x.Regressed)
+		}
+	}
+
+	// reg-lenient's spec.regression asks for larger effects; the flags
+	// override it.
+	out, _, code = compare("reg-lenient", "--baseline", "reg-base")
+	if want := "Not regressed: none of 16 tests on 8 steps regressed against reg-base (significance 0.01, at least 40 % fewer IOPS or 150 % higher p99)"; code != exitOK || lastLine(out) != want {
+		t.Errorf("spec.regression's options: exit %d, %q; want %q", code, lastLine(out), want)
+	}
+	out, _, code = compare("reg-lenient", "--baseline", "reg-base", "--min-iops-drop", "25", "--significance", "0.001")
+	if code != exitRegressed || !strings.HasPrefix(lastLine(out), "Regressed: step 3 (20000 IOPS offered): IOPS 19,800 → 13,860 (-30.0 %)") ||
+		!strings.HasSuffix(lastLine(out), "1 of 16 tests regressed against reg-base (significance 0.001, at least 25 % fewer IOPS or 150 % higher p99)") {
+		t.Errorf("flags over spec.regression: exit %d, %q", code, lastLine(out))
+	}
+
+	// Runs that measured another thing are refused, unless forced.
+	_, errOut, code = compare("reg-fewer-clients", "--baseline", "reg-base")
+	if want := "error: reg-fewer-clients and reg-base measured another clients: compare runs of the same workload, clients and load (or pass --force)\n"; code != exitError || errOut != want {
+		t.Errorf("another fingerprint: exit %d, %q; want %q", code, errOut, want)
+	}
+	out, errOut, code = compare("reg-fewer-clients", "--baseline", "reg-base", "--force")
+	if code != exitRegressed || errOut != "warning: reg-fewer-clients and reg-base measured another clients: compared anyway (--force)\n" || !strings.HasPrefix(lastLine(out), "Regressed: ") {
+		t.Errorf("forced: exit %d, %q, %q", code, errOut, lastLine(out))
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"reg-slow", "--baseline", "reg-base", "--significance", "0.5"}, "error: --significance 0.5: invalid analysis options: Significance must be more than 0 and at most 0.2, got 0.5\n"},
+		{[]string{"reg-slow", "--baseline", "reg-base", "--min-iops-drop", "100"}, "error: --min-iops-drop 100: invalid analysis options: MinIOPSDropPercent must be more than 0 and less than 100, got 100\n"},
+		{[]string{"reg-slow", "--baseline", "reg-base", "--min-p99-rise", "0"}, "error: --min-p99-rise 0: the value must be more than 0 (leave the flag out for the default)\n"},
+		{[]string{"reg-slow", "--baseline", "reg-slow"}, "error: --baseline reg-slow: a run cannot be its own baseline\n"},
+		{[]string{"reg-slow", "--baseline", "reg-running"}, "error: --baseline: storagebenchmark reg-running is Running, not Complete: only a completed run can be a baseline\n"},
+		{[]string{"reg-failed", "--baseline", "reg-base"}, "error: storagebenchmark reg-failed is Failed, not Complete: only a completed run is compared, as the operator compares it\n"},
+		{[]string{"reg-slow", "--baseline", "reg-norecords"}, "error: step 1 of reg-norecords has no record (ConfigMap reg-norecords-step-000 not found)\n"},
+		{[]string{"reg-slow", "--baseline", "nope"}, `error: --baseline: storagebenchmark "nope" not found in namespace "live"` + "\n"},
+		{[]string{"reg-slow", "--baseline", "widget/x"}, "error: --baseline widget/x: want a benchmark's name or configmap/NAME\n"},
+		{[]string{"reg-slow", "reg-same", "--baseline", "reg-base"}, "error: compare --baseline judges one benchmark against its baseline: name exactly one, not 2\n"},
+		{[]string{"reg-slow", "--baseline", "reg-base", "-o", "png"}, `error: compare --baseline: unknown output format "png": want one of text, json` + "\n"},
+		{[]string{"reg-slow", "--baseline", "reg-base", "--latency", "p99"}, "error: --latency does not apply to compare --baseline (it judges the per-second IOPS and p99 of every step)\n"},
+		{[]string{"reg-slow", "reg-base", "--min-iops-drop", "20"}, "error: --min-iops-drop does not apply to compare without --baseline\n"},
+	} {
+		if _, errOut, code := compare(c.args...); code != exitError || errOut != c.want {
+			t.Errorf("%v: exit %d, %q; want %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+func TestBaseline(t *testing.T) {
+	saved := regressionRuns(t)
+	ctx := context.Background()
+	out, errOut, code := plugin(t, "baseline", "reg-base", "-n", live)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var cm corev1.ConfigMap
+	if err := yaml.UnmarshalStrict([]byte(out), &cm); err != nil {
+		t.Fatalf("not a ConfigMap: %v\n%.400s", err, out)
+	}
+	if cm.Kind != "ConfigMap" || cm.APIVersion != "v1" || cm.Name != "reg-base-baseline" || cm.Namespace != live ||
+		!reflect.DeepEqual(cm.Labels, map[string]string{"storagebench.io/baseline": "true"}) || len(cm.Data) != 1 || strings.Contains(out, "creationTimestamp") {
+		t.Errorf("manifest:\n%.400s", out)
+	}
+	b, err := analysis.DecodeBaseline([]byte(cm.Data["baseline.json"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb v1alpha1.StorageBenchmark
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: live, Name: "reg-base"}, &sb); err != nil {
+		t.Fatal(err)
+	}
+	if b.Source != "live/reg-base" || b.Fingerprint != sb.Spec.RegressionFingerprint() || len(b.Steps) != 8 ||
+		b.Steps[2].Label != "20000 IOPS offered" || len(b.Steps[2].IOPS) != 30 || len(b.Steps[2].P99Ns) != 30 {
+		t.Errorf("baseline from %s, fingerprint %s, %d steps", b.Source, b.Fingerprint, len(b.Steps))
+	}
+
+	// Pinned in the cluster, it is a baseline for compare, with the
+	// verdict the benchmark itself gives.
+	recreate(t, &cm)
+	verdict := func(args ...string) (report.RegressionComparison, int) {
+		t.Helper()
+		out, errOut, code := plugin(t, append([]string{"compare", "-o", "json"}, args...)...)
+		var doc report.RegressionComparison
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("%v: exit %d, %s: %v", args, code, errOut, err)
+		}
+		return doc, code
+	}
+	pinned, code := verdict("reg-slow", "--baseline", "configmap/reg-base-baseline", "-n", live)
+	direct, _ := verdict("reg-slow", "--baseline", "reg-base", "-n", live)
+	if code != exitRegressed || pinned.Baseline != "ConfigMap/reg-base-baseline" || !reflect.DeepEqual(pinned.Result, direct.Result) {
+		t.Errorf("against the pinned baseline: exit %d, %s; the result differs from the benchmark's: %v", code, pinned.Baseline, !reflect.DeepEqual(pinned.Result, direct.Result))
+	}
+	out, _, code = plugin(t, "compare", "reg-same", "--baseline", "cm/reg-base-baseline", "-n", live)
+	if code != exitOK || lastLine(out) != "Not regressed: none of 16 tests on 8 steps regressed against ConfigMap/reg-base-baseline "+limits {
+		t.Errorf("same run against the pinned baseline: exit %d, %q", code, lastLine(out))
+	}
+
+	// From saved objects: the same manifest; saved apart, it is a baseline
+	// for the saved runs.
+	fromFile, errOut, code := plugin(t, "baseline", "reg-base", "-f", saved)
+	if code != exitOK || fromFile != out0(t, "baseline", "reg-base", "-n", live) {
+		t.Errorf("from saved objects: exit %d, %s; want the cluster's manifest", code, errOut)
+	}
+	pinnedFile := filepath.Join(t.TempDir(), "baseline.yaml")
+	if err := os.WriteFile(pinnedFile, []byte(fromFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = plugin(t, "compare", "reg-slow", "--baseline", "configmap/reg-base-baseline", "-f", saved, "-f", pinnedFile)
+	if code != exitRegressed || !strings.HasSuffix(lastLine(out), "against ConfigMap/reg-base-baseline "+limits) {
+		t.Errorf("compare from files against the pinned baseline: exit %d, %s\n%s", code, errOut, out)
+	}
+	if _, _, code = plugin(t, "compare", "reg-same", "--baseline", "reg-base", "-f", saved); code != exitOK {
+		t.Errorf("compare from files: exit %d", code)
+	}
+
+	out, _, code = plugin(t, "baseline", "reg-base", "-n", live, "--configmap", "oltp-golden")
+	if code != exitOK || !strings.Contains(out, "\n  name: oltp-golden\n") {
+		t.Errorf("--configmap: exit %d\n%.300s", code, out)
+	}
+	unlabelled := cm.DeepCopy()
+	unlabelled.Name, unlabelled.Labels = "reg-unlabelled", nil
+	recreate(t, unlabelled)
+	oltp := filepath.Join("..", "..", "internal", "report", "testdata", "oltp.yaml")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"baseline", "reg-running", "-n", live}, "error: storagebenchmark reg-running is Running, not Complete: only a completed run can be a baseline\n"},
+		{[]string{"baseline", "reg-failed", "-n", live}, "error: storagebenchmark reg-failed is Failed, not Complete: only a completed run can be a baseline\n"},
+		{[]string{"baseline", "reg-norecords", "-n", live}, "error: step 1 of reg-norecords has no record (ConfigMap reg-norecords-step-000 not found)\n"},
+		{[]string{"baseline", "-f", oltp}, "error: ConfigMap oltp-ontap-nas-step-000 not found in " + oltp + ": save it with the benchmark (kubectl get sbench,cm -o yaml)\n"},
+		{[]string{"baseline", "reg-base", "-n", live, "--configmap", "Golden_1"}, `error: --configmap "Golden_1" is not a valid ConfigMap name: `},
+		// A file of ConfigMaps alone is read with others that hold a
+		// benchmark, not on its own.
+		{[]string{"baseline", "-f", pinnedFile}, "error: " + pinnedFile + ": no StorageBenchmark found\n"},
+		{[]string{"compare", "reg-slow", "-n", live, "--baseline", "cm/reg-unlabelled"}, "error: --baseline: ConfigMap reg-unlabelled is not labelled storagebench.io/baseline=true, so the operator would not read it as a baseline\n"},
+		{[]string{"compare", "reg-slow", "-n", live, "--baseline", "configmap/nope"}, "error: --baseline: ConfigMap nope not found in namespace live\n"},
+		{[]string{"compare", "reg-fewer-clients", "-n", live, "--baseline", "configmap/reg-base-baseline"}, "error: reg-fewer-clients and ConfigMap/reg-base-baseline measured another clients: compare runs of the same workload, clients and load (or pass --force)\n"},
+	} {
+		if _, errOut, code := plugin(t, c.args...); code != exitError || !strings.HasPrefix(errOut, c.want) {
+			t.Errorf("%v: exit %d, %q; want %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+// out0 is the standard output of a command that must succeed.
+func out0(t *testing.T, args ...string) string {
+	t.Helper()
+	out, errOut, code := plugin(t, args...)
+	if code != exitOK {
+		t.Fatalf("%v: exit %d: %s", args, code, errOut)
+	}
+	return out
+}
