@@ -317,7 +317,9 @@ func testStatus(t analysis.RegressionTest) v1alpha1.RegressionTestStatus {
 	if t.Regressed {
 		s.Verdict = v1alpha1.RegressionRegressed
 	}
-	s.BaselineMedian, s.CurrentMedian = int64(math.Round(t.BaselineMedian)), int64(math.Round(t.CurrentMedian))
+	// Clamped: a baseline benchmark's step records are a tenant's too.
+	whole := func(v float64) int64 { return int64(math.Round(min(max(v, 0), 1e18))) }
+	s.BaselineMedian, s.CurrentMedian = whole(t.BaselineMedian), whole(t.CurrentMedian)
 	s.ChangePercent = strconv.FormatFloat(t.Change*100, 'f', 1, 64)
 	s.PValue = strconv.FormatFloat(t.PAdjusted, 'g', 2, 64)
 	return s

@@ -33,7 +33,7 @@ type regressionFlags struct {
 func (r *regressionFlags) bind(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&r.baseline, "baseline", "", "Judge NAME against a baseline step by step, as the operator's spec.regression does: a benchmark's name, or configmap/NAME for a pinned baseline (see the baseline command).")
-	f.Float64Var(&r.significance, "significance", 0, "With --baseline: the chance, over the whole comparison, of calling noise a regression; more than 0 and at most 0.2 (default NAME's spec.regression.significance, else 0.01).")
+	f.Float64Var(&r.significance, "significance", 0, "With --baseline: the chance, over the whole comparison, of calling noise a regression (for independent samples; a run's seconds are not); more than 0 and at most 0.2 (default NAME's spec.regression.significance, else 0.01).")
 	f.Float64Var(&r.minIOPSDrop, "min-iops-drop", 0, "With --baseline: a step's IOPS regressed only if their median fell by at least this percentage (default NAME's spec.regression.minIOPSDropPercent, else 10).")
 	f.Float64Var(&r.minP99Rise, "min-p99-rise", 0, "With --baseline: a step's p99 latency regressed only if its median rose by at least this percentage (default NAME's spec.regression.minP99RisePercent, else 25).")
 	f.BoolVar(&r.force, "force", false, "With --baseline: compare even when the runs measured another workload, clients or load.")
@@ -117,7 +117,7 @@ func (a *app) baselineOf(ctx context.Context, cur *v1alpha1.StorageBenchmark, re
 		if err := completed(sb, "only a completed run can be a baseline"); err != nil {
 			return nil, fmt.Errorf("--baseline: %w", err)
 		}
-		return &baselineRun{name: sb.Name, fingerprint: sb.Spec.RegressionFingerprint(), benchmark: sb}, nil
+		return &baselineRun{name: "StorageBenchmark/" + sb.Name, fingerprint: sb.Spec.RegressionFingerprint(), benchmark: sb}, nil
 	case "cm", "configmap", "configmaps":
 		cm, err := a.configMap(ctx, cur.Namespace, name)
 		if err != nil {

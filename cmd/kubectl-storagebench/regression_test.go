@@ -146,7 +146,7 @@ func TestCompareBaseline(t *testing.T) {
 	if len(lines) != 1+16+2 || lines[0] != "step  load                metric  baseline median  current median  change  adjusted p  verdict" {
 		t.Errorf("want a header, 16 rows, a blank line and the verdict:\n%s", out)
 	}
-	if got, want := lastLine(out), "Not regressed: none of 16 tests on 8 steps regressed against reg-base "+limits; got != want {
+	if got, want := lastLine(out), "Not regressed: none of 16 tests on 8 steps regressed against StorageBenchmark/reg-base "+limits; got != want {
 		t.Errorf("verdict\n got %q\nwant %q", got, want)
 	}
 
@@ -166,7 +166,7 @@ func TestCompareBaseline(t *testing.T) {
 	if n := strings.Count(out, "  Regressed\n"); n != 2 {
 		t.Errorf("%d tests regressed, want step 3's two:\n%s", n, out)
 	}
-	if l := lastLine(out); !strings.HasPrefix(l, "Regressed: step 3 (20000 IOPS offered): ") || !strings.HasSuffix(l, "; 2 of 16 tests regressed against reg-base "+limits) {
+	if l := lastLine(out); !strings.HasPrefix(l, "Regressed: step 3 (20000 IOPS offered): ") || !strings.HasSuffix(l, "; 2 of 16 tests regressed against StorageBenchmark/reg-base "+limits) {
 		t.Errorf("verdict %q", l)
 	}
 
@@ -175,7 +175,7 @@ func TestCompareBaseline(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitRegressed {
 		t.Fatalf("json: exit %d, %v:\n%s", code, err, out)
 	}
-	if doc.Baseline != "reg-base" || doc.Current != "reg-slow" || !doc.Result.Regressed || len(doc.Result.Tests) != 16 ||
+	if doc.Baseline != "StorageBenchmark/reg-base" || doc.Current != "reg-slow" || !doc.Result.Regressed || len(doc.Result.Tests) != 16 ||
 		doc.Options != (analysis.RegressionOptions{}).WithDefaults() {
 		t.Errorf("json document: %s and %s, options %+v, regressed %v, %d tests", doc.Baseline, doc.Current, doc.Options, doc.Result.Regressed, len(doc.Result.Tests))
 	}
@@ -188,22 +188,22 @@ func TestCompareBaseline(t *testing.T) {
 	// reg-lenient's spec.regression asks for larger effects; the flags
 	// override it.
 	out, _, code = compare("reg-lenient", "--baseline", "reg-base")
-	if want := "Not regressed: none of 16 tests on 8 steps regressed against reg-base (significance 0.01, at least 40 % fewer IOPS or 150 % higher p99)"; code != exitOK || lastLine(out) != want {
+	if want := "Not regressed: none of 16 tests on 8 steps regressed against StorageBenchmark/reg-base (significance 0.01, at least 40 % fewer IOPS or 150 % higher p99)"; code != exitOK || lastLine(out) != want {
 		t.Errorf("spec.regression's options: exit %d, %q; want %q", code, lastLine(out), want)
 	}
 	out, _, code = compare("reg-lenient", "--baseline", "reg-base", "--min-iops-drop", "25", "--significance", "0.001")
 	if code != exitRegressed || !strings.HasPrefix(lastLine(out), "Regressed: step 3 (20000 IOPS offered): IOPS 19,800 → 13,860 (-30.0 %)") ||
-		!strings.HasSuffix(lastLine(out), "1 of 16 tests regressed against reg-base (significance 0.001, at least 25 % fewer IOPS or 150 % higher p99)") {
+		!strings.HasSuffix(lastLine(out), "1 of 16 tests regressed against StorageBenchmark/reg-base (significance 0.001, at least 25 % fewer IOPS or 150 % higher p99)") {
 		t.Errorf("flags over spec.regression: exit %d, %q", code, lastLine(out))
 	}
 
 	// Runs that measured another thing are refused, unless forced.
 	_, errOut, code = compare("reg-fewer-clients", "--baseline", "reg-base")
-	if want := "error: reg-fewer-clients and reg-base measured another clients: compare runs of the same workload, clients and load (or pass --force)\n"; code != exitError || errOut != want {
+	if want := "error: reg-fewer-clients and StorageBenchmark/reg-base measured another clients: compare runs of the same workload, clients and load (or pass --force)\n"; code != exitError || errOut != want {
 		t.Errorf("another fingerprint: exit %d, %q; want %q", code, errOut, want)
 	}
 	out, errOut, code = compare("reg-fewer-clients", "--baseline", "reg-base", "--force")
-	if code != exitRegressed || errOut != "warning: reg-fewer-clients and reg-base measured another clients: compared anyway (--force)\n" || !strings.HasPrefix(lastLine(out), "Regressed: ") {
+	if code != exitRegressed || errOut != "warning: reg-fewer-clients and StorageBenchmark/reg-base measured another clients: compared anyway (--force)\n" || !strings.HasPrefix(lastLine(out), "Regressed: ") {
 		t.Errorf("forced: exit %d, %q, %q", code, errOut, lastLine(out))
 	}
 

@@ -20,9 +20,13 @@ const (
 	maxBaselineSteps   = 100
 	maxBaselineSamples = results.MaxWindows
 	maxBaselineLabel   = 128
-	// maxBaselineSample bounds any sample: above a billion IOPS and a
-	// p99 of hours (1e13 ns) nothing is a measurement.
+	// maxBaselineSample bounds any sample: above a p99 of hours (1e13 ns)
+	// and ten trillion IOPS nothing is a measurement. (Tiny values are
+	// real: a window with one I/O in a long stall.)
 	maxBaselineSample = 1e13
+	// maxBaselineOffered is above any rate a spec can offer (a MiBps rate
+	// in bytes per second included).
+	maxBaselineOffered = 1e19
 )
 
 // ErrInvalidBaseline marks a pinned baseline that cannot be used.
@@ -75,7 +79,7 @@ func DecodeBaseline(data []byte) (Baseline, error) {
 		if s.Planned != i {
 			return Baseline{}, fmt.Errorf("%w: step %d is numbered %d", ErrInvalidBaseline, i, s.Planned)
 		}
-		if s.Offered < 0 || s.Offered > 1e15 || math.IsNaN(s.Offered) {
+		if s.Offered < 0 || s.Offered > maxBaselineOffered || math.IsNaN(s.Offered) {
 			return Baseline{}, fmt.Errorf("%w: step %d offered %v", ErrInvalidBaseline, i, s.Offered)
 		}
 		for _, xs := range [][]float64{s.IOPS, s.P99Ns} {
@@ -83,7 +87,7 @@ func DecodeBaseline(data []byte) (Baseline, error) {
 				return Baseline{}, fmt.Errorf("%w: step %d has %d samples, want at most %d", ErrInvalidBaseline, i, len(xs), maxBaselineSamples)
 			}
 			for _, x := range xs {
-				if math.IsNaN(x) || x < 0 || x > maxBaselineSample || (x != 0 && x < 1e-3) {
+				if math.IsNaN(x) || x < 0 || x > maxBaselineSample {
 					return Baseline{}, fmt.Errorf("%w: step %d has a sample %v", ErrInvalidBaseline, i, x)
 				}
 			}

@@ -32,7 +32,7 @@ func TestDecodeBaseline(t *testing.T) {
 		{"a negative sample", `{"version":1,"fingerprint":"x","steps":[{"planned":0,"index":0,"iops":[-1],"p99Ns":[1]}]}`, "a sample -1"},
 		{"too many samples", `{"version":1,"fingerprint":"x","steps":[{"planned":0,"index":0,"iops":` + many + `,"p99Ns":[1]}]}`, "samples, want at most 4096"},
 		{"a sample of a lifetime", `{"version":1,"fingerprint":"x","steps":[{"planned":0,"index":0,"iops":[1],"p99Ns":[1.7e308]}]}`, "a sample 1.7e+308"},
-		{"a sample next to zero", `{"version":1,"fingerprint":"x","steps":[{"planned":0,"index":0,"iops":[5e-324],"p99Ns":[1]}]}`, "a sample 5e-324"},
+		{"an offered load beyond any spec", `{"version":1,"fingerprint":"x","steps":[{"planned":0,"index":0,"offered":1e20,"iops":[1],"p99Ns":[1]}]}`, "offered 1e+20"},
 		{"a long label", `{"version":1,"fingerprint":"x","steps":[{"planned":0,"index":0,"label":"` + strings.Repeat("x", 129) + `","iops":[1],"p99Ns":[1]}]}`, "label of 129 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -41,8 +41,9 @@ var _ = Describe("A run compared with a baseline", func() {
 		// The fingerprint is of the spec as admission defaults it.
 		dry := b.DeepCopy()
 		Expect(k8s.Create(ctx, dry, client.DryRunAll)).To(Succeed())
-		// 10 seconds of ten times the IOPS each step offers, with p99s far
-		// above anything the run will see: IOPS regressed, p99 not.
+		// 10 seconds of ten times the IOPS each step offers (at the same
+		// offered load, so that p99s are compared too), with p99s far above
+		// anything the run will see: IOPS regressed, p99 not.
 		same := func(v float64) []float64 {
 			out := make([]float64, 10)
 			for i := range out {
@@ -52,8 +53,8 @@ var _ = Describe("A run compared with a baseline", func() {
 		}
 		pinned := analysis.Baseline{Version: analysis.BaselineVersion, Source: ns + "/made-to-order", Fingerprint: dry.Spec.RegressionFingerprint(),
 			Steps: []analysis.StepSamples{
-				{Planned: 0, Index: 0, Label: "1500 IOPS offered", IOPS: same(1500), P99Ns: same(1e12)},
-				{Planned: 1, Index: 1, Label: "3000 IOPS offered", IOPS: same(3000), P99Ns: same(1e12)},
+				{Planned: 0, Index: 0, Label: "150 IOPS offered", Offered: 150, IOPS: same(1500), P99Ns: same(1e12)},
+				{Planned: 1, Index: 1, Label: "300 IOPS offered", Offered: 300, IOPS: same(3000), P99Ns: same(1e12)},
 			}}
 		data, err := pinned.Encode()
 		Expect(err).NotTo(HaveOccurred())
