@@ -70,17 +70,20 @@ images:
 plugin-image:
 	$(GO) run ./cmd/kubectl-storagebench report --from-file docs/images/oltp-curve.yaml -o png --file docs/images/ops-latency.png
 
-## cluster-up: start (or reuse) a real single-node Kubernetes on this machine
-## (etcd, control plane, containerd, kubelet, kube-proxy, bridge CNI, a default
+## cluster-up: start (or reuse) a real Kubernetes on this machine (etcd,
+## control plane, containerd, kubelet, kube-proxy, bridge CNI, a default
 ## local-path class and raw block PVs on loop devices, the storagebench images
-## imported); prints its kubeconfig (hack/cluster/up.sh).
+## imported); prints its kubeconfig (hack/cluster/up.sh). NODES=3 adds two
+## nodes in network namespaces of their own (hack/cluster/node.sh); the
+## default, one node, removes them.
+NODES ?= 1
 cluster-up:
-	@hack/cluster/up.sh
+	@NODES=$(NODES) hack/cluster/up.sh
 
 ## cluster-install: cluster-up, then install or upgrade the Helm chart with
 ## the images it imported; prints the kubeconfig (hack/cluster/install.sh).
 cluster-install:
-	@hack/cluster/install.sh
+	@NODES=$(NODES) hack/cluster/install.sh
 
 ## cluster-down: stop that cluster by PID and clean up what it left (mounts,
 ## loop devices, cni0, iptables chains); PURGE=1 also removes its data.
@@ -112,12 +115,13 @@ unit: setup-runtime k8s-binaries
 integration: setup-runtime k8s-binaries
 	$(GO) test -count=1 -p 1 -timeout 40m $$($(GO) list ./test/... | grep -v /test/e2e)
 
-## e2e: the whole product on a real single-node Kubernetes on this machine
+## e2e: the whole product on a real Kubernetes on this machine
 ## (hack/cluster/up.sh, left running), the chart installed from images built
-## from this clone, a real Prometheus scraping the operator (test/e2e).
+## from this clone, a real Prometheus scraping the operator (test/e2e); the
+## multi-node and fault specs grow it to three nodes and back to one.
 ## Needs root.
 e2e: setup
-	$(GO) test -count=1 -timeout 40m ./test/e2e/ -ginkgo.v
+	$(GO) test -count=1 -timeout 55m ./test/e2e/ -ginkgo.v
 
 ## test: the whole suite: generated files in sync, vet, lint, every test,
 ## end to end on a real cluster included.
@@ -144,14 +148,14 @@ verify: generate manifests
 	@$(GO) mod tidy
 	@git diff --exit-code -- go.mod go.sum || { echo "go.mod/go.sum drift: run go mod tidy and commit"; exit 1; }
 
-## demo: the README's main command. The OLTP sample on a real single-node
-## Kubernetes on this machine: brings it up (or reuses it), installs the Helm
+## demo: the README's main command. The OLTP sample on a real Kubernetes on
+## this machine (one node; NODES=3: three, the clients spread across them): brings it up (or reuses it), installs the Helm
 ## chart with the local images, runs the sample scaled to this machine (3
 ## clients on one shared volume, 4 rate steps of 20 s) with live progress,
 ## prints the per-step table and writes _work/demo/oltp-bench.png
 ## (hack/demo.sh). Needs root.
 demo: setup
-	./hack/demo.sh
+	NODES=$(NODES) ./hack/demo.sh
 
 ## demo-local: the same method without Kubernetes: real fio on a local
 ## directory, OLTP (8 KiB, 80/20 random), 3 client processes x 2 jobs, curve

@@ -50,6 +50,13 @@ stop() {
 	done
 }
 
+# The extra nodes of a multi-node cluster (hack/cluster/node.sh), while the
+# API server still runs to delete their Node objects.
+for ns in "$W"/nodes/n*/netns; do
+	mountpoint -q "$ns" 2>/dev/null || continue
+	k="${ns%/netns}"
+	hack/cluster/node.sh down "${k##*/n}" || true
+done
 # The kubelet and the provisioner first, so nothing restarts pods.
 stop 20 local-path-provisioner blkcap kubelet kube-proxy
 # The pods' containers: kill every task of our containerd, then its shims
@@ -85,7 +92,7 @@ done
 for ns in /run/netns/cni-*; do
 	[ -e "$ns" ] || continue
 	umount "$ns" 2>/dev/null || true
-	rm -f "$ns"
+	rm -f "$ns" 2>/dev/null || log "$ns: still mounted somewhere; left"
 done
 
 # Loop devices attached to our block files.

@@ -31,6 +31,8 @@ cd "$(dirname "$0")/../.."
 # shellcheck source=hack/cluster/lib.sh
 . hack/cluster/lib.sh
 
+NODES="${NODES:-1}"
+[[ "$NODES" =~ ^[1-9]$ ]] || die "NODES=$NODES: 1 to 9 nodes"
 BLOCK_PVS="${STORAGEBENCH_BLOCK_PVS:-2}"
 BLOCK_SIZE="${STORAGEBENCH_BLOCK_SIZE:-1G}"
 CAPPED_PVS="${STORAGEBENCH_CAPPED_PVS:-2}"
@@ -76,25 +78,9 @@ fi
 NODE_IP="${STORAGEBENCH_NODE_IP:-$(ip -4 -o addr show scope global | awk '{ split($4, a, "/"); print a[1]; exit }')}"
 [ -n "$NODE_IP" ] || die "no non-loopback IPv4 address on this machine; set STORAGEBENCH_NODE_IP"
 NODE="$(hostname | tr '[:upper:]' '[:lower:]')"
+echo "$NODE_IP" >"$W/node-ip" # hack/cluster/node.sh: the API server's address
 
 # --- certificates ----------------------------------------------------------
-# cert NAME CN O SANS: a key and a certificate signed by the cluster CA.
-cert() {
-	local name="$1" cn="$2" o="$3" sans="$4" ext="$PKI/$1.ext"
-	[ -s "$PKI/$name.crt" ] && [ "$(cat "$PKI/$name.san" 2>/dev/null)" = "$sans" ] && return 0
-	openssl genrsa -out "$PKI/$name.key" 2048 2>/dev/null
-	openssl req -new -key "$PKI/$name.key" -subj "/CN=$cn${o:+/O=$o}" -out "$PKI/$name.csr" 2>/dev/null
-	{
-		echo "basicConstraints=CA:FALSE"
-		echo "keyUsage=critical,digitalSignature,keyEncipherment"
-		echo "extendedKeyUsage=serverAuth,clientAuth"
-		[ -z "$sans" ] || echo "subjectAltName=$sans"
-	} >"$ext"
-	openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
-		-days 3650 -sha256 -extfile "$ext" -out "$PKI/$name.crt" 2>/dev/null
-	echo "$sans" >"$PKI/$name.san"
-	rm -f "$PKI/$name.csr" "$ext"
-}
 if [ ! -s "$PKI/ca.crt" ]; then
 	log "certificates: new CA"
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$PKI/ca.key" -out "$PKI/ca.crt" \
@@ -132,38 +118,6 @@ EOF
 mv -f "$KUBECONFIG_ADMIN.tmp" "$KUBECONFIG_ADMIN"
 
 # --- daemons ---------------------------------------------------------------
-# start NAME BINARY ARGS...: start BINARY in its own session unless NAME runs
-# with the same arguments (otherwise it is restarted); records its PID in
-# $RUN/NAME.pid, its arguments in $RUN/NAME.args and its output in
-# $LOGS/NAME.log.
-start() {
-	local name="$1" pid args
-	shift
-	args="$(printf '%s\n' "$@")"
-	if pid="$(pid_of "$name")"; then
-		if [ "$args" = "$(cat "$RUN/$name.args" 2>/dev/null)" ]; then
-			log "$name: running ($pid)"
-			return 0
-		fi
-		log "$name: its arguments changed; restarting"
-		stop_pid "$pid" "$name"
-	fi
-	log "$name: starting"
-	setsid "$@" </dev/null >>"$LOGS/$name.log" 2>&1 &
-	echo "$!" >"$RUN/$name.pid"
-	echo "$args" >"$RUN/$name.args"
-}
-# wait_for WHAT SECONDS CMD...: until CMD succeeds.
-wait_for() {
-	local what="$1" t="$2" i
-	shift 2
-	for ((i = 0; i < t * 5; i++)); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	die "$what not ready after $t s; logs in $LOGS"
-}
-
 start etcd "$BIN/etcd" --name storagebench --data-dir "$W/etcd" \
 	--listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
 	--listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
@@ -193,67 +147,7 @@ start kube-scheduler "$BIN/kube-scheduler" --kubeconfig "$KUBECONFIG_ADMIN" \
 	--authentication-kubeconfig "$KUBECONFIG_ADMIN" --authorization-kubeconfig "$KUBECONFIG_ADMIN" \
 	--leader-elect=false --bind-address 127.0.0.1 --profiling=false
 
-# containerd: everything under $W/containerd. Pods run as the kubelet asks
-# except for two things this VM and the benchmarks need:
-# restrict_oom_score_adj (no CAP_SYS_RESOURCE here; otherwise every runc create
-# fails) and device_ownership_from_security_context (a raw block device is
-# chowned to the pod's runAsUser/runAsGroup so non-root clients can open it).
-cat >"$W/containerd/config.toml" <<EOF
-version = 2
-root = "$W/containerd/root"
-state = "$W/containerd/state"
-[grpc]
-  address = "$SOCK"
-[ttrpc]
-  address = "$SOCK.ttrpc"
-[debug]
-  address = "$SOCK.debug"
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$W/containerd/opt"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "$PAUSE_IMAGE"
-  restrict_oom_score_adj = true
-  device_ownership_from_security_context = true
-  enable_selinux = false
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = false
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
-    conf_dir = "$W/cni/net.d"
-EOF
-# The pod network: one bridge. No ipMasq and ip_forward stays as it is (off):
-# pods reach this machine and each other only.
-cat >"$W/cni/net.d/10-storagebench.conflist" <<EOF
-{
-  "cniVersion": "1.0.0",
-  "name": "storagebench",
-  "plugins": [
-    {
-      "type": "bridge",
-      "bridge": "cni0",
-      "isGateway": true,
-      "ipMasq": false,
-      "hairpinMode": true,
-      "ipam": {
-        "type": "host-local",
-        "ranges": [[{"subnet": "$POD_CIDR"}]],
-        "routes": [{"dst": "0.0.0.0/0"}],
-        "dataDir": "$W/cni/ipam"
-      }
-    },
-    {"type": "portmap", "capabilities": {"portMappings": true}}
-  ]
-}
-EOF
-# The pod's lo: containerd's CRI brings it up with this loopback plugin.
-cat >"$W/cni/net.d/99-loopback.conf" <<EOF
-{"cniVersion": "1.0.0", "name": "lo", "type": "loopback"}
-EOF
+containerd_config "$W/containerd" "$SOCK" "$W/cni" cni0 "$POD_CIDR"
 start containerd containerd --config "$W/containerd/config.toml"
 wait_for containerd 30 ctr_ version
 
@@ -278,11 +172,13 @@ if [ ! -s "$pause_tar" ]; then
 	rm -rf "$tmp"
 fi
 has_image "$PAUSE_IMAGE" || ctr_ images import "$pause_tar" >&2
+echo "$pause_tar" >"$W/pause.tar.path"
 # STORAGEBENCH_IMAGES: a directory hack/images.sh made earlier (skips the build).
 images="${STORAGEBENCH_IMAGES:-}"
 [ -n "$images" ] || images="$(hack/images.sh)" || die "hack/images.sh failed"
 tag="$(sed -n 's/^tag=//p' "$images/build.txt")"
 echo "$tag" >"$W/images.tag" # hack/cluster/install.sh installs the chart with this tag
+echo "$images" >"$W/images.dir" # hack/cluster/node.sh imports them too
 for name in manager runner; do
 	if ! has_image "localhost/storagebench-$name:$tag" || ! has_image "localhost/storagebench-$name:dev"; then
 		log "importing localhost/storagebench-$name:$tag (also :dev)"
@@ -290,36 +186,7 @@ for name in manager runner; do
 	fi
 done
 
-# The kubelet.
-cat >"$W/kubelet/config.yaml" <<EOF
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-authentication:
-  anonymous: {enabled: false}
-  webhook: {enabled: true}
-  x509: {clientCAFile: $PKI/ca.crt}
-authorization: {mode: Webhook}
-tlsCertFile: $PKI/kubelet.crt
-tlsPrivateKeyFile: $PKI/kubelet.key
-cgroupDriver: cgroupfs
-failCgroupV1: false
-failSwapOn: false
-containerRuntimeEndpoint: unix://$SOCK
-podLogsDir: $W/pod-logs
-volumePluginDir: $W/volume-plugins
-clusterDomain: cluster.local
-resolvConf: /etc/resolv.conf
-readOnlyPort: 0
-serializeImagePulls: false
-evictionHard:
-  memory.available: 50Mi
-  nodefs.available: 1%
-  nodefs.inodesFree: 1%
-  imagefs.available: 1%
-imageGCHighThresholdPercent: 100
-imageGCLowThresholdPercent: 99
-maxPods: 110
-EOF
+kubelet_config "$W/kubelet/config.yaml" kubelet "$SOCK" "$W/pod-logs" "$W/volume-plugins" ""
 # The node's Ready must come from this kubelet, not from before a restart.
 since="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 pid_of kubelet >/dev/null && since=""
@@ -329,13 +196,7 @@ start kube-proxy "$BIN/kube-proxy" --kubeconfig "$KUBECONFIG_ADMIN" --proxy-mode
 	--conntrack-max-per-core=0 --hostname-override "$NODE" --cluster-cidr "$POD_CIDR" \
 	--bind-address "$NODE_IP" --metrics-bind-address 127.0.0.1:10249 --healthz-bind-address 127.0.0.1:10256
 
-# node_ready: the node is Ready, with a heartbeat since this kubelet started.
-node_ready() {
-	local r
-	r="$(kubectl get node "$NODE" -o jsonpath='{range .status.conditions[?(@.type=="Ready")]}{.status} {.lastHeartbeatTime}{end}')" || return 1
-	[ "${r%% *}" = True ] && [[ ! "${r#* }" < "$since" ]]
-}
-wait_for "node $NODE" 120 node_ready
+wait_for "node $NODE" 120 node_ready "$NODE" "$since"
 t_ready=$(date +%s.%N)
 
 # --- storage ---------------------------------------------------------------
@@ -346,9 +207,14 @@ t_ready=$(date +%s.%N)
 # every pod of this node reaches, so ReadWriteMany: what a Shared benchmark
 # with several clients needs; hostPath PVs without node affinity).
 mkdir -p "$W/local-shared"
+# Node K's local-path volumes are its own, under $W/nodes/nK/local-path.
+node_paths=""
+for ((k = 1; k < NODES; k++)); do
+	node_paths+=", {\"node\": \"$(hack/cluster/node.sh name "$k")\", \"paths\": [\"$W/nodes/n$k/local-path\"]}"
+done
 cat >"$W/manifests/local-path-config.json" <<EOF
 {"storageClassConfigs": {
-  "local-path": {"nodePathMap": [{"node": "DEFAULT_PATH_FOR_NON_LISTED_NODES", "paths": ["$W/local-path"]}]},
+  "local-path": {"nodePathMap": [{"node": "DEFAULT_PATH_FOR_NON_LISTED_NODES", "paths": ["$W/local-path"]}$node_paths]},
   "local-shared": {"sharedFileSystemPath": "$W/local-shared"}
 }}
 EOF
@@ -526,6 +392,17 @@ CGO_ENABLED=0 go build -trimpath -o "$BLKCAP.tmp" ./hack/blkcap >&2
 mv -f "$BLKCAP.tmp" "$BLKCAP"
 start blkcap "$BLKCAP" -kubeconfig "$KUBECONFIG_ADMIN" -node "$NODE" -record "$W/block/caps.jsonl" \
 	-build "$(sha256sum "$BLKCAP" | cut -c1-16)"
+
+# --- more nodes (NODES > 1): hack/cluster/node.sh --------------------------
+for ((k = 1; k < NODES; k++)); do
+	hack/cluster/node.sh up "$k"
+done
+for ns in "$W"/nodes/n*/netns; do
+	mountpoint -q "$ns" 2>/dev/null || continue
+	k="${ns%/netns}"
+	k="${k##*/n}"
+	((k < NODES)) || hack/cluster/node.sh down "$k"
+done
 
 t_end=$(date +%s.%N)
 log "$(awk -v s="$t_start" -v a="$t_api" -v r="$t_ready" -v e="$t_end" 'BEGIN {
