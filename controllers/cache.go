@@ -43,6 +43,8 @@ func cacheOptions(namespaces []string) cache.Options {
 			&corev1.ServiceAccount{}:        ours,
 			&rbacv1.Role{}:                  ours,
 			&rbacv1.RoleBinding{}:           ours,
+			// Every Node, cut to its Ready condition (stripForCache).
+			&corev1.Node{}: {},
 		},
 	}
 	if len(namespaces) > 0 {
@@ -97,7 +99,12 @@ func stripForCache(in any) (any, error) {
 		}
 		return j, nil
 	case *corev1.Pod:
-		p := &corev1.Pod{TypeMeta: o.TypeMeta, ObjectMeta: m, Status: corev1.PodStatus{Phase: o.Status.Phase}}
+		p := &corev1.Pod{TypeMeta: o.TypeMeta, ObjectMeta: m, Spec: corev1.PodSpec{NodeName: o.Spec.NodeName}, Status: corev1.PodStatus{Phase: o.Status.Phase}}
+		for _, c := range o.Status.Conditions {
+			if c.Type == corev1.DisruptionTarget {
+				p.Status.Conditions = []corev1.PodCondition{{Type: c.Type, Status: c.Status, Reason: clip(c.Reason, 256), Message: clip(c.Message, 1024)}}
+			}
+		}
 		for _, cs := range o.Status.ContainerStatuses {
 			kept := corev1.ContainerStatus{Name: clip(cs.Name, 63)}
 			if t := cs.State.Terminated; t != nil {
@@ -106,6 +113,19 @@ func stripForCache(in any) (any, error) {
 			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, kept)
 		}
 		return p, nil
+	case *corev1.Node:
+		// A node's name, whether it takes pods and its Ready condition:
+		// what tells a client's node lost (heartbeat times are dropped, so
+		// a heartbeat changes nothing cached).
+		n := &corev1.Node{TypeMeta: o.TypeMeta, ObjectMeta: metav1.ObjectMeta{Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion},
+			Spec: corev1.NodeSpec{Unschedulable: o.Spec.Unschedulable}}
+		for _, c := range o.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				n.Status.Conditions = []corev1.NodeCondition{{Type: c.Type, Status: c.Status, Reason: clip(c.Reason, 256),
+					Message: clip(c.Message, 1024), LastTransitionTime: c.LastTransitionTime}}
+			}
+		}
+		return n, nil
 	case *corev1.ServiceAccount:
 		return &corev1.ServiceAccount{TypeMeta: o.TypeMeta, ObjectMeta: m}, nil
 	case *rbacv1.Role:

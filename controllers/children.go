@@ -3,13 +3,18 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -38,6 +43,12 @@ type observed struct {
 	ordered bool
 	// steps are the finished steps, from their ConfigMaps.
 	steps []stepRecord
+	// nodes are the Nodes the client pods run on, by name; nil when the
+	// Node is gone.
+	nodes map[string]*corev1.Node
+	// schedulable counts the cluster's Ready nodes that take new pods; read
+	// only when spreadAcrossNodes left clients sharing a node (-1 otherwise).
+	schedulable int
 }
 
 // unusable says why the run cannot start on the storage asked for.
@@ -250,6 +261,9 @@ func (r *Reconciler) observe(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 			o.pods[k] = append(o.pods[k], p)
 		}
 	}
+	if err := r.observeNodes(ctx, b, o); err != nil {
+		return nil, err
+	}
 	var err error
 	if o.plan, err = r.plan(ctx, b); err != nil {
 		return nil, err
@@ -270,4 +284,118 @@ func clientIndex(o client.Object, n int) int {
 		return -1
 	}
 	return k
+}
+
+// observeNodes reads, from the cache, the Node of every client pod that
+// runs; and, when spreadAcrossNodes left clients sharing a node, how many
+// nodes could have taken one.
+func (r *Reconciler) observeNodes(ctx context.Context, b *v1alpha1.StorageBenchmark, o *observed) error {
+	o.nodes, o.schedulable = map[string]*corev1.Node{}, -1
+	for _, pods := range o.pods {
+		for _, p := range pods {
+			name := p.Spec.NodeName
+			if _, seen := o.nodes[name]; seen || name == "" || p.DeletionTimestamp != nil {
+				continue
+			}
+			var node corev1.Node
+			if err := r.Get(ctx, client.ObjectKey{Name: name}, &node); err != nil {
+				if !apierrors.IsNotFound(err) {
+					return err
+				}
+				o.nodes[name] = nil
+				continue
+			}
+			o.nodes[name] = &node
+		}
+	}
+	if !b.Spec.Clients.SpreadAcrossNodes {
+		return nil
+	}
+	if used, placed := clientNodes(o); placed < len(o.clients) || len(used) >= placed {
+		return nil
+	}
+	var nodes corev1.NodeList
+	if err := r.List(ctx, &nodes, client.UnsafeDisableDeepCopy); err != nil {
+		return err
+	}
+	o.schedulable = 0
+	for i := range nodes.Items {
+		if n := &nodes.Items[i]; nodeReady(n) == corev1.ConditionTrue && !n.Spec.Unschedulable {
+			o.schedulable++
+		}
+	}
+	return nil
+}
+
+// clientNodes is the node of each client whose newest pod is scheduled
+// (index → node) and how many clients that is.
+func clientNodes(o *observed) (map[string][]int, int) {
+	used, placed := map[string][]int{}, 0
+	for i := range o.clients {
+		pods := o.pods[i]
+		if len(pods) == 0 || pods[len(pods)-1].Spec.NodeName == "" {
+			continue
+		}
+		node := pods[len(pods)-1].Spec.NodeName
+		used[node] = append(used[node], i)
+		placed++
+	}
+	return used, placed
+}
+
+// nodeReady is a Node's Ready condition status (Unknown when it has none).
+func nodeReady(n *corev1.Node) corev1.ConditionStatus {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status
+		}
+	}
+	return corev1.ConditionUnknown
+}
+
+// setSpread projects where spreadAcrossNodes put the clients, once each
+// client's pod is scheduled: ClientsSpread True when every client has a
+// node of its own. The spread is a preference (builders.go), so volumes
+// pinned to a node, a node selector or taints may still put clients
+// together; the message says which clients share which node. The
+// transition time is the newest client pod's creation, an observed instant.
+// Once the pods are cleaned up, the condition stays as they last showed it.
+func setSpread(b *v1alpha1.StorageBenchmark, obs *observed) {
+	if !b.Spec.Clients.SpreadAcrossNodes {
+		meta.RemoveStatusCondition(&b.Status.Conditions, v1alpha1.ConditionClientsSpread)
+		return
+	}
+	used, placed := clientNodes(obs)
+	if placed == 0 || placed < len(obs.clients) {
+		return // not every client scheduled yet, or their pods already cleaned up
+	}
+	var at time.Time
+	for _, pods := range obs.pods {
+		if n := len(pods); n > 0 && pods[n-1].CreationTimestamp.After(at) {
+			at = pods[n-1].CreationTimestamp.Time
+		}
+	}
+	if len(used) == placed {
+		setCondition(b, v1alpha1.ConditionClientsSpread, true, ReasonOnDistinctNodes, at,
+			fmt.Sprintf("%d clients on %d distinct nodes", placed, len(used)))
+		return
+	}
+	var shared []string
+	for _, name := range slices.Sorted(maps.Keys(used)) {
+		if len(used[name]) > 1 {
+			shared = append(shared, fmt.Sprintf("%s runs clients %s", name, strings.Trim(fmt.Sprint(used[name]), "[]")))
+		}
+	}
+	nodes := "nodes"
+	if len(used) == 1 {
+		nodes = "node"
+	}
+	msg := fmt.Sprintf("%d clients on %d %s: %s", placed, len(used), nodes, strings.Join(shared, "; "))
+	if obs.schedulable >= 0 && obs.schedulable < placed {
+		setCondition(b, v1alpha1.ConditionClientsSpread, false, ReasonFewerNodes, at,
+			clip(fmt.Sprintf("%s; the cluster has %d Ready, schedulable nodes for %d clients", msg, obs.schedulable, placed), maxMessage))
+		return
+	}
+	setCondition(b, v1alpha1.ConditionClientsSpread, false, ReasonSharingNodes, at,
+		clip(msg+" (the spread is a preference: volumes bound to a node, nodeSelector or taints can outweigh it)", maxMessage))
 }

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -77,6 +79,9 @@ func failureOf(b *v1alpha1.StorageBenchmark, obs *observed, t timeouts, now time
 			return clientGone(i, obs, "exited before the run ended"), 0
 		}
 	}
+	if v := nodeLost(obs); v != nil {
+		return v, 0
+	}
 	if ready := readyCount(obs); int(ready) < len(obs.clients) {
 		deadline := created.Add(t.ready)
 		if now.After(deadline) {
@@ -111,6 +116,14 @@ func stepFailure(steps []stepRecord) *verdict {
 // when its pod failed on its own, otherwise the pod was deleted or lost.
 func clientGone(i int, obs *observed, what string) *verdict {
 	for _, p := range obs.pods[i] {
+		// An eviction (a drain, preemption, the taint manager) says so on
+		// the pod, whatever its exit.
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+				return &verdict{ReasonClientLost, fmt.Sprintf("client %d (pod %s) was evicted from node %s (%s: %s); the run is not resumed with a new client, whose fresh layout would change what the storage caches (see docs/faults.md)",
+					i, p.Name, p.Spec.NodeName, c.Reason, strings.TrimSpace(c.Message))}
+			}
+		}
 		if p.DeletionTimestamp != nil {
 			continue // deleted: its exit says nothing about the storage
 		}
@@ -120,11 +133,49 @@ func clientGone(i int, obs *observed, what string) *verdict {
 				if msg == "" {
 					msg = t.Reason
 				}
-				return &verdict{ReasonClientFailed, fmt.Sprintf("client %d (pod %s) failed with exit code %d: %s", i, p.Name, t.ExitCode, msg)}
+				code := strconv.Itoa(int(t.ExitCode))
+				if t.ExitCode > 128 && t.ExitCode < 128+65 {
+					code += fmt.Sprintf(" (signal %d, %s)", t.ExitCode-128, syscall.Signal(t.ExitCode-128))
+				}
+				return &verdict{ReasonClientFailed, fmt.Sprintf("client %d (pod %s) failed with exit code %s: %s", i, p.Name, code, msg)}
 			}
 		}
 	}
 	return &verdict{ReasonClientLost, fmt.Sprintf("client %d's pod %s: it was deleted or lost before the run ended; the run is not resumed with a new client, whose fresh layout would change what the storage caches (see docs/operator.md)", i, what)}
+}
+
+// nodeLost ends the run when a running client's node is gone or no longer
+// Ready: the node controller marks a node whose kubelet stopped reporting
+// Unknown after its grace period (kube-controller-manager's
+// --node-monitor-grace-period), and its pods can neither report nor be
+// stopped, so the run cannot go on. A pod not yet scheduled, or already
+// ended or deleted, is judged by the other rules.
+func nodeLost(obs *observed) *verdict {
+	for i := range obs.clients {
+		pods := obs.pods[i]
+		if len(pods) == 0 {
+			continue
+		}
+		p := pods[len(pods)-1]
+		name := p.Spec.NodeName
+		if name == "" || p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		node, known := obs.nodes[name]
+		if !known {
+			continue
+		}
+		if node == nil {
+			return &verdict{ReasonClientLost, fmt.Sprintf("client %d (pod %s) lost its node %s: the Node was deleted", i, p.Name, name)}
+		}
+		for _, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
+				return &verdict{ReasonClientLost, fmt.Sprintf("client %d (pod %s) lost its node %s: Ready=%s since %s (%s: %s)", i, p.Name, name,
+					c.Status, c.LastTransitionTime.UTC().Format(time.RFC3339), c.Reason, strings.TrimSpace(c.Message))}
+			}
+		}
+	}
+	return nil
 }
 
 // action is the lockstep protocol's next move.

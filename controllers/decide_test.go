@@ -8,6 +8,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -52,6 +53,27 @@ func clientCM(ready bool, resultStep int) *metav1.PartialObjectMetadata {
 		a[exchange.AnnotationResultStep] = strconv.Itoa(resultStep)
 	}
 	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Annotations: a}}
+}
+
+// onNode: client k's pod runs on node name, whose Node is n (nil: deleted).
+func onNode(k int, name string, n *corev1.Node) world {
+	return func(o *observed) {
+		o.pods[k] = []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "bench-" + strconv.Itoa(k) + "-x"}, Spec: corev1.PodSpec{NodeName: name},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning}}}
+		if o.nodes == nil {
+			o.nodes = map[string]*corev1.Node{}
+		}
+		o.nodes[name] = n
+	}
+}
+
+// nodeWith is a Node whose Ready condition has status s since 2026-01-01.
+func nodeWith(name string, s corev1.ConditionStatus) *corev1.Node {
+	c := corev1.NodeCondition{Type: corev1.NodeReady, Status: s, LastTransitionTime: metav1.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	if s != corev1.ConditionTrue {
+		c.Reason, c.Message = "NodeStatusUnknown", "Kubelet stopped posting node status."
+	}
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{c}}}
 }
 
 // ordered: step k ordered, starting at start, 20 s long with a 2 s ramp.
@@ -137,6 +159,18 @@ func TestFailureOf(t *testing.T) {
 		{name: "a client Job failed because its pod was deleted", now: stepStart, obs: observedRun(ordered(0, stepStart),
 			jobWith(0, batchv1.JobFailureTarget, exited("bench-client-000-x", 137, "", true))),
 			reason: ReasonClientLost, msg: "client 0's pod failed: it was deleted or lost"},
+		{name: "a client Job failed because its container was killed", now: stepStart, obs: observedRun(ordered(0, stepStart),
+			jobWith(1, batchv1.JobFailed, exited("bench-client-001-x", 137, "", false))),
+			reason: ReasonClientFailed, msg: "client 1 (pod bench-client-001-x) failed with exit code 137 (signal 9, killed): Error"},
+		{name: "a client pod evicted", now: stepStart, obs: observedRun(ordered(0, stepStart),
+			jobWith(0, batchv1.JobFailed, func() corev1.Pod {
+				p := exited("bench-client-000-x", 143, "", true)
+				p.Spec.NodeName = "node-b"
+				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+					Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting"}}
+				return p
+			}())),
+			reason: ReasonClientLost, msg: "client 0 (pod bench-client-000-x) was evicted from node node-b (EvictionByEvictionAPI: Eviction API: evicting)"},
 		{name: "a client that exited before the end", now: stepStart, obs: observedRun(ordered(0, stepStart), jobWith(0, batchv1.JobComplete)),
 			reason: ReasonClientLost, msg: "client 0's pod exited before the run ended"},
 		{name: "a client Job complete after the final order is no failure", now: stepStart,
@@ -148,6 +182,22 @@ func TestFailureOf(t *testing.T) {
 			reason: ReasonStepTimedOut, msg: "step 2: 1 of 2 clients did not report a result by"},
 		{name: "a recorded step's order is no longer awaited", now: stepEnds.Add(time.Hour),
 			obs: observedRun(ordered(0, stepStart), recorded(1))},
+		{name: "a client's node not Ready", now: stepStart.Add(5 * time.Second),
+			obs:    observedRun(ordered(0, stepStart), onNode(1, "node-b", nodeWith("node-b", corev1.ConditionUnknown))),
+			reason: ReasonClientLost, msg: "client 1 (pod bench-1-x) lost its node node-b: Ready=Unknown since 2026-01-01T00:00:00Z (NodeStatusUnknown: Kubelet stopped posting node status.)"},
+		{name: "a client's node deleted", now: stepStart.Add(5 * time.Second),
+			obs:    observedRun(ordered(0, stepStart), onNode(0, "node-a", nil)),
+			reason: ReasonClientLost, msg: "client 0 (pod bench-0-x) lost its node node-a: the Node was deleted"},
+		{name: "a client's node Ready", now: stepStart.Add(5 * time.Second),
+			obs: observedRun(ordered(0, stepStart), onNode(0, "node-a", nodeWith("node-a", corev1.ConditionTrue))), retry: 17*time.Second + 2*time.Minute},
+		{name: "a finished client's node lost is judged by the other rules", now: stepStart.Add(5 * time.Second),
+			obs: observedRun(ordered(0, stepStart), onNode(0, "node-a", nodeWith("node-a", corev1.ConditionFalse)), func(o *observed) {
+				o.pods[0][0].Status.Phase = corev1.PodSucceeded
+			}), retry: 17*time.Second + 2*time.Minute},
+		{name: "a deleted client pod's node lost is judged by the other rules", now: stepStart.Add(5 * time.Second),
+			obs: observedRun(ordered(0, stepStart), onNode(0, "node-a", nodeWith("node-a", corev1.ConditionFalse)), func(o *observed) {
+				o.pods[0][0].DeletionTimestamp = &metav1.Time{Time: stepStart}
+			}), retry: 17*time.Second + 2*time.Minute},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -313,4 +363,54 @@ func failedCondition(b *v1alpha1.StorageBenchmark) *metav1.Condition {
 		}
 	}
 	return nil
+}
+
+func TestSetSpread(t *testing.T) {
+	placed := func(nodes ...string) world {
+		return func(o *observed) {
+			for i, n := range nodes {
+				o.pods[i] = []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.Time{Time: t0.Add(time.Duration(i) * time.Second)}},
+					Spec: corev1.PodSpec{NodeName: n}}}
+			}
+		}
+	}
+	three := func(o *observed) { o.clients = append(o.clients, clientCM(true, -1)) }
+	tests := []struct {
+		name        string
+		spread      bool
+		obs         *observed
+		want        metav1.ConditionStatus // "" for absent
+		reason, msg string
+	}{
+		{name: "not asked", obs: observedRun(placed("a", "a"))},
+		{name: "not every client scheduled", spread: true, obs: observedRun(placed("a", ""))},
+		{name: "on distinct nodes", spread: true, obs: observedRun(three, placed("a", "b", "c")),
+			want: metav1.ConditionTrue, reason: ReasonOnDistinctNodes, msg: "3 clients on 3 distinct nodes"},
+		{name: "fewer nodes than clients", spread: true, obs: observedRun(three, placed("b", "a", "b"), func(o *observed) { o.schedulable = 2 }),
+			want: metav1.ConditionFalse, reason: ReasonFewerNodes, msg: "3 clients on 2 nodes: b runs clients 0 2; the cluster has 2 Ready, schedulable nodes for 3 clients"},
+		{name: "sharing though nodes were free", spread: true, obs: observedRun(placed("a", "a"), func(o *observed) { o.schedulable = 3 }),
+			want: metav1.ConditionFalse, reason: ReasonSharingNodes, msg: "2 clients on 1 node: a runs clients 0 1 (the spread is a preference"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newBench()
+			b.Spec.Clients.SpreadAcrossNodes = tt.spread
+			if tt.obs.schedulable == 0 {
+				tt.obs.schedulable = -1
+			}
+			setSpread(b, tt.obs)
+			c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionClientsSpread)
+			switch {
+			case tt.want == "" && c != nil:
+				t.Fatalf("condition %+v, want none", c)
+			case tt.want == "":
+			case c == nil:
+				t.Fatalf("no condition, want %s", tt.want)
+			case c.Status != tt.want || c.Reason != tt.reason || !strings.HasPrefix(c.Message, tt.msg):
+				t.Fatalf("condition %s %s %q, want %s %s %q…", c.Status, c.Reason, c.Message, tt.want, tt.reason, tt.msg)
+			case tt.want == metav1.ConditionTrue && !c.LastTransitionTime.Time.Equal(t0.Add(2*time.Second)):
+				t.Fatalf("transition at %s, want the newest pod's creation", c.LastTransitionTime)
+			}
+		})
+	}
 }

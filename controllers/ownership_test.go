@@ -211,10 +211,23 @@ func TestStripForCacheKeepsOnlyWhatTheReconcilerReads(t *testing.T) {
 		t.Fatalf("a child lost what the reconciler reads: %+v", cm.ObjectMeta)
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", OwnerReferences: controllerRef("Job", batchv1.SchemeGroupVersion.String(), "3")},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+		Spec: corev1.PodSpec{NodeName: "node-a"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 	out, _ = stripForCache(pod)
-	if out.(*corev1.Pod).Status.Phase != corev1.PodRunning {
-		t.Fatal("a Job's pod lost its status")
+	if p := out.(*corev1.Pod); p.Status.Phase != corev1.PodRunning || p.Spec.NodeName != "node-a" {
+		t.Fatal("a Job's pod lost its status or its node")
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a", Labels: big, Annotations: big, ManagedFields: mf},
+		Spec: corev1.NodeSpec{Unschedulable: true, PodCIDR: "10.0.0.0/24"},
+		Status: corev1.NodeStatus{Images: make([]corev1.ContainerImage, 100), Conditions: []corev1.NodeCondition{
+			{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse},
+			{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusUnknown", Message: strings.Repeat("m", 1<<20),
+				LastHeartbeatTime: metav1.Now()}}}}
+	out, _ = stripForCache(node)
+	n := out.(*corev1.Node)
+	if n.Name != "node-a" || !n.Spec.Unschedulable || n.Spec.PodCIDR != "" || n.Labels != nil || n.Annotations != nil || n.Status.Images != nil ||
+		len(n.Status.Conditions) != 1 || nodeReady(n) != corev1.ConditionUnknown || len(n.Status.Conditions[0].Message) > 1024 ||
+		!n.Status.Conditions[0].LastHeartbeatTime.IsZero() {
+		t.Fatalf("a Node kept more or less than its name, unschedulable and Ready condition: %+v", n)
 	}
 	stray := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "s"}, Spec: corev1.PodSpec{Containers: make([]corev1.Container, 50)}}
 	out, _ = stripForCache(stray)

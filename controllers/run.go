@@ -212,6 +212,7 @@ func project(b *v1alpha1.StorageBenchmark, d *desired, obs *observed) error {
 	}
 	rec, recorded := regressionFrom(obs.plan)
 	setRegression(b, rec, recorded, complete, obs.order.EndedAt)
+	setSpread(b, obs)
 	return analyze(b, d, obs.steps, complete)
 }
 

@@ -20,7 +20,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
@@ -90,6 +92,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
 // +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create
@@ -167,6 +170,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
 	})
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podNodeField, func(o client.Object) []string {
+		if n := o.(*corev1.Pod).Spec.NodeName; n != "" {
+			return []string{n}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.StorageBenchmark{}).
 		Owns(&batchv1.Job{}).
@@ -176,6 +187,39 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&rbacv1.RoleBinding{}).
 		Watches(&corev1.PersistentVolumeClaim{}, byLabel).
 		Watches(&corev1.Pod{}, byLabel).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.benchmarksOnNode), builder.WithPredicates(nodeReadyChanged())).
 		Named("storagebenchmark").
 		Complete(r)
+}
+
+// podNodeField indexes the cached client pods by their node.
+const podNodeField = "spec.nodeName"
+
+// benchmarksOnNode maps a Node to the benchmarks with a client pod on it.
+func (r *Reconciler) benchmarksOnNode(ctx context.Context, o client.Object) []reconcile.Request {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.MatchingFields{podNodeField: o.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	seen := map[client.ObjectKey]bool{}
+	var reqs []reconcile.Request
+	for _, p := range pods.Items {
+		key := client.ObjectKey{Namespace: p.Namespace, Name: p.Labels[exchange.LabelBenchmark]}
+		if key.Name == "" || p.Labels[exchange.LabelRole] != exchange.RoleClient || seen[key] {
+			continue
+		}
+		seen[key] = true
+		reqs = append(reqs, reconcile.Request{NamespacedName: key})
+	}
+	return reqs
+}
+
+// nodeReadyChanged passes a Node's creation, deletion and the updates that
+// change whether it is Ready or takes pods; nothing else of a Node matters.
+func nodeReadyChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*corev1.Node)
+		n, ok2 := e.ObjectNew.(*corev1.Node)
+		return !ok1 || !ok2 || nodeReady(o) != nodeReady(n) || o.Spec.Unschedulable != n.Spec.Unschedulable
+	}}
 }

@@ -54,6 +54,9 @@ const (
 	ReasonVariationWithin     = "VariationWithinLimit"
 	ReasonClientBound         = "MoreOutstandingIOGained"
 	ReasonStorageBound        = "MoreOutstandingIODidNotGain"
+	ReasonOnDistinctNodes     = "OnDistinctNodes"
+	ReasonFewerNodes          = "FewerNodesThanClients"
+	ReasonSharingNodes        = "SharingNodes"
 )
 
 // maxMessage bounds a condition message: the API allows 32 KiB, and text
@@ -70,7 +73,7 @@ func clip(s string, n int) string { return protocol.Truncate(s, n) }
 var conditionOrder = []string{v1alpha1.ConditionReady, v1alpha1.ConditionReconciling, v1alpha1.ConditionStalled,
 	v1alpha1.ConditionComplete, v1alpha1.ConditionFailed, v1alpha1.ConditionSLOMet, v1alpha1.ConditionStorageWarning,
 	v1alpha1.ConditionClockSkew, v1alpha1.ConditionSteadyState, v1alpha1.ConditionUnstable, v1alpha1.ConditionClientBound,
-	v1alpha1.ConditionRegressed}
+	v1alpha1.ConditionRegressed, v1alpha1.ConditionClientsSpread}
 
 // setCondition sets a condition whose status changed at at (an observed
 // instant, so a rebuilt status carries the same times).

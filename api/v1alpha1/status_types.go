@@ -54,6 +54,12 @@ const (
 	// baseline, no test that could be judged, or no recorded comparison).
 	// Informational: it does not make the run Stalled or Failed.
 	ConditionRegressed = "Regressed"
+	// ConditionClientsSpread is where clients.spreadAcrossNodes put the
+	// client pods, once every client pod is scheduled: True when each runs
+	// on a node of its own, False when some share a node (the reason says
+	// whether the cluster had fewer Ready, schedulable nodes than clients).
+	// Absent without spreadAcrossNodes. Informational.
+	ConditionClientsSpread = "ClientsSpread"
 )
 
 // StorageBenchmarkStatus is what the operator observed and measured.
