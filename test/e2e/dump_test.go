@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -42,13 +43,18 @@ func dump(r SpecReport) {
 			save(filepath.Join("pods", ns+"_"+name+".log"), "-n", ns, "logs", name, "--all-containers", "--tail=-1")
 		}
 	}
+	// Every component's log, the extra nodes' (logs/nK/) too.
 	logs := filepath.Join(clusterDir(), "logs")
-	entries, _ := os.ReadDir(logs)
-	for _, e := range entries {
-		if data, err := os.ReadFile(filepath.Join(logs, e.Name())); err == nil {
-			_ = os.WriteFile(filepath.Join(dir, "component-"+e.Name()), []byte(tail(string(data), 400)), 0o644)
+	_ = filepath.WalkDir(logs, func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return nil
 		}
-	}
+		rel, _ := filepath.Rel(logs, path)
+		if data, err := os.ReadFile(path); err == nil {
+			_ = os.WriteFile(filepath.Join(dir, "component-"+strings.ReplaceAll(rel, "/", "-")), []byte(tail(string(data), 400)), 0o644)
+		}
+		return nil
+	})
 	GinkgoWriter.Printf("\n==== dumped to %s\n==== events (last 30)\n%s\n==== manager log (last 60)\n%s\n",
 		dir, tail(events, 30), tail(manager, 60))
 }
