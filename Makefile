@@ -78,12 +78,12 @@ plugin-image:
 ## default, one node, removes them.
 NODES ?= 1
 cluster-up:
-	@NODES=$(NODES) hack/cluster/up.sh
+	@STORAGEBENCH_NODES=$(NODES) hack/cluster/up.sh
 
 ## cluster-install: cluster-up, then install or upgrade the Helm chart with
 ## the images it imported; prints the kubeconfig (hack/cluster/install.sh).
 cluster-install:
-	@NODES=$(NODES) hack/cluster/install.sh
+	@STORAGEBENCH_NODES=$(NODES) hack/cluster/install.sh
 
 ## cluster-down: stop that cluster by PID and clean up what it left (mounts,
 ## loop devices, cni0, iptables chains); PURGE=1 also removes its data.
@@ -155,7 +155,7 @@ verify: generate manifests
 ## prints the per-step table and writes _work/demo/oltp-bench.png
 ## (hack/demo.sh). Needs root.
 demo: setup
-	NODES=$(NODES) ./hack/demo.sh
+	STORAGEBENCH_NODES=$(NODES) ./hack/demo.sh
 
 ## demo-local: the same method without Kubernetes: real fio on a local
 ## directory, OLTP (8 KiB, 80/20 random), 3 client processes x 2 jobs, curve

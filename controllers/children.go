@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -43,12 +44,9 @@ type observed struct {
 	ordered bool
 	// steps are the finished steps, from their ConfigMaps.
 	steps []stepRecord
-	// nodes are the Nodes the client pods run on, by name; nil when the
-	// Node is gone.
+	// nodes are the Nodes the running client pods are on, by name; nil
+	// when the Node is gone (the API server confirmed it).
 	nodes map[string]*corev1.Node
-	// schedulable counts the cluster's Ready nodes that take new pods; read
-	// only when spreadAcrossNodes left clients sharing a node (-1 otherwise).
-	schedulable int
 }
 
 // unusable says why the run cannot start on the storage asked for.
@@ -261,7 +259,7 @@ func (r *Reconciler) observe(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 			o.pods[k] = append(o.pods[k], p)
 		}
 	}
-	if err := r.observeNodes(ctx, b, o); err != nil {
+	if err := r.observeNodes(ctx, o); err != nil {
 		return nil, err
 	}
 	var err error
@@ -286,45 +284,50 @@ func clientIndex(o client.Object, n int) int {
 	return k
 }
 
-// observeNodes reads, from the cache, the Node of every client pod that
-// runs; and, when spreadAcrossNodes left clients sharing a node, how many
-// nodes could have taken one.
-func (r *Reconciler) observeNodes(ctx context.Context, b *v1alpha1.StorageBenchmark, o *observed) error {
-	o.nodes, o.schedulable = map[string]*corev1.Node{}, -1
+// observeNodes reads, from the cache, the Node of every client pod the
+// kubelet reports Running (a pod's phase is the kubelet's to write, so a
+// pod somebody made up with a client's labels and nodeName never gets
+// here). A Node missing from the cache is looked up in the API server
+// before it counts as deleted: the pod and Node caches fill independently.
+func (r *Reconciler) observeNodes(ctx context.Context, o *observed) error {
+	o.nodes = map[string]*corev1.Node{}
 	for _, pods := range o.pods {
 		for _, p := range pods {
 			name := p.Spec.NodeName
-			if _, seen := o.nodes[name]; seen || name == "" || p.DeletionTimestamp != nil {
+			if _, seen := o.nodes[name]; seen || name == "" || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
 				continue
 			}
 			var node corev1.Node
-			if err := r.Get(ctx, client.ObjectKey{Name: name}, &node); err != nil {
-				if !apierrors.IsNotFound(err) {
-					return err
-				}
-				o.nodes[name] = nil
-				continue
+			err := r.Get(ctx, client.ObjectKey{Name: name}, &node)
+			if apierrors.IsNotFound(err) && r.APIReader != nil {
+				err = r.APIReader.Get(ctx, client.ObjectKey{Name: name}, &node)
 			}
-			o.nodes[name] = &node
-		}
-	}
-	if !b.Spec.Clients.SpreadAcrossNodes {
-		return nil
-	}
-	if used, placed := clientNodes(o); placed < len(o.clients) || len(used) >= placed {
-		return nil
-	}
-	var nodes corev1.NodeList
-	if err := r.List(ctx, &nodes, client.UnsafeDisableDeepCopy); err != nil {
-		return err
-	}
-	o.schedulable = 0
-	for i := range nodes.Items {
-		if n := &nodes.Items[i]; nodeReady(n) == corev1.ConditionTrue && !n.Spec.Unschedulable {
-			o.schedulable++
+			switch {
+			case apierrors.IsNotFound(err):
+				o.nodes[name] = nil
+			case err != nil:
+				return err
+			default:
+				o.nodes[name] = &node
+			}
 		}
 	}
 	return nil
+}
+
+// schedulableNodes counts the cluster's Ready nodes that take new pods.
+func (r *Reconciler) schedulableNodes(ctx context.Context) (int, error) {
+	var nodes corev1.NodeList
+	if err := r.List(ctx, &nodes, client.UnsafeDisableDeepCopy); err != nil {
+		return 0, err
+	}
+	n := 0
+	for i := range nodes.Items {
+		if node := &nodes.Items[i]; nodeReady(node) == corev1.ConditionTrue && !node.Spec.Unschedulable {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // clientNodes is the node of each client whose newest pod is scheduled
@@ -353,37 +356,34 @@ func nodeReady(n *corev1.Node) corev1.ConditionStatus {
 	return corev1.ConditionUnknown
 }
 
-// setSpread projects where spreadAcrossNodes put the clients, once each
-// client's pod is scheduled: ClientsSpread True when every client has a
-// node of its own. The spread is a preference (builders.go), so volumes
-// pinned to a node, a node selector or taints may still put clients
-// together; the message says which clients share which node. The
-// transition time is the newest client pod's creation, an observed instant.
-// Once the pods are cleaned up, the condition stays as they last showed it.
-func setSpread(b *v1alpha1.StorageBenchmark, obs *observed) {
-	if !b.Spec.Clients.SpreadAcrossNodes {
-		meta.RemoveStatusCondition(&b.Status.Conditions, v1alpha1.ConditionClientsSpread)
-		return
-	}
+// spreadRecord is where spreadAcrossNodes put the clients, decided once,
+// with the first step's order, and kept on the plan ConfigMap
+// (annotationSpread): the condition is projected from it, so the same
+// children give the same status however the cluster changed since.
+type spreadRecord struct {
+	Spread  bool      `json:"spread"`
+	Reason  string    `json:"reason"`
+	Message string    `json:"message"`
+	At      time.Time `json:"at"`
+}
+
+// annotationSpread holds the spreadRecord on the plan ConfigMap.
+const annotationSpread = "storagebench.io/spread"
+
+// spreadOf judges where the clients went: on a node each, or not. The
+// spread is a preference (builders.go), so volumes pinned to a node, a
+// node selector or taints may still put clients together; the message says
+// which clients share which node. schedulable is the cluster's Ready,
+// schedulable nodes when the clients share nodes (-1: not counted).
+func spreadOf(obs *observed, schedulable int, at time.Time) spreadRecord {
 	used, placed := clientNodes(obs)
-	if placed == 0 || placed < len(obs.clients) {
-		return // not every client scheduled yet, or their pods already cleaned up
-	}
-	var at time.Time
-	for _, pods := range obs.pods {
-		if n := len(pods); n > 0 && pods[n-1].CreationTimestamp.After(at) {
-			at = pods[n-1].CreationTimestamp.Time
-		}
-	}
 	if len(used) == placed {
-		setCondition(b, v1alpha1.ConditionClientsSpread, true, ReasonOnDistinctNodes, at,
-			fmt.Sprintf("%d clients on %d distinct nodes", placed, len(used)))
-		return
+		return spreadRecord{true, ReasonOnDistinctNodes, fmt.Sprintf("%d clients on %d distinct nodes", placed, len(used)), at}
 	}
 	var shared []string
 	for _, name := range slices.Sorted(maps.Keys(used)) {
 		if len(used[name]) > 1 {
-			shared = append(shared, fmt.Sprintf("%s runs clients %s", name, strings.Trim(fmt.Sprint(used[name]), "[]")))
+			shared = append(shared, fmt.Sprintf("%s runs clients %s", clip(name, 253), strings.Trim(fmt.Sprint(used[name]), "[]")))
 		}
 	}
 	nodes := "nodes"
@@ -391,11 +391,20 @@ func setSpread(b *v1alpha1.StorageBenchmark, obs *observed) {
 		nodes = "node"
 	}
 	msg := fmt.Sprintf("%d clients on %d %s: %s", placed, len(used), nodes, strings.Join(shared, "; "))
-	if obs.schedulable >= 0 && obs.schedulable < placed {
-		setCondition(b, v1alpha1.ConditionClientsSpread, false, ReasonFewerNodes, at,
-			clip(fmt.Sprintf("%s; the cluster has %d Ready, schedulable nodes for %d clients", msg, obs.schedulable, placed), maxMessage))
+	if schedulable >= 0 && schedulable < placed {
+		return spreadRecord{false, ReasonFewerNodes, clip(fmt.Sprintf("%s; the cluster had %d Ready, schedulable nodes for %d clients when the first step was ordered",
+			msg, schedulable, placed), maxMessage), at}
+	}
+	return spreadRecord{false, ReasonSharingNodes, clip(msg+" (the spread is a preference: volumes bound to a node, nodeSelector or taints can outweigh it)", maxMessage), at}
+}
+
+// setSpread projects the recorded spread into ClientsSpread; absent
+// without spreadAcrossNodes and before the first step is ordered.
+func setSpread(b *v1alpha1.StorageBenchmark, plan *metav1.PartialObjectMetadata) {
+	var rec spreadRecord
+	if !b.Spec.Clients.SpreadAcrossNodes || plan == nil || json.Unmarshal([]byte(plan.Annotations[annotationSpread]), &rec) != nil || rec.Reason == "" {
+		meta.RemoveStatusCondition(&b.Status.Conditions, v1alpha1.ConditionClientsSpread)
 		return
 	}
-	setCondition(b, v1alpha1.ConditionClientsSpread, false, ReasonSharingNodes, at,
-		clip(msg+" (the spread is a preference: volumes bound to a node, nodeSelector or taints can outweigh it)", maxMessage))
+	setCondition(b, v1alpha1.ConditionClientsSpread, rec.Spread, clip(rec.Reason, 64), rec.At, clip(rec.Message, maxMessage))
 }

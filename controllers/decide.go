@@ -134,7 +134,9 @@ func clientGone(i int, obs *observed, what string) *verdict {
 					msg = t.Reason
 				}
 				code := strconv.Itoa(int(t.ExitCode))
-				if t.ExitCode > 128 && t.ExitCode < 128+65 {
+				// A shell's 128+n is signal n; not when the kubelet wrote the
+				// code for a container it lost (ContainerStatusUnknown).
+				if t.ExitCode > 128 && t.ExitCode < 128+32 && t.Reason != "ContainerStatusUnknown" {
 					code += fmt.Sprintf(" (signal %d, %s)", t.ExitCode-128, syscall.Signal(t.ExitCode-128))
 				}
 				return &verdict{ReasonClientFailed, fmt.Sprintf("client %d (pod %s) failed with exit code %s: %s", i, p.Name, code, msg)}
@@ -144,12 +146,15 @@ func clientGone(i int, obs *observed, what string) *verdict {
 	return &verdict{ReasonClientLost, fmt.Sprintf("client %d's pod %s: it was deleted or lost before the run ended; the run is not resumed with a new client, whose fresh layout would change what the storage caches (see docs/operator.md)", i, what)}
 }
 
-// nodeLost ends the run when a running client's node is gone or no longer
-// Ready: the node controller marks a node whose kubelet stopped reporting
+// nodeLost ends the run when a running client's node is gone or its
+// kubelet stopped reporting: the node controller marks the Node's Ready
 // Unknown after its grace period (kube-controller-manager's
-// --node-monitor-grace-period), and its pods can neither report nor be
-// stopped, so the run cannot go on. A pod not yet scheduled, or already
-// ended or deleted, is judged by the other rules.
+// --node-monitor-grace-period, 50 s by default), and the client on it can
+// then neither report nor be stopped, so the run cannot go on. Ready False
+// comes from a kubelet that still runs (a runtime check while it restarts,
+// PLEG slow under heavy I/O) and whose pods still run: it is left to the
+// pod and Job rules. Only pods the kubelet reported Running are judged
+// (observeNodes).
 func nodeLost(obs *observed) *verdict {
 	for i := range obs.clients {
 		pods := obs.pods[i]
@@ -158,18 +163,15 @@ func nodeLost(obs *observed) *verdict {
 		}
 		p := pods[len(pods)-1]
 		name := p.Spec.NodeName
-		if name == "" || p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
 		node, known := obs.nodes[name]
-		if !known {
+		if !known || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
 			continue
 		}
 		if node == nil {
 			return &verdict{ReasonClientLost, fmt.Sprintf("client %d (pod %s) lost its node %s: the Node was deleted", i, p.Name, name)}
 		}
 		for _, c := range node.Status.Conditions {
-			if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionUnknown {
 				return &verdict{ReasonClientLost, fmt.Sprintf("client %d (pod %s) lost its node %s: Ready=%s since %s (%s: %s)", i, p.Name, name,
 					c.Status, c.LastTransitionTime.UTC().Format(time.RFC3339), c.Reason, strings.TrimSpace(c.Message))}
 			}

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -162,6 +163,13 @@ func TestFailureOf(t *testing.T) {
 		{name: "a client Job failed because its container was killed", now: stepStart, obs: observedRun(ordered(0, stepStart),
 			jobWith(1, batchv1.JobFailed, exited("bench-client-001-x", 137, "", false))),
 			reason: ReasonClientFailed, msg: "client 1 (pod bench-client-001-x) failed with exit code 137 (signal 9, killed): Error"},
+		{name: "a container the kubelet lost is no signal", now: stepStart, obs: observedRun(ordered(0, stepStart),
+			jobWith(1, batchv1.JobFailed, func() corev1.Pod {
+				p := exited("bench-client-001-x", 137, "", false)
+				p.Status.ContainerStatuses[0].State.Terminated.Reason = "ContainerStatusUnknown"
+				return p
+			}())),
+			reason: ReasonClientFailed, msg: "client 1 (pod bench-client-001-x) failed with exit code 137: ContainerStatusUnknown"},
 		{name: "a client pod evicted", now: stepStart, obs: observedRun(ordered(0, stepStart),
 			jobWith(0, batchv1.JobFailed, func() corev1.Pod {
 				p := exited("bench-client-000-x", 143, "", true)
@@ -188,14 +196,19 @@ func TestFailureOf(t *testing.T) {
 		{name: "a client's node deleted", now: stepStart.Add(5 * time.Second),
 			obs:    observedRun(ordered(0, stepStart), onNode(0, "node-a", nil)),
 			reason: ReasonClientLost, msg: "client 0 (pod bench-0-x) lost its node node-a: the Node was deleted"},
+		{name: "a client's node Ready False (a kubelet alive, restarting) is left to the pod rules", now: stepStart.Add(5 * time.Second),
+			obs: observedRun(ordered(0, stepStart), onNode(1, "node-b", nodeWith("node-b", corev1.ConditionFalse))), retry: 17*time.Second + 2*time.Minute},
+		{name: "a pod not Running (made up, or not started) is not judged by its node", now: stepStart.Add(5 * time.Second),
+			obs:   observedRun(ordered(0, stepStart), onNode(1, "node-b", nil), func(o *observed) { o.pods[1][0].Status.Phase = corev1.PodPending }),
+			retry: 17*time.Second + 2*time.Minute},
 		{name: "a client's node Ready", now: stepStart.Add(5 * time.Second),
 			obs: observedRun(ordered(0, stepStart), onNode(0, "node-a", nodeWith("node-a", corev1.ConditionTrue))), retry: 17*time.Second + 2*time.Minute},
 		{name: "a finished client's node lost is judged by the other rules", now: stepStart.Add(5 * time.Second),
-			obs: observedRun(ordered(0, stepStart), onNode(0, "node-a", nodeWith("node-a", corev1.ConditionFalse)), func(o *observed) {
+			obs: observedRun(ordered(0, stepStart), onNode(0, "node-a", nodeWith("node-a", corev1.ConditionUnknown)), func(o *observed) {
 				o.pods[0][0].Status.Phase = corev1.PodSucceeded
 			}), retry: 17*time.Second + 2*time.Minute},
 		{name: "a deleted client pod's node lost is judged by the other rules", now: stepStart.Add(5 * time.Second),
-			obs: observedRun(ordered(0, stepStart), onNode(0, "node-a", nodeWith("node-a", corev1.ConditionFalse)), func(o *observed) {
+			obs: observedRun(ordered(0, stepStart), onNode(0, "node-a", nodeWith("node-a", corev1.ConditionUnknown)), func(o *observed) {
 				o.pods[0][0].DeletionTimestamp = &metav1.Time{Time: stepStart}
 			}), retry: 17*time.Second + 2*time.Minute},
 	}
@@ -365,51 +378,57 @@ func failedCondition(b *v1alpha1.StorageBenchmark) *metav1.Condition {
 	return nil
 }
 
-func TestSetSpread(t *testing.T) {
+func TestSpread(t *testing.T) {
 	placed := func(nodes ...string) world {
 		return func(o *observed) {
 			for i, n := range nodes {
-				o.pods[i] = []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.Time{Time: t0.Add(time.Duration(i) * time.Second)}},
-					Spec: corev1.PodSpec{NodeName: n}}}
+				o.pods[i] = []corev1.Pod{{Spec: corev1.PodSpec{NodeName: n}}}
 			}
 		}
 	}
 	three := func(o *observed) { o.clients = append(o.clients, clientCM(true, -1)) }
+	at := t0.Add(time.Minute)
 	tests := []struct {
 		name        string
-		spread      bool
 		obs         *observed
-		want        metav1.ConditionStatus // "" for absent
+		schedulable int
+		want        bool
 		reason, msg string
 	}{
-		{name: "not asked", obs: observedRun(placed("a", "a"))},
-		{name: "not every client scheduled", spread: true, obs: observedRun(placed("a", ""))},
-		{name: "on distinct nodes", spread: true, obs: observedRun(three, placed("a", "b", "c")),
-			want: metav1.ConditionTrue, reason: ReasonOnDistinctNodes, msg: "3 clients on 3 distinct nodes"},
-		{name: "fewer nodes than clients", spread: true, obs: observedRun(three, placed("b", "a", "b"), func(o *observed) { o.schedulable = 2 }),
-			want: metav1.ConditionFalse, reason: ReasonFewerNodes, msg: "3 clients on 2 nodes: b runs clients 0 2; the cluster has 2 Ready, schedulable nodes for 3 clients"},
-		{name: "sharing though nodes were free", spread: true, obs: observedRun(placed("a", "a"), func(o *observed) { o.schedulable = 3 }),
-			want: metav1.ConditionFalse, reason: ReasonSharingNodes, msg: "2 clients on 1 node: a runs clients 0 1 (the spread is a preference"},
+		{name: "on distinct nodes", obs: observedRun(three, placed("a", "b", "c")), schedulable: -1,
+			want: true, reason: ReasonOnDistinctNodes, msg: "3 clients on 3 distinct nodes"},
+		{name: "fewer nodes than clients", obs: observedRun(three, placed("b", "a", "b")), schedulable: 2,
+			reason: ReasonFewerNodes, msg: "3 clients on 2 nodes: b runs clients 0 2; the cluster had 2 Ready, schedulable nodes for 3 clients when the first step was ordered"},
+		{name: "sharing though nodes were free", obs: observedRun(placed("a", "a")), schedulable: 3,
+			reason: ReasonSharingNodes, msg: "2 clients on 1 node: a runs clients 0 1 (the spread is a preference"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newBench()
-			b.Spec.Clients.SpreadAcrossNodes = tt.spread
-			if tt.obs.schedulable == 0 {
-				tt.obs.schedulable = -1
+			rec := spreadOf(tt.obs, tt.schedulable, at)
+			doc, err := json.Marshal(rec)
+			if err != nil {
+				t.Fatal(err)
 			}
-			setSpread(b, tt.obs)
+			plan := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{annotationSpread: string(doc)}}}
+			b := newBench()
+			setSpread(b, plan)
+			if meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionClientsSpread) != nil {
+				t.Fatal("a condition without spreadAcrossNodes")
+			}
+			b.Spec.Clients.SpreadAcrossNodes = true
+			setSpread(b, plan)
 			c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionClientsSpread)
 			switch {
-			case tt.want == "" && c != nil:
-				t.Fatalf("condition %+v, want none", c)
-			case tt.want == "":
 			case c == nil:
-				t.Fatalf("no condition, want %s", tt.want)
-			case c.Status != tt.want || c.Reason != tt.reason || !strings.HasPrefix(c.Message, tt.msg):
-				t.Fatalf("condition %s %s %q, want %s %s %q…", c.Status, c.Reason, c.Message, tt.want, tt.reason, tt.msg)
-			case tt.want == metav1.ConditionTrue && !c.LastTransitionTime.Time.Equal(t0.Add(2*time.Second)):
-				t.Fatalf("transition at %s, want the newest pod's creation", c.LastTransitionTime)
+				t.Fatal("no condition")
+			case (c.Status == metav1.ConditionTrue) != tt.want || c.Reason != tt.reason || !strings.HasPrefix(c.Message, tt.msg):
+				t.Fatalf("condition %s %s %q, want %v %s %q…", c.Status, c.Reason, c.Message, tt.want, tt.reason, tt.msg)
+			case !c.LastTransitionTime.Time.Equal(at):
+				t.Fatalf("transition at %s, want the recorded instant", c.LastTransitionTime)
+			}
+			setSpread(b, &metav1.PartialObjectMetadata{})
+			if meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionClientsSpread) != nil {
+				t.Fatal("a condition before anything was recorded")
 			}
 		})
 	}

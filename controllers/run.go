@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -212,7 +213,7 @@ func project(b *v1alpha1.StorageBenchmark, d *desired, obs *observed) error {
 	}
 	rec, recorded := regressionFrom(obs.plan)
 	setRegression(b, rec, recorded, complete, obs.order.EndedAt)
-	setSpread(b, obs)
+	setSpread(b, obs.plan)
 	return analyze(b, d, obs.steps, complete)
 }
 
@@ -328,7 +329,9 @@ func (r *Reconciler) collect(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 // plan cannot make fails the run (InvalidPlan).
 //
 // A complete run with spec.regression is compared with its baseline first,
-// and the comparison is written with the final order (annotationRegression).
+// and the comparison is written with the final order (annotationRegression);
+// with spreadAcrossNodes, where the clients went is written with the first
+// order (annotationSpread).
 func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired, obs *observed, t timeouts, now time.Time) (*protocol.StepOrder, error) {
 	recorded := make([]results.StepAggregate, len(obs.steps))
 	for i, s := range obs.steps {
@@ -340,6 +343,13 @@ func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark
 	}
 	order.Reason = clip(order.Reason, maxMessage)
 	var annotations map[string]string
+	if order.Index == 0 && !order.Done && b.Spec.Clients.SpreadAcrossNodes {
+		rec, err := r.spread(ctx, obs, now)
+		if err != nil {
+			return nil, err
+		}
+		annotations = map[string]string{annotationSpread: rec}
+	}
 	if order.Done && order.Failure == "" && d.Regression != nil {
 		rec, err := r.regressionOf(ctx, b, d, obs.steps)
 		if err != nil {
@@ -352,4 +362,20 @@ func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark
 	}
 	obs.order, obs.ordered = order, true
 	return &order, nil
+}
+
+// spread judges where the clients went, every one of them ready and so
+// scheduled, as JSON for annotationSpread. The cluster's nodes are counted
+// only when clients share one.
+func (r *Reconciler) spread(ctx context.Context, obs *observed, now time.Time) (string, error) {
+	schedulable := -1
+	if used, placed := clientNodes(obs); len(used) < placed {
+		n, err := r.schedulableNodes(ctx)
+		if err != nil {
+			return "", err
+		}
+		schedulable = n
+	}
+	doc, err := json.Marshal(spreadOf(obs, schedulable, now.Truncate(time.Second)))
+	return string(doc), err
 }

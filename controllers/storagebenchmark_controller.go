@@ -170,12 +170,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
 	})
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podNodeField, func(o client.Object) []string {
-		if n := o.(*corev1.Pod).Spec.NodeName; n != "" {
-			return []string{n}
-		}
-		return nil
-	}); err != nil {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podNodeField, podNode); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
@@ -192,8 +187,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// podNodeField indexes the cached client pods by their node.
+// podNodeField indexes the cached client pods by their node (podNode).
 const podNodeField = "spec.nodeName"
+
+func podNode(o client.Object) []string {
+	if n := o.(*corev1.Pod).Spec.NodeName; n != "" {
+		return []string{n}
+	}
+	return nil
+}
 
 // benchmarksOnNode maps a Node to the benchmarks with a client pod on it.
 func (r *Reconciler) benchmarksOnNode(ctx context.Context, o client.Object) []reconcile.Request {

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# make demo: the OLTP sample on a real single-node Kubernetes on this machine.
+# make demo: the OLTP sample on a real Kubernetes on this machine.
 # Brings the cluster up (or reuses it) and installs the Helm chart with the
 # locally built images (hack/cluster/install.sh), applies
 # config/samples/oltp-bench.yaml scaled to this machine (3 clients on one
 # shared volume of the local-shared class, 4 rate steps of 20 s), follows it
 # live with the kubectl plugin, then prints the per-step table and writes the
 # ops–latency image to _work/demo/oltp-bench.png (the object, with its
-# status, to _work/demo/oltp-bench.yaml). NODES=3 runs it on three nodes
-# (docs/local-cluster.md), the clients spread across them.
+# status, to _work/demo/oltp-bench.yaml). STORAGEBENCH_NODES=3 (make demo
+# NODES=3) runs it on three nodes (docs/local-cluster.md), the clients
+# spread across them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=_work/demo
@@ -25,7 +26,7 @@ ns=storagebench-demo
 # clients of 2 jobs, four offered rates, spread across nodes when there are
 # several.
 spread=false
-[ "${NODES:-1}" -le 1 ] || spread=true
+[ "${STORAGEBENCH_NODES:-1}" -le 1 ] || spread=true
 sed -e 's/storageClassName: ontap-nas/storageClassName: local-shared/' \
 	-e 's/size: 1Ti/size: 2Gi/' -e 's/count: 5/count: 3/' -e 's/jobsPerClient: 4/jobsPerClient: 2/' \
 	-e "s/spreadAcrossNodes: true/spreadAcrossNodes: $spread/" -e 's/workingSetPerClient: 96Gi.*/workingSetPerClient: 256Mi/' \

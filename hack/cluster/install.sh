@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Brings the single-node cluster up (or reuses it, hack/cluster/up.sh),
+# Brings the cluster up (or reuses it, hack/cluster/up.sh; STORAGEBENCH_NODES),
 # applies this build's CRD, and installs or upgrades the Helm chart as release storagebench in
 # storagebench-system with the images up.sh imported (tag dev-<hash of their
 # inputs>, so a changed operator rolls the manager), then waits for the

@@ -16,8 +16,9 @@ die() {
 }
 
 # pid_of NAME: the PID recorded for NAME if that process still runs the
-# recorded binary (a recycled PID does not count); fails otherwise. NAME may
-# name a node's daemon, n1/kubelet: the binary is its last part.
+# recorded binary with the recorded arguments (a recycled PID does not
+# count); fails otherwise. NAME may name a node's daemon, n1/kubelet: the
+# binary is its last part.
 pid_of() {
 	local f="$RUN/$1.pid" pid exe
 	[ -s "$f" ] || return 1
@@ -25,6 +26,11 @@ pid_of() {
 	[[ "$pid" =~ ^[0-9]+$ ]] || return 1
 	exe="$(readlink "/proc/$pid/exe" 2>/dev/null)" || return 1
 	[ "$(basename "${exe% (deleted)}")" = "${1##*/}" ] || return 1
+	# The same command line too: several nodes run a kubelet each. The
+	# recorded arguments may start with what exec'd it (nsenter ...).
+	local cmd
+	cmd="$(tr '\0' '\n' 2>/dev/null <"/proc/$pid/cmdline")" || return 1
+	[ ! -s "$RUN/$1.args" ] || [[ "$(cat "$RUN/$1.args")" == *"$cmd" ]] || return 1
 	echo "$pid"
 }
 

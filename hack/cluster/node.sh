@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The extra nodes of a multi-node cluster (make cluster-up NODES=3): node 0 is
+# The extra nodes of a multi-node cluster (make cluster-up NODES=3, which is
+# STORAGEBENCH_NODES=3 hack/cluster/up.sh): node 0 is
 # this machine (hack/cluster/up.sh); node K ≥ 1 is a containerd, a kubelet and
 # a kube-proxy of its own, all three in a network namespace of its own
 # (bind-mounted on $W/nodes/nK/netns), which a veth joins to the bridge
@@ -9,7 +10,10 @@
 #
 # This machine routes 10.89.K.0/24 to node K, so pod traffic between nodes
 # crosses a node's interface as in a cluster; each node forwards between its
-# pods and its eth0 only (ip_forward inside its own namespace). A node's pods
+# pods and its eth0 (ip_forward inside its own namespace), and this machine
+# between the nodes (ip_forward, which node 0's bridge CNI turns on anyway).
+# Nothing is masqueraded, so nothing from a pod gets an answer from outside.
+# Needs cgroup v1, as node 0's blkcap does. A node's pods
 # live in the cgroup /storagebench-nK, its files under $W/nodes/nK (kubelet
 # root, containerd, pod logs, local-path volumes), its daemons' PIDs under
 # $W/run/nK/. Its Node object is <this machine's name>-nK.
@@ -22,7 +26,7 @@
 #   hack/cluster/node.sh name K    print node K's Node name
 #
 # up needs the control plane of hack/cluster/up.sh running; up.sh calls it for
-# NODES > 1. Needs root.
+# STORAGEBENCH_NODES > 1. Needs root.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=hack/cluster/lib.sh
@@ -32,6 +36,7 @@ cmd="${1:-}"
 k="${2:-}"
 [[ "$k" =~ ^[1-9]$ ]] || die "usage: hack/cluster/node.sh up|down|kill|name K (K in 1..9)"
 [ "$(id -u)" -eq 0 ] || die "hack/cluster/node.sh needs root"
+[ "$(stat -fc %T /sys/fs/cgroup)" != cgroup2fs ] || die "hack/cluster/node.sh needs cgroup v1 (a node's pods get a cgroupRoot in every v1 hierarchy)"
 
 PAUSE_IMAGE=localhost/storagebench-pause:1
 BRIDGE=sbnodes0
@@ -98,7 +103,14 @@ down)
 	for name in kubelet kube-proxy; do
 		if pid="$(pid_of "n$k/$name")"; then stop_pid "$pid" "n$k/$name"; fi
 	done
+	# The pods' network namespaces (/run/netns/cni-…, shared with node 0's)
+	# are found from the node's sandboxes before their containerd goes.
+	pod_netns=()
 	if pid_of "n$k/containerd" >/dev/null && [ -S "$NSOCK" ]; then
+		for id in $(nctr containers ls -q 2>/dev/null); do
+			ns="$(nctr containers info "$id" 2>/dev/null | grep -o '/var/run/netns/cni-[0-9a-f-]*' | head -n 1)" || true
+			[ -z "$ns" ] || pod_netns+=("$ns")
+		done
 		for id in $(nctr tasks ls -q 2>/dev/null); do nctr tasks kill -s SIGKILL "$id" >/dev/null 2>&1 || true; done
 		sleep 1
 	fi
@@ -115,6 +127,10 @@ down)
 	done
 	ip route del "$SUBNET" 2>/dev/null || true
 	ip link del "sbn$k" 2>/dev/null || true
+	for ns in "${pod_netns[@]}"; do
+		umount "$ns" 2>/dev/null || true
+		rm -f "$ns" 2>/dev/null || true
+	done
 	umount "$NSF" 2>/dev/null || true
 	rm -f "$NSF"
 	rm -rf "$N/cni/ipam"
@@ -131,7 +147,6 @@ up)
 	[ -s "$KUBECONFIG_ADMIN" ] && kubectl get --raw /readyz >/dev/null 2>&1 ||
 		die "node $NAME: the control plane is not up (hack/cluster/up.sh)"
 	t0=$(date +%s.%N)
-	api_ip="$(cat "$W/node-ip")"
 	# --- network -------------------------------------------------------
 	if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
 		ip link add "$BRIDGE" type bridge
@@ -152,6 +167,7 @@ up)
 	in_ns ip link set eth0 up
 	in_ns ip route replace default via "$BRIDGE_IP"
 	in_ns sysctl -qw net.ipv4.ip_forward=1
+	sysctl -qw net.ipv4.ip_forward=1
 	ip route replace "$SUBNET" via "$IP" dev "$BRIDGE"
 
 	# --- cgroups and files ---------------------------------------------

@@ -22,7 +22,11 @@ pid="$(pid_of "$name")" || die "$name is not running"
 mapfile -t args <"$RUN/$name.args"
 t0=$(date +%s.%N)
 kill -KILL "$pid"
-while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+for ((i = 0; i < 200; i++)); do
+	kill -0 "$pid" 2>/dev/null || break
+	sleep 0.05
+done
+kill -0 "$pid" 2>/dev/null && die "$name ($pid) still there 10 s after SIGKILL"
 sleep "$down"
 setsid "${args[@]}" </dev/null >>"$LOGS/$name.log" 2>&1 &
 echo "$!" >"$RUN/$name.pid"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Brings up a real single-node Kubernetes cluster on this machine, or reuses
-# the one already running, and prints the admin kubeconfig's path (the only
+# Brings up a real Kubernetes cluster on this machine, or reuses the one
+# already running, and prints the admin kubeconfig's path (the only
 # line on stdout; progress goes to stderr):
 #
 #   export KUBECONFIG=$(hack/cluster/up.sh)
@@ -8,8 +8,10 @@
 # etcd, kube-apiserver, kube-controller-manager, kube-scheduler, containerd,
 # the kubelet, kube-proxy and rancher/local-path-provisioner run as plain
 # processes (no systemd), each recorded in $W/run/<name>.pid; hack/cluster/down.sh
-# stops them by PID. Pods get a bridge CNI (cni0, 10.88.0.0/16, no IP
-# forwarding: they reach this machine and each other, nothing outside).
+# stops them by PID. Pods get a bridge CNI (cni0, 10.88.0.0/16, nothing
+# masqueraded: they reach this machine and each other, nothing outside).
+# STORAGEBENCH_NODES=K (1 to 9, default 1) adds nodes 1..K-1 with
+# hack/cluster/node.sh, and removes those beyond.
 #
 # Storage classes: local-path (default; rancher/local-path-provisioner, a
 # directory per claim under $W/local-path; its helper pods use the runner
@@ -31,8 +33,8 @@ cd "$(dirname "$0")/../.."
 # shellcheck source=hack/cluster/lib.sh
 . hack/cluster/lib.sh
 
-NODES="${NODES:-1}"
-[[ "$NODES" =~ ^[1-9]$ ]] || die "NODES=$NODES: 1 to 9 nodes"
+NODES="${STORAGEBENCH_NODES:-1}"
+[[ "$NODES" =~ ^[1-9]$ ]] || die "STORAGEBENCH_NODES=$NODES: 1 to 9 nodes"
 BLOCK_PVS="${STORAGEBENCH_BLOCK_PVS:-2}"
 BLOCK_SIZE="${STORAGEBENCH_BLOCK_SIZE:-1G}"
 CAPPED_PVS="${STORAGEBENCH_CAPPED_PVS:-2}"
@@ -78,7 +80,6 @@ fi
 NODE_IP="${STORAGEBENCH_NODE_IP:-$(ip -4 -o addr show scope global | awk '{ split($4, a, "/"); print a[1]; exit }')}"
 [ -n "$NODE_IP" ] || die "no non-loopback IPv4 address on this machine; set STORAGEBENCH_NODE_IP"
 NODE="$(hostname | tr '[:upper:]' '[:lower:]')"
-echo "$NODE_IP" >"$W/node-ip" # hack/cluster/node.sh: the API server's address
 
 # --- certificates ----------------------------------------------------------
 if [ ! -s "$PKI/ca.crt" ]; then

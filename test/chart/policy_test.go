@@ -190,6 +190,7 @@ var resourceNamespaced = map[string]bool{
 	"/configmaps":                               true,
 	"/events":                                   true,
 	"/persistentvolumeclaims":                   true,
+	"/nodes":                                    false,
 	"/persistentvolumes":                        false,
 	"/pods":                                     true,
 	"/serviceaccounts":                          true,
