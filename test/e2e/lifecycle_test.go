@@ -123,13 +123,12 @@ var _ = Describe("The manager pod deleted in the middle of a run", func() {
 		apply(b)
 		k8stest.WaitFor(k8s, b, 3*time.Minute, "running step 2", k8stest.StepRunning(1))
 
-		old := managerPods()
-		Expect(old).To(HaveLen(1))
-		Expect(k8s.Delete(ctx, &old[0])).To(Succeed())
+		old := settledManagerPod()
+		Expect(k8s.Delete(ctx, &old)).To(Succeed())
 		Eventually(func() []string {
 			var fresh []string
 			for _, p := range managerPods() {
-				if p.Name != old[0].Name && p.Status.Phase == corev1.PodRunning {
+				if p.Name != old.Name && p.Status.Phase == corev1.PodRunning {
 					fresh = append(fresh, p.Name)
 				}
 			}
@@ -148,10 +147,28 @@ var _ = Describe("The manager pod deleted in the middle of a run", func() {
 	})
 })
 
-// managerPods are the manager's pods (the Deployment's selector).
+// managerPods are the manager's pods (the Deployment's selector), those
+// being deleted included.
 func managerPods() []corev1.Pod {
 	GinkgoHelper()
 	var d appsv1.Deployment
 	Expect(k8s.Get(context.Background(), keyOf(systemNS, managerDeploy), &d)).To(Succeed())
 	return k8stest.Listed(k8s, systemNS, &corev1.PodList{}, d.Spec.Selector.MatchLabels).Items
+}
+
+// settledManagerPod waits until the manager's Deployment has one pod, Ready
+// and not being deleted, and returns it. A helm upgrade that changed the
+// pod template (a new image or policy), or a node taken away, leaves the
+// old pod Terminating for a while after the new one is Ready.
+func settledManagerPod() corev1.Pod {
+	GinkgoHelper()
+	var pod corev1.Pod
+	Eventually(func(g Gomega) {
+		pods := managerPods()
+		g.Expect(pods).To(HaveLen(1), "the manager's pods")
+		g.Expect(pods[0].DeletionTimestamp).To(BeNil(), "pod %s is being deleted", pods[0].Name)
+		g.Expect(isReady(pods[0])).To(BeTrue(), "pod %s Ready", pods[0].Name)
+		pod = pods[0]
+	}, 3*time.Minute, time.Second).Should(Succeed())
+	return pod
 }

@@ -59,13 +59,19 @@ var _ = Describe("Several nodes", Ordered, Label("multinode"), func() {
 		By("growing the cluster to three nodes, and allowing a node selector and a toleration (STORAGEBENCH_NODES=3 hack/cluster/install.sh)")
 		installWith("3", "--set", "policy.allowedNodeSelectorKeys={"+poolLabel+"}", "--set", "policy.allowedTolerationKeys={"+dedicatedTaint+"}")
 		Eventually(func() int { return len(readyNodes()) }, 2*time.Minute, time.Second).Should(Equal(3))
+		settledManagerPod()
 	})
 	AfterAll(func() {
 		if len(rows) > 0 {
 			writeFaults(rows)
 		}
-		// Back to one node and the default policy even when the wait fails.
-		defer installWith("1")
+		// Back to one node and the default policy even when the wait fails,
+		// with the manager settled on it for whatever runs next (make demo).
+		defer func() {
+			installWith("1")
+			Eventually(readyNodes, 2*time.Minute, time.Second).Should(HaveLen(1))
+			settledManagerPod()
+		}()
 		By("waiting for the volumes on the extra nodes to go, then back to one node (hack/cluster/up.sh)")
 		// A node removed with volumes on it would keep them, and their
 		// deletion pending, for good.
@@ -200,16 +206,15 @@ var _ = Describe("Several nodes", Ordered, Label("multinode"), func() {
 		b := spread3(ns, "manager", 15*time.Second, 200, 400, 600)
 		apply(b)
 		k8stest.WaitFor(k8s, b, 4*time.Minute, "running step 2", k8stest.StepRunning(1))
-		old := managerPods()
-		Expect(old).To(HaveLen(1))
-		from := old[0].Spec.NodeName
+		old := settledManagerPod()
+		from := old.Spec.NodeName
 		cordon(from)
 		began := time.Now()
-		Expect(k8s.Delete(context.Background(), &old[0])).To(Succeed())
+		Expect(k8s.Delete(context.Background(), &old)).To(Succeed())
 		var to string
 		Eventually(func() string {
 			for _, p := range managerPods() {
-				if p.Name != old[0].Name && p.Status.Phase == corev1.PodRunning && isReady(p) {
+				if p.Name != old.Name && p.Status.Phase == corev1.PodRunning && isReady(p) {
 					to = p.Spec.NodeName
 				}
 			}
@@ -327,7 +332,7 @@ func clientPod(b *v1alpha1.StorageBenchmark, i int) corev1.Pod {
 // nodes that does not run the manager, and that node's number.
 func extraNodeClient(b *v1alpha1.StorageBenchmark) (string, string) {
 	GinkgoHelper()
-	mgr := managerPods()[0].Spec.NodeName
+	mgr := settledManagerPod().Spec.NodeName
 	for i := range 3 {
 		node := clientPod(b, i).Spec.NodeName
 		if k := nodeNumber(node); k != "" && node != mgr {
