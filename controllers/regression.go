@@ -47,9 +47,9 @@ const (
 	annotationRegression = "storagebench.io/regression"
 	// LabelBaseline marks a ConfigMap as a pinned baseline. Only a
 	// ConfigMap so labelled is read: naming another in spec reads nothing.
-	LabelBaseline = "storagebench.io/baseline"
+	LabelBaseline = exchange.LabelBaseline
 	// KeyBaseline is a pinned baseline's data key.
-	KeyBaseline = "baseline.json"
+	KeyBaseline = exchange.KeyBaseline
 )
 
 // regressionRecordVersion is the version of regressionRecord's JSON.

@@ -86,13 +86,8 @@ func desiredOf(b *v1alpha1.StorageBenchmark) (desired, error) {
 		}
 	}
 	if rg := s.Regression; rg != nil {
-		o := analysis.RegressionOptions{MinIOPSDropPercent: float64(rg.MinIOPSDropPercent), MinP99RisePercent: float64(rg.MinP99RisePercent)}
-		if rg.Significance != "" {
-			if o.Significance, err = strconv.ParseFloat(rg.Significance, 64); err != nil {
-				return d, fmt.Errorf("regression.significance %q is not a decimal fraction", rg.Significance)
-			}
-		}
-		if err := o.Validate(); err != nil {
+		o, err := analysis.RegressionOptionsOf(rg.Significance, rg.MinIOPSDropPercent, rg.MinP99RisePercent)
+		if err != nil {
 			return d, fmt.Errorf("regression: %w", err)
 		}
 		d.Regression = &o

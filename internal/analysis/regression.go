@@ -65,6 +65,31 @@ func (o RegressionOptions) WithDefaults() RegressionOptions {
 	return o
 }
 
+// RegressionOptionsOf are the options of spec.regression's fields, with
+// the defaults for those left out: significance is the API's decimal
+// string ("" for the default), the minimum effects whole percentages (0 for
+// the default). The operator and the plugin both call it, so that they
+// reach the same verdict on the same runs.
+func RegressionOptionsOf(significance string, minIOPSDropPercent, minP99RisePercent int32) (RegressionOptions, error) {
+	o := RegressionOptions{MinIOPSDropPercent: float64(minIOPSDropPercent), MinP99RisePercent: float64(minP99RisePercent)}
+	if significance != "" {
+		v, err := strconv.ParseFloat(significance, 64)
+		if err != nil {
+			return o, fmt.Errorf("significance %q is not a decimal fraction", significance)
+		}
+		if !(v > 0) {
+			// Zero is the field's "unset" in RegressionOptions: a written
+			// zero must be refused here, not turned into the default.
+			return o, fmt.Errorf("%w: Significance must be more than 0 and at most 0.2, got %q", ErrInvalidOptions, significance)
+		}
+		o.Significance = v
+	}
+	if err := o.Validate(); err != nil {
+		return o, err
+	}
+	return o.WithDefaults(), nil
+}
+
 // Validate checks o after applying the defaults; the error wraps
 // ErrInvalidOptions and names the field and its valid range.
 func (o RegressionOptions) Validate() error {

@@ -519,6 +519,45 @@ func TestRegressionOptionsValidate(t *testing.T) {
 	}
 }
 
+func TestRegressionOptionsOf(t *testing.T) {
+	defaults := RegressionOptions{}.WithDefaults()
+	cases := []struct {
+		name         string
+		significance string
+		drop, rise   int32
+		want         RegressionOptions
+		err          string // empty: valid
+	}{
+		{name: "nothing set: the defaults", want: defaults},
+		{name: "every field set", significance: "0.05", drop: 20, rise: 50,
+			want: RegressionOptions{Significance: 0.05, MinIOPSDropPercent: 20, MinP99RisePercent: 50, MinSamples: defaults.MinSamples}},
+		{name: "only the p99 rise", rise: 50,
+			want: RegressionOptions{Significance: defaults.Significance, MinIOPSDropPercent: defaults.MinIOPSDropPercent, MinP99RisePercent: 50, MinSamples: defaults.MinSamples}},
+		{name: "significance at its bound", significance: "0.2",
+			want: RegressionOptions{Significance: 0.2, MinIOPSDropPercent: defaults.MinIOPSDropPercent, MinP99RisePercent: defaults.MinP99RisePercent, MinSamples: defaults.MinSamples}},
+		{name: "a percentage is no decimal fraction", significance: "1%", err: `significance "1%" is not a decimal fraction`},
+		{name: "significance out of range", significance: "0.5", err: "Significance must be more than 0 and at most 0.2, got 0.5"},
+		{name: "significance zero", significance: "0.0", err: "Significance must be more than 0"},
+		{name: "IOPS drop 100 %", drop: 100, err: "MinIOPSDropPercent must be more than 0 and less than 100"},
+		{name: "p99 rise past 1000 %", rise: 1001, err: "MinP99RisePercent must be more than 0 and at most 1000"},
+		{name: "negative drop", drop: -1, err: "MinIOPSDropPercent"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := RegressionOptionsOf(c.significance, c.drop, c.rise)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("RegressionOptionsOf(%q, %d, %d) = %+v, %v; want an error containing %q", c.significance, c.drop, c.rise, got, err, c.err)
+				}
+				return
+			}
+			if err != nil || got != c.want {
+				t.Errorf("RegressionOptionsOf(%q, %d, %d) = %+v, %v; want %+v", c.significance, c.drop, c.rise, got, err, c.want)
+			}
+		})
+	}
+}
+
 func TestRegressionTestString(t *testing.T) {
 	cases := []struct {
 		name string

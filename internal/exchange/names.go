@@ -47,6 +47,17 @@ const (
 	KeyAggregate = "aggregate.json"
 )
 
+// A pinned baseline (spec.regression.baseline.configMap): a ConfigMap of
+// the user's, read by the operator and written by the plugin's baseline
+// command, never by the operator.
+const (
+	// LabelBaseline marks a ConfigMap as a pinned baseline, with the value
+	// "true": the operator reads no other.
+	LabelBaseline = "storagebench.io/baseline"
+	// KeyBaseline is the data key holding the analysis.Baseline document.
+	KeyBaseline = "baseline.json"
+)
+
 // Environment variables of the client container.
 const (
 	EnvNamespace = "STORAGEBENCH_NAMESPACE"

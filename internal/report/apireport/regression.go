@@ -2,7 +2,6 @@ package apireport
 
 import (
 	"fmt"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,16 +13,10 @@ import (
 	"github.com/storagebench/storagebench/internal/results"
 )
 
-// A pinned baseline's label and key, as the operator reads them
-// (controllers.LabelBaseline and controllers.KeyBaseline, in
-// controllers/regression.go). They are repeated here because the plugin
-// must not link the operator; a test checks that they agree.
+// A pinned baseline's label and key, which the operator reads.
 const (
-	// LabelBaseline marks a ConfigMap as a pinned baseline, with the
-	// value "true": the operator reads no other.
-	LabelBaseline = "storagebench.io/baseline"
-	// KeyBaseline is the data key holding the analysis.Baseline.
-	KeyBaseline = "baseline.json"
+	LabelBaseline = exchange.LabelBaseline
+	KeyBaseline   = exchange.KeyBaseline
 )
 
 // maxConfigMapBytes is what the API server accepts in one ConfigMap's
@@ -39,18 +32,11 @@ func RegressionOptions(sb *v1alpha1.StorageBenchmark) (analysis.RegressionOption
 	if rg == nil {
 		return analysis.RegressionOptions{}.WithDefaults(), nil
 	}
-	o := analysis.RegressionOptions{MinIOPSDropPercent: float64(rg.MinIOPSDropPercent), MinP99RisePercent: float64(rg.MinP99RisePercent)}
-	if rg.Significance != "" {
-		v, err := strconv.ParseFloat(rg.Significance, 64)
-		if err != nil {
-			return o, fmt.Errorf("spec.regression.significance of %s: %q is not a decimal fraction", sb.Name, rg.Significance)
-		}
-		o.Significance = v
-	}
-	if err := o.Validate(); err != nil {
+	o, err := analysis.RegressionOptionsOf(rg.Significance, rg.MinIOPSDropPercent, rg.MinP99RisePercent)
+	if err != nil {
 		return o, fmt.Errorf("spec.regression of %s: %w", sb.Name, err)
 	}
-	return o.WithDefaults(), nil
+	return o, nil
 }
 
 // RunSamples are a run's per-second samples as the operator compares them

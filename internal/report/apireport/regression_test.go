@@ -132,7 +132,7 @@ func TestRegressionOptions(t *testing.T) {
 		spec v1alpha1.RegressionSpec
 		want string
 	}{
-		{v1alpha1.RegressionSpec{Significance: "1%"}, `spec.regression.significance of oltp: "1%" is not a decimal fraction`},
+		{v1alpha1.RegressionSpec{Significance: "1%"}, `spec.regression of oltp: significance "1%" is not a decimal fraction`},
 		{v1alpha1.RegressionSpec{Significance: "0.5"}, "spec.regression of oltp: invalid analysis options: Significance must be more than 0 and at most 0.2, got 0.5"},
 	} {
 		sb.Spec.Regression = &c.spec
