@@ -98,16 +98,19 @@ var _ = Describe("Several nodes", Ordered, Label("multinode"), func() {
 		ns := newNamespace("spread")
 		b := spread3(ns, "spread", 10*time.Second, 300, 600)
 		apply(b)
-		cur := k8stest.WaitComplete(k8s, b, 5*time.Minute)
-		c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionClientsSpread)
-		Expect(c).NotTo(BeNil())
-		Expect(c.Status).To(Equal(metav1.ConditionTrue), c.Message)
-		Expect(c.Message).To(Equal("3 clients on 3 distinct nodes"))
+		// The pods' nodes, read while step 1 runs: a complete run deletes
+		// its pods.
+		k8stest.WaitFor(k8s, b, 4*time.Minute, "running step 1", k8stest.StepRunning(0))
 		nodes := map[string]bool{}
 		for _, p := range k8stest.Listed(k8s, ns, &corev1.PodList{}, k8stest.OfBenchmark(b)).Items {
 			nodes[p.Spec.NodeName] = true
 		}
 		Expect(nodes).To(HaveLen(3), "the client pods' nodes")
+		cur := k8stest.WaitComplete(k8s, b, 5*time.Minute)
+		c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionClientsSpread)
+		Expect(c).NotTo(BeNil())
+		Expect(c.Status).To(Equal(metav1.ConditionTrue), c.Message)
+		Expect(c.Message).To(Equal("3 clients on 3 distinct nodes"))
 		Expect(cur.Status.Steps).To(HaveLen(2))
 		for _, s := range cur.Status.Steps {
 			Expect(s.Clients).To(BeEquivalentTo(3))
