@@ -45,11 +45,6 @@ const (
 	// schedule cannot trim it away first, and the verdict never changes
 	// afterwards, whatever happens to the baseline.
 	annotationRegression = "storagebench.io/regression"
-	// LabelBaseline marks a ConfigMap as a pinned baseline. Only a
-	// ConfigMap so labelled is read: naming another in spec reads nothing.
-	LabelBaseline = exchange.LabelBaseline
-	// KeyBaseline is a pinned baseline's data key.
-	KeyBaseline = exchange.KeyBaseline
 )
 
 // regressionRecordVersion is the version of regressionRecord's JSON.
@@ -231,13 +226,13 @@ func (r *Reconciler) pinnedBaseline(ctx context.Context, b *v1alpha1.StorageBenc
 	if err != nil {
 		return nil, err
 	}
-	if cm.Labels[LabelBaseline] != "true" {
-		rec.none(ReasonBaselineInvalid, "%s is not labelled %s=true, so it is not read", rec.Baseline, LabelBaseline)
+	if cm.Labels[exchange.LabelBaseline] != "true" {
+		rec.none(ReasonBaselineInvalid, "%s is not labelled %s=true, so it is not read", rec.Baseline, exchange.LabelBaseline)
 		return nil, nil
 	}
-	data, ok := cm.Data[KeyBaseline]
+	data, ok := cm.Data[exchange.KeyBaseline]
 	if !ok {
-		rec.none(ReasonBaselineInvalid, "%s has no key %s", rec.Baseline, KeyBaseline)
+		rec.none(ReasonBaselineInvalid, "%s has no key %s", rec.Baseline, exchange.KeyBaseline)
 		return nil, nil
 	}
 	pinned, err := analysis.DecodeBaseline([]byte(data))

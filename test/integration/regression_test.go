@@ -16,6 +16,7 @@ import (
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/controllers"
 	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/exchange"
 )
 
 // Runs with real fio compared with a baseline. What a real regression looks
@@ -59,12 +60,12 @@ var _ = Describe("A run compared with a baseline", func() {
 		data, err := pinned.Encode()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(k8s.Create(ctx, &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ten-times", Labels: map[string]string{controllers.LabelBaseline: "true"}},
-			Data:       map[string]string{controllers.KeyBaseline: string(data)}})).To(Succeed())
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ten-times", Labels: map[string]string{exchange.LabelBaseline: "true"}},
+			Data:       map[string]string{exchange.KeyBaseline: string(data)}})).To(Succeed())
 		// The same baseline without the label is not read.
 		unlabelled := benchmark(ns, "unlabelled", regressionOn(v1alpha1.RegressionBaseline{ConfigMap: ptr.To("no-label")}))
 		Expect(k8s.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-label"},
-			Data: map[string]string{controllers.KeyBaseline: string(data)}})).To(Succeed())
+			Data: map[string]string{exchange.KeyBaseline: string(data)}})).To(Succeed())
 		Expect(k8s.Create(ctx, b)).To(Succeed())
 		Expect(k8s.Create(ctx, unlabelled)).To(Succeed())
 

@@ -13,12 +13,6 @@ import (
 	"github.com/storagebench/storagebench/internal/results"
 )
 
-// A pinned baseline's label and key, which the operator reads.
-const (
-	LabelBaseline = exchange.LabelBaseline
-	KeyBaseline   = exchange.KeyBaseline
-)
-
 // maxConfigMapBytes is what the API server accepts in one ConfigMap's
 // data.
 const maxConfigMapBytes = 1 << 20
@@ -90,13 +84,13 @@ func BaselineConfigMap(sb *v1alpha1.StorageBenchmark, name string, samples []ana
 	if _, err := analysis.DecodeBaseline(data); err != nil {
 		return nil, fmt.Errorf("storagebenchmark %s cannot be a pinned baseline: %w", sb.Name, err)
 	}
-	if len(KeyBaseline)+len(data) > maxConfigMapBytes {
+	if len(exchange.KeyBaseline)+len(data) > maxConfigMapBytes {
 		return nil, fmt.Errorf("the baseline of storagebenchmark %s is %d bytes: more than a ConfigMap holds (1 MiB)", sb.Name, len(data))
 	}
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: sb.Namespace, Labels: map[string]string{LabelBaseline: "true"}},
-		Data:       map[string]string{KeyBaseline: string(data)},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: sb.Namespace, Labels: map[string]string{exchange.LabelBaseline: "true"}},
+		Data:       map[string]string{exchange.KeyBaseline: string(data)},
 	}, nil
 }
 
@@ -104,12 +98,12 @@ func BaselineConfigMap(sb *v1alpha1.StorageBenchmark, name string, samples []ana
 // (pinnedBaseline in controllers/regression.go): only a ConfigMap labelled
 // storagebench.io/baseline=true, its key baseline.json decoded strictly.
 func PinnedBaseline(cm *corev1.ConfigMap) (analysis.Baseline, error) {
-	if cm.Labels[LabelBaseline] != "true" {
-		return analysis.Baseline{}, fmt.Errorf("ConfigMap %s is not labelled %s=true, so the operator would not read it as a baseline", cm.Name, LabelBaseline)
+	if cm.Labels[exchange.LabelBaseline] != "true" {
+		return analysis.Baseline{}, fmt.Errorf("ConfigMap %s is not labelled %s=true, so the operator would not read it as a baseline", cm.Name, exchange.LabelBaseline)
 	}
-	data, ok := cm.Data[KeyBaseline]
+	data, ok := cm.Data[exchange.KeyBaseline]
 	if !ok {
-		return analysis.Baseline{}, fmt.Errorf("ConfigMap %s has no key %s", cm.Name, KeyBaseline)
+		return analysis.Baseline{}, fmt.Errorf("ConfigMap %s has no key %s", cm.Name, exchange.KeyBaseline)
 	}
 	b, err := analysis.DecodeBaseline([]byte(data))
 	if err != nil {

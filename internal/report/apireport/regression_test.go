@@ -152,7 +152,7 @@ func TestBaselineConfigMap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cm.Name != "oltp-golden" || cm.Namespace != sb.Namespace || cm.Labels[LabelBaseline] != "true" || cm.Kind != "ConfigMap" || cm.APIVersion != "v1" {
+	if cm.Name != "oltp-golden" || cm.Namespace != sb.Namespace || cm.Labels[exchange.LabelBaseline] != "true" || cm.Kind != "ConfigMap" || cm.APIVersion != "v1" {
 		t.Errorf("ConfigMap %s/%s %s/%s, labels %v", cm.Namespace, cm.Name, cm.APIVersion, cm.Kind, cm.Labels)
 	}
 	b, err := PinnedBaseline(cm)
@@ -186,10 +186,10 @@ func TestBaselineConfigMap(t *testing.T) {
 		want string
 	}{
 		{"unlabelled", func(cm *corev1.ConfigMap) { cm.Labels = nil }, "ConfigMap oltp-golden is not labelled storagebench.io/baseline=true, so the operator would not read it as a baseline"},
-		{"labelled false", func(cm *corev1.ConfigMap) { cm.Labels[LabelBaseline] = "false" }, "is not labelled storagebench.io/baseline=true"},
+		{"labelled false", func(cm *corev1.ConfigMap) { cm.Labels[exchange.LabelBaseline] = "false" }, "is not labelled storagebench.io/baseline=true"},
 		{"no key", func(cm *corev1.ConfigMap) { cm.Data = map[string]string{"other.json": "{}"} }, "ConfigMap oltp-golden has no key baseline.json"},
 		{"another version", func(cm *corev1.ConfigMap) {
-			cm.Data[KeyBaseline] = strings.Replace(cm.Data[KeyBaseline], `"version":1`, `"version":2`, 1)
+			cm.Data[exchange.KeyBaseline] = strings.Replace(cm.Data[exchange.KeyBaseline], `"version":1`, `"version":2`, 1)
 		}, "ConfigMap oltp-golden: invalid baseline: version 2, want 1"},
 	} {
 		x := cm.DeepCopy()
