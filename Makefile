@@ -16,7 +16,7 @@ IMG ?= localhost/storagebench-manager:0.1.0
 RUNNER_IMG ?= localhost/storagebench-runner:0.1.0
 KUBECTL ?=
 
-.PHONY: all setup setup-runtime build fmt vet lint test unit integration bench bench-heap verify demo k8s-binaries clean manifests generate chart-crds chart-rbac helm-lint deploy undeploy helm-install helm-uninstall images plugin-image cluster-up cluster-install cluster-down demo-local e2e measure
+.PHONY: all setup setup-runtime build fmt vet lint test unit integration bench bench-data bench-heap verify demo k8s-binaries clean manifests generate chart-crds chart-rbac helm-lint deploy undeploy helm-install helm-uninstall images plugin-image cluster-up cluster-install cluster-down demo-local e2e measure
 
 all: build
 
@@ -132,9 +132,16 @@ e2e: setup
 ## end to end on a real cluster included.
 test: setup verify vet lint unit integration e2e
 
-## bench: the aggregation benchmarks (goal: 1,000 clients x 20 steps < 1 s, < 500 MB).
+## bench: the aggregation benchmarks: decoding and merging 1,000 clients x
+## 20 steps of results, JSON against the wire encoding (goal: < 1 s,
+## < 500 MB on one core; docs/measurement.md).
 bench: setup-runtime
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x -cpu 1 ./internal/results/
+
+## bench-data: record again the real 20-second client result the wire
+## benchmarks start from (runs fio for 21 s on /var/tmp).
+bench-data: setup-runtime
+	$(GO) run ./hack/benchdata
 
 ## bench-heap: the manager's peak heap, as a separate process against a real
 ## kube-apiserver and etcd, with 1,000 clients x 20 steps and with 1,000

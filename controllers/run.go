@@ -299,10 +299,12 @@ func storageStatus(b *v1alpha1.StorageBenchmark, sc *storagev1.StorageClass, obs
 // collect records the ordered step once every client's result is in.
 func (r *Reconciler) collect(ctx context.Context, b *v1alpha1.StorageBenchmark, obs *observed) error {
 	order := obs.order
-	// One client's result at a time: decoded, validated, merged, dropped.
+	// One client's result at a time: decoded, validated, merged, dropped,
+	// into the same storage.
 	merged := results.NewMerger(order.Index)
+	var reader exchange.ResultReader
 	err := r.eachClientData(ctx, b, func(i int) bool { return obs.clients[i] != nil }, func(_ int, cm *corev1.ConfigMap) error {
-		res, _, err := exchange.Result(cm)
+		res, _, err := reader.Read(cm)
 		if err != nil {
 			return err
 		}

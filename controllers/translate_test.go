@@ -19,6 +19,7 @@ import (
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
+	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/internal/workload"
 )
 
@@ -103,7 +104,9 @@ func TestDesiredOfTopologyAndPlan(t *testing.T) {
 		t.Errorf("topology %+v", d.Topology)
 	}
 	p := clientPlan(b, &d)
-	want := protocol.ClientPlan{Benchmark: testName, Topology: d.Topology, Workload: d.Workload, Volume: d.Volume, Precond: true}
+	// The plan offers the runners every wire version this build reads.
+	want := protocol.ClientPlan{Benchmark: testName, Topology: d.Topology, Workload: d.Workload, Volume: d.Volume, Precond: true,
+		ResultWire: []int{results.WireV1}}
 	if !reflect.DeepEqual(p, want) {
 		t.Errorf("clientPlan() = %+v, want %+v", p, want)
 	}

@@ -40,6 +40,8 @@ type Client struct {
 	Now func() time.Time
 
 	planUID types.UID
+	// wire is the results' wire encoding version the plan allows (0: JSON).
+	wire int
 }
 
 // DefaultBackoff is the retry pace after a transient API error: 200 ms
@@ -80,6 +82,7 @@ func (c *Client) LoadPlan(ctx context.Context) (protocol.ClientPlan, error) {
 			p.Client = c.Index
 			p.Seed = protocol.ClientSeed(c.Benchmark, c.Index)
 			c.planUID = cm.UID
+			c.wire = results.ChooseWire(p.ResultWire)
 			return p, nil
 		}
 		if !apierrors.IsNotFound(err) && !retriable(err) {
@@ -100,30 +103,41 @@ func (c *Client) ReportReady(ctx context.Context, r protocol.Ready) error {
 	if r.Error != "" {
 		state = "error"
 	}
-	return c.patch(ctx, KeyReady, r, map[string]string{AnnotationReady: state})
-}
-
-// Publish records the client's result of one step.
-func (c *Client) Publish(ctx context.Context, r results.ClientStep) error {
-	return c.patch(ctx, KeyResult, r, map[string]string{AnnotationResultStep: strconv.Itoa(r.Step)})
-}
-
-// patch merges one data key and some annotations into the client's
-// ConfigMap, retrying transient errors until ctx ends. A deleted ConfigMap
-// is final (ErrClientGone).
-func (c *Client) patch(ctx context.Context, key string, v any, annotations map[string]string) error {
-	value, err := Encode(v)
+	value, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
+	return c.patch(ctx, KeyReady, value, false, map[string]string{AnnotationReady: state})
+}
+
+// Publish records the client's result of one step: in the wire encoding
+// the plan allows (binaryData KeyResultWire), or as JSON (data KeyResult).
+func (c *Client) Publish(ctx context.Context, r results.ClientStep) error {
+	annotations := map[string]string{AnnotationResultStep: strconv.Itoa(r.Step)}
+	if c.wire != 0 {
+		return c.patch(ctx, KeyResultWire, results.AppendWire(nil, &r), true, annotations)
+	}
+	value, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return c.patch(ctx, KeyResult, value, false, annotations)
+}
+
+// patch merges one key, of data or (binary) of binaryData, and some
+// annotations into the client's ConfigMap, retrying transient errors until
+// ctx ends. A deleted ConfigMap is final (ErrClientGone).
+func (c *Client) patch(ctx context.Context, key string, value []byte, binary bool, annotations map[string]string) error {
 	name := ClientName(c.Benchmark, c.Index)
 	if len(value) > MaxClientValueBytes {
 		return fmt.Errorf("writing %s to ConfigMap %s: %d bytes exceed the %d-byte cap", key, name, len(value), MaxClientValueBytes)
 	}
-	body, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": annotations},
-		"data":     map[string]string{key: value},
-	})
+	// A []byte marshals as base64, as binaryData wants.
+	patch := map[string]any{"metadata": map[string]any{"annotations": annotations}, "data": map[string]string{key: string(value)}}
+	if binary {
+		patch = map[string]any{"metadata": patch["metadata"], "binaryData": map[string][]byte{key: value}}
+	}
+	body, err := json.Marshal(patch)
 	if err != nil {
 		return err
 	}

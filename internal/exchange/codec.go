@@ -153,26 +153,72 @@ func ResultStep(cm metav1.Object) int {
 	return k
 }
 
-// Result reads the client's latest step result. The value is refused, with
-// ErrInvalidClientData, when it is over MaxClientValueBytes, not JSON, fails
-// results.ClientStep.Validate, or names another client or step than the
-// ConfigMap's label and annotation; its error text is cut to
-// protocol.MaxErrorBytes.
+// Result reads the client's latest step result: binaryData result.bin in
+// the wire encoding (results.DecodeWire), or data result.json as JSON, as
+// the runner chose (a ConfigMap holding both is refused). The value is
+// refused, with ErrInvalidClientData, when it is over MaxClientValueBytes,
+// not decodable, fails results.ClientStep.Validate, or names another client
+// or step than the ConfigMap's label and annotation; its error text is cut
+// to protocol.MaxErrorBytes.
 func Result(cm *corev1.ConfigMap) (results.ClientStep, bool, error) {
-	var r results.ClientStep
-	found, err := decodeClient(cm, KeyResult, &r)
+	return readResult(cm, nil)
+}
+
+// A ResultReader reads clients' results one after another, as Result does,
+// decoding wire-encoded ones into the same storage: what Read returns is
+// valid until the next Read. The operator reads, merges and drops a step's
+// results this way.
+type ResultReader struct {
+	wire results.WireDecoder
+}
+
+// Read is Result into the reader's storage.
+func (rr *ResultReader) Read(cm *corev1.ConfigMap) (results.ClientStep, bool, error) {
+	return readResult(cm, &rr.wire)
+}
+
+func readResult(cm *corev1.ConfigMap, wd *results.WireDecoder) (results.ClientStep, bool, error) {
+	r, key, found, err := decodeResult(cm, wd)
 	if err != nil || !found {
 		return results.ClientStep{}, found, err
 	}
 	if err := r.Validate(); err != nil {
-		return results.ClientStep{}, true, invalid(cm, KeyResult, err)
+		return results.ClientStep{}, true, invalid(cm, key, err)
 	}
-	if err := errors.Join(checkIndex(cm, KeyResult, "client", LabelClient, cm.Labels[LabelClient], r.Client),
-		checkIndex(cm, KeyResult, "step", AnnotationResultStep, cm.Annotations[AnnotationResultStep], r.Step)); err != nil {
+	if err := errors.Join(checkIndex(cm, key, "client", LabelClient, cm.Labels[LabelClient], r.Client),
+		checkIndex(cm, key, "step", AnnotationResultStep, cm.Annotations[AnnotationResultStep], r.Step)); err != nil {
 		return results.ClientStep{}, true, err
 	}
 	r.Error = protocol.Truncate(r.Error, protocol.MaxErrorBytes)
 	return r, true, nil
+}
+
+// decodeResult decodes whichever encoding of the result cm holds; key is
+// the one it read.
+func decodeResult(cm *corev1.ConfigMap, wd *results.WireDecoder) (r results.ClientStep, key string, found bool, err error) {
+	wire, isWire := cm.BinaryData[KeyResultWire]
+	_, isJSON := cm.Data[KeyResult]
+	switch {
+	case isWire && isJSON:
+		return r, KeyResultWire, true, invalid(cm, KeyResultWire, fmt.Errorf("the ConfigMap also holds %s: a runner writes one encoding", KeyResult))
+	case !isWire:
+		found, err = decodeClient(cm, KeyResult, &r)
+		return r, KeyResult, found, err
+	case len(wire) > MaxClientValueBytes:
+		return r, KeyResultWire, true, invalid(cm, KeyResultWire, fmt.Errorf("%d bytes exceed the %d-byte cap", len(wire), MaxClientValueBytes))
+	}
+	if wd == nil {
+		r, err = results.DecodeWire(wire)
+	} else {
+		var p *results.ClientStep
+		if p, err = wd.Decode(wire); err == nil {
+			r = *p
+		}
+	}
+	if err != nil {
+		return results.ClientStep{}, KeyResultWire, true, invalid(cm, KeyResultWire, err)
+	}
+	return r, KeyResultWire, true, nil
 }
 
 // Aggregate reads a step ConfigMap's merged result.

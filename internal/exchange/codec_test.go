@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -79,13 +80,7 @@ func TestResultIsBoundedAndValidated(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r, found, err := Result(clientCM(KeyResult, c.value, c.client, c.step))
-			if !found {
-				t.Fatal("not found")
-			}
-			if wantErr(t, err, c.wantErr) {
-				if !errors.Is(err, ErrInvalidClientData) {
-					t.Fatalf("got %v, want ErrInvalidClientData", err)
-				}
+			if refused(t, found, err, c.wantErr) {
 				if r.Client != 0 || r.Read.IOs != 0 {
 					t.Fatalf("a refused result was returned: %+v", r)
 				}
@@ -98,6 +93,55 @@ func TestResultIsBoundedAndValidated(t *testing.T) {
 	}
 	if _, found, err := Result(clientCM(KeyReady, "{}", "", "")); found || err != nil {
 		t.Fatalf("absent result: found %v, %v", found, err)
+	}
+}
+
+// wireCM is a client ConfigMap holding an encoded result in binaryData.
+func wireCM(value []byte, client, step string) *corev1.ConfigMap {
+	cm := clientCM(KeyReady, "{}", client, step)
+	cm.BinaryData = map[string][]byte{KeyResultWire: value}
+	return cm
+}
+
+func TestWireResultIsBoundedAndValidated(t *testing.T) {
+	good := realResult(t)
+	wire := results.AppendWire(nil, &good)
+	long := good
+	long.Error = strings.Repeat("é", 3*protocol.MaxErrorBytes)
+	negative := good
+	negative.Read.IOPS = -1
+	newer := append([]byte("SBR\x02"), wire[4:]...)
+	cases := []struct {
+		name          string
+		cm            *corev1.ConfigMap
+		wantErr       string // "" when accepted
+		wantErrorText int    // length of the accepted result's Error
+	}{
+		{"real result", wireCM(wire, "2", "1"), "", 0},
+		{"error text cut", wireCM(results.AppendWire(nil, &long), "2", "1"), "", protocol.MaxErrorBytes},
+		{"over the cap", wireCM(make([]byte, MaxClientValueBytes+1), "2", "1"),
+			fmt.Sprintf("ConfigMap b-client-002 key result.bin: %d bytes exceed the %d-byte cap", MaxClientValueBytes+1, MaxClientValueBytes), 0},
+		{"not the wire encoding", wireCM([]byte(encode(t, good)), "2", "1"), "key result.bin: not an encoded result (no SBR header)", 0},
+		{"a newer version", wireCM(newer, "2", "1"), "unknown result encoding version 2 (this build reads [1])", 0},
+		{"truncated", wireCM(wire[:len(wire)-1], "2", "1"), "key result.bin: encoded result", 0},
+		{"negative rate", wireCM(results.AppendWire(nil, &negative), "2", "1"), "iops -1", 0},
+		{"another client's result", wireCM(wire, "3", "1"), "reports client 2 but storagebench.io/client says 3", 0},
+		{"both encodings", func() *corev1.ConfigMap {
+			cm := wireCM(wire, "2", "1")
+			cm.Data[KeyResult] = encode(t, good)
+			return cm
+		}(), "key result.bin: the ConfigMap also holds result.json: a runner writes one encoding", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, found, err := Result(c.cm)
+			if refused(t, found, err, c.wantErr) {
+				return
+			}
+			if len(r.Error) != c.wantErrorText || r.Read.IOs != good.Read.IOs || !reflect.DeepEqual(r.Read.Latency.Hist, good.Read.Latency.Hist) {
+				t.Fatalf("error text of %d bytes, want %d; %d read I/Os", len(r.Error), c.wantErrorText, r.Read.IOs)
+			}
+		})
 	}
 }
 
@@ -120,13 +164,7 @@ func TestReadyReportIsBoundedAndValidated(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r, found, err := ReadyReport(clientCM(KeyReady, c.value, c.client, ""))
-			if !found {
-				t.Fatal("not found")
-			}
-			if wantErr(t, err, c.wantErr) {
-				if !errors.Is(err, ErrInvalidClientData) {
-					t.Fatalf("got %v, want ErrInvalidClientData", err)
-				}
+			if refused(t, found, err, c.wantErr) {
 				return
 			}
 			for _, s := range []string{r.Error, r.FioVersion, r.ClockOffsetError} {
@@ -169,6 +207,31 @@ func TestLargestValidResultFitsTheCap(t *testing.T) {
 	if _, _, err := Result(clientCM(KeyResult, string(b), "", "")); err != nil {
 		t.Fatal(err)
 	}
+	// The wire encoding of the same result is smaller still.
+	w := results.AppendWire(nil, &c)
+	t.Logf("largest valid result in the wire encoding: %d bytes", len(w))
+	if len(w) > len(b) {
+		t.Fatalf("the wire encoding (%d bytes) is larger than the JSON (%d)", len(w), len(b))
+	}
+	if _, _, err := Result(wireCM(w, "", "")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// refused checks a present client value's read against a table case's
+// expected error, as wantErr does; a refusal must be ErrInvalidClientData.
+func refused(t *testing.T, found bool, err error, want string) bool {
+	t.Helper()
+	if !found {
+		t.Fatal("not found")
+	}
+	if !wantErr(t, err, want) {
+		return false
+	}
+	if !errors.Is(err, ErrInvalidClientData) {
+		t.Fatalf("got %v, want ErrInvalidClientData", err)
+	}
+	return true
 }
 
 // wantErr checks err against a table case's expected error: with want set,

@@ -34,17 +34,22 @@ const (
 	// AnnotationReady is "true" once the client is prepared, "error" when
 	// it failed to prepare.
 	AnnotationReady = "storagebench.io/ready"
-	// AnnotationResultStep is the step index of result.json.
+	// AnnotationResultStep is the step index of result.json (or
+	// result.bin).
 	AnnotationResultStep = "storagebench.io/result-step"
 )
 
 // ConfigMap data keys.
 const (
-	KeyPlan      = "plan.json"
-	KeyOrder     = "order.json"
-	KeyReady     = "ready.json"
-	KeyResult    = "result.json"
-	KeyAggregate = "aggregate.json"
+	KeyPlan   = "plan.json"
+	KeyOrder  = "order.json"
+	KeyReady  = "ready.json"
+	KeyResult = "result.json"
+	// KeyResultWire is the binaryData key of a result in the compact wire
+	// encoding (results.AppendWire), which a runner writes instead of
+	// KeyResult when the plan lists a version it knows.
+	KeyResultWire = "result.bin"
+	KeyAggregate  = "aggregate.json"
 )
 
 // A pinned baseline (spec.regression.baseline.configMap): a ConfigMap of

@@ -259,7 +259,14 @@ func normalize(bins []Bin) []Bin {
 // ascending order, as sparse as its inputs: where an Accumulator holds
 // every one of fio's bins, Merge costs memory only for the bins in use.
 func Merge(a, b Histogram) Histogram {
-	out := make([]Bin, 0, max(len(a.Bins), len(b.Bins)))
+	return MergeInto(make([]Bin, 0, max(len(a.Bins), len(b.Bins))), a, b)
+}
+
+// MergeInto is Merge writing into dst's storage (from its start), which
+// must not be a's or b's: a caller adding many histograms into one keeps
+// two buffers and swaps them, rather than allocating a histogram per add.
+func MergeInto(dst []Bin, a, b Histogram) Histogram {
+	out := dst[:0]
 	i, j := 0, 0
 	for i < len(a.Bins) || j < len(b.Bins) {
 		switch {
@@ -291,6 +298,18 @@ func (a *Accumulator) Add(h Histogram) {
 		a.counts[b.Index] += b.Count
 		a.total += b.Count
 	}
+}
+
+// AddCountingNew is Add, returning how many of h's bins were empty before.
+func (a *Accumulator) AddCountingNew(h Histogram) (newBins int) {
+	for _, b := range h.Bins {
+		if a.counts[b.Index] == 0 {
+			newBins++
+		}
+		a.counts[b.Index] += b.Count
+		a.total += b.Count
+	}
+	return newBins
 }
 
 // Total returns the number of samples added.

@@ -26,6 +26,13 @@ type ClientPlan struct {
 	Fio       string        `json:"fio,omitempty"`
 	// Arrivals is how rated jobs space their I/Os (plan.Load.Arrivals).
 	Arrivals plan.Arrivals `json:"arrivals,omitempty"`
+	// ResultWire lists the versions of the results' wire encoding the
+	// conductor reads (results.WireVersions). A runner publishes its results
+	// in the newest version it also knows (results.ChooseWire), or as JSON
+	// when there is none: a conductor from before the wire encoding lists
+	// nothing, and a runner from before it ignores the field and writes JSON,
+	// which every conductor reads.
+	ResultWire []int `json:"resultWire,omitempty"`
 }
 
 // Validate checks a plan received from the conductor with the core's rules

@@ -231,9 +231,7 @@ func (m *timelineMerger) add(t Timeline) {
 		}
 		a := &m.accs[k]
 		a.startMs = min(a.startMs, w.StartMs)
-		m.bins -= len(a.hist.Bins)
-		a.add(w.IOs, w.Bytes, w.Hist)
-		m.bins += len(a.hist.Bins)
+		m.bins += a.merge(w.IOs, w.Bytes, w.Hist, k < denseWindows)
 		a.iops += w.IOPS
 		a.bps += w.BytesPerSec
 	}
@@ -244,6 +242,9 @@ func (m *timelineMerger) add(t Timeline) {
 
 // coarsen merges pairs of the merged windows.
 func (m *timelineMerger) coarsen() {
+	for k := range m.accs {
+		m.accs[k].flush()
+	}
 	m.accs, m.windowSeconds = pairUp(m.accs), 2*m.windowSeconds
 	m.bins = 0
 	for k := range m.accs {
@@ -255,8 +256,15 @@ func (m *timelineMerger) result() Timeline {
 	if len(m.accs) == 0 {
 		return Timeline{}
 	}
+	for k := range m.accs {
+		m.accs[k].flush()
+	}
 	t := timelineOf(m.windowSeconds, m.accs)
-	t.Idle = m.idle
+	for k := range t.Windows {
+		// The merger goes on writing into its buffers (merge).
+		t.Windows[k].Hist.Bins = slices.Clone(t.Windows[k].Hist.Bins)
+	}
+	t.Idle = slices.Clone(m.idle)
 	return t.Fit(StepTimelineBytes)
 }
 
@@ -276,7 +284,11 @@ type windowAcc struct {
 	ios, bytes uint64
 	// hist is sparse (fio.Merge): a window holds a few dozen bins, where
 	// an Accumulator would take 15 KB.
-	hist      fio.Histogram
+	hist fio.Histogram
+	// The merger of clients' timelines adds into dense (its first
+	// denseWindows windows), or into spare and swaps it with hist (merge).
+	dense     *fio.Accumulator
+	spare     []fio.Bin
 	iops, bps float64
 	// endMs bounds a client's window (TimelineOf); n counts the windows
 	// coarsened into this one.
@@ -291,6 +303,42 @@ func (a *windowAcc) add(ios, bytes uint64, hs ...fio.Histogram) {
 		if len(h.Bins) > 0 {
 			a.hist = fio.Merge(a.hist, h)
 		}
+	}
+}
+
+// denseWindows is how many windows the merger of clients' timelines adds
+// into dense accumulators (15 KB each: 3.8 MB at most), where a thousand
+// clients' bins cost an indexed add each rather than a sparse merge.
+const denseWindows = 256
+
+// merge is add for the merger of clients' timelines, which owns its
+// windows' histograms: into a dense accumulator when dense is set,
+// otherwise into the spare buffer, swapped with hist, so that adding a
+// client allocates nothing. It returns how many bins the window gained.
+func (a *windowAcc) merge(ios, bytes uint64, h fio.Histogram, dense bool) int {
+	a.ios += ios
+	a.bytes += bytes
+	if len(h.Bins) == 0 {
+		return 0
+	}
+	if dense && a.dense == nil {
+		a.dense = new(fio.Accumulator)
+		a.dense.Add(a.hist)
+		a.hist, a.spare = fio.Histogram{}, nil
+	}
+	if a.dense != nil {
+		return a.dense.AddCountingNew(h)
+	}
+	before := len(a.hist.Bins)
+	merged := fio.MergeInto(a.spare, a.hist, h)
+	a.spare, a.hist = a.hist.Bins, merged
+	return len(merged.Bins) - before
+}
+
+// flush moves a dense window's bins back into hist.
+func (a *windowAcc) flush() {
+	if a.dense != nil {
+		a.hist, a.dense, a.spare = a.dense.Histogram(), nil, nil
 	}
 }
 

@@ -181,3 +181,32 @@ func TestMergeKeepsItsBinsBounded(t *testing.T) {
 		t.Fatalf("merge holds %d bins in %d s windows, want at most %d", m.bins, m.windowSeconds, MaxMergedBins)
 	}
 }
+
+// TestMergeTimelinesDenseAndSparseWindows merges timelines longer than the
+// merger's dense windows: every window, dense or sparse, holds exactly the
+// sum of the clients' bins.
+func TestMergeTimelinesDenseAndSparseWindows(t *testing.T) {
+	const clients, windows = 3, denseWindows + 44
+	ts := make([]Timeline, clients)
+	for c := range ts {
+		ts[c].WindowSeconds = 1
+		for k := range windows {
+			bins := []fio.Bin{{Index: 100 + k%7, Count: uint64(1 + c)}, {Index: 200 + (k+c)%5, Count: 2}, {Index: 300 + c, Count: uint64(k + 1)}}
+			h := fio.Histogram{Bins: bins}
+			ts[c].Windows = append(ts[c].Windows, Window{StartMs: uint64(k * 1000), IOs: h.Total(), Hist: h})
+		}
+	}
+	got := MergeTimelines(ts...)
+	if got.WindowSeconds != 1 || len(got.Windows) != windows {
+		t.Fatalf("merged %d windows of %d s, want %d of 1 s", len(got.Windows), got.WindowSeconds, windows)
+	}
+	for k, w := range got.Windows {
+		var want fio.Histogram
+		for c := range ts {
+			want = fio.Merge(want, ts[c].Windows[k].Hist)
+		}
+		if !reflect.DeepEqual(w.Hist, want) || w.IOs != want.Total() {
+			t.Fatalf("window %d (dense: %v): %d I/Os, bins %v; want %v", k, k < denseWindows, w.IOs, w.Hist.Bins, want.Bins)
+		}
+	}
+}

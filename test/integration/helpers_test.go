@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
 	"sync"
 	"time"
@@ -124,6 +125,9 @@ func jobsOf(b *v1alpha1.StorageBenchmark) []batchv1.Job {
 type resultRecorder struct {
 	mu   sync.Mutex
 	seen map[[2]int]results.ClientStep // (step, client) → result
+	// keys counts the results seen by the ConfigMap key they came in
+	// (result.bin, result.json).
+	keys map[string]int
 	stop func()
 }
 
@@ -133,7 +137,7 @@ func recordResults(ns string) *resultRecorder {
 	w, err := cs.CoreV1().ConfigMaps(ns).Watch(context.Background(), metav1.ListOptions{
 		LabelSelector: exchange.LabelRole + "=" + exchange.RoleClient})
 	Expect(err).NotTo(HaveOccurred())
-	r := &resultRecorder{seen: map[[2]int]results.ClientStep{}, stop: w.Stop}
+	r := &resultRecorder{seen: map[[2]int]results.ClientStep{}, keys: map[string]int{}, stop: w.Stop}
 	go func() {
 		defer GinkgoRecover()
 		for ev := range w.ResultChan() {
@@ -145,8 +149,13 @@ func recordResults(ns string) *resultRecorder {
 			if err != nil || !found {
 				continue
 			}
+			key := exchange.KeyResult
+			if _, ok := cm.BinaryData[exchange.KeyResultWire]; ok {
+				key = exchange.KeyResultWire
+			}
 			r.mu.Lock()
 			r.seen[[2]int{res.Step, res.Client}] = res
+			r.keys[key]++
 			r.mu.Unlock()
 		}
 	}()
@@ -165,6 +174,13 @@ func (r *resultRecorder) step(k, clients int) []results.ClientStep {
 		out = append(out, res)
 	}
 	return out
+}
+
+// encodings returns how many results were seen under each ConfigMap key.
+func (r *resultRecorder) encodings() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.keys)
 }
 
 // stepAggregate reads the step ConfigMap the operator wrote.

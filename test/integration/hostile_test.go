@@ -305,6 +305,21 @@ var _ = Describe("Hostile input", func() {
 			}, "iops 1e+308 is outside"),
 		)
 
+		It("fails with InvalidResult on a wire result of a version it does not read", func() {
+			b := runningTwoClients("wirev9")
+			for i := range 2 {
+				body, err := json.Marshal(map[string]any{
+					"metadata":   map[string]any{"annotations": map[string]string{exchange.AnnotationResultStep: "0"}},
+					"binaryData": map[string][]byte{exchange.KeyResultWire: []byte("SBR\x09 a result from the future")},
+				})
+				Expect(err).NotTo(HaveOccurred())
+				cm := &corev1.ConfigMap{ObjectMeta: meta2(b.Namespace, exchange.ClientName(b.Name, i))}
+				Expect(k8s.Patch(context.Background(), cm, client.RawPatch(types.MergePatchType, body))).To(Succeed())
+			}
+			waitFailed(b, 30*time.Second, controllers.ReasonInvalidResult, "unknown result encoding version 9 (this build reads [1])")
+			noPodsRunning(b, time.Minute)
+		})
+
 		It("bounds a client's 100 KiB error text in status", func() {
 			b := runningTwoClients("longerror")
 			huge := strings.Repeat("fio: ", 20<<10)

@@ -54,6 +54,10 @@ var _ = Describe("A benchmark run", func() {
 		Expect(cur.Status.Storage.Claims).To(BeEquivalentTo(1))
 		Expect(cur.Status.Storage.Capacity).NotTo(BeNil())
 
+		By("the runners published in the wire encoding the plan offered, never JSON")
+		Expect(rec.encodings()).To(HaveKeyWithValue(exchange.KeyResultWire, BeNumerically(">=", 9)))
+		Expect(rec.encodings()).NotTo(HaveKey(exchange.KeyResult))
+
 		By("each step's merged result equals the merge of what the runners published")
 		for k := range cur.Status.Steps {
 			want := results.Aggregate(k, rec.step(k, 3))
