@@ -134,9 +134,12 @@ test: setup verify vet lint unit integration e2e
 
 ## bench: the aggregation benchmarks: decoding and merging 1,000 clients x
 ## 20 steps of results, JSON against the wire encoding (goal: < 1 s,
-## < 500 MB on one core; docs/measurement.md).
-bench: setup-runtime
+## < 500 MB on one core); then the manager's cost per step at 10, 100 and
+## 1,000 clients on a real API server, with its scaling table
+## (docs/measurement.md). About 5 minutes.
+bench: setup-runtime k8s-binaries
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x -cpu 1 ./internal/results/
+	$(GO) test -run '^$$' -bench ManagerPerStep -benchtime 1x -timeout 30m ./test/heap/
 
 ## bench-data: record again the real 20-second client result the wire
 ## benchmarks start from (runs fio for 21 s on /var/tmp).
@@ -148,7 +151,7 @@ bench-data: setup-runtime
 ## foreign labelled 1 MiB ConfigMaps present; fails above 512 MiB
 ## (test/heap, docs/security.md). About 8 minutes.
 bench-heap: k8s-binaries
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./test/heap/
+	$(GO) test -run '^$$' -bench ManagerHeap -benchtime 1x -timeout 30m ./test/heap/
 
 ## verify: fail when formatting, go.mod/go.sum or generated files (deepcopy,
 ## CRDs, RBAC and their copies in the chart) drift from what the tools generate.

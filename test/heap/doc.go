@@ -1,6 +1,7 @@
-// Package heap measures the storagebench manager's peak heap on a real
-// kube-apiserver and etcd (envtest, from `make k8s-binaries`), in two
-// cases that must each stay under 512 MiB:
+// Package heap measures the storagebench manager on a real kube-apiserver
+// and etcd (envtest, from `make k8s-binaries`): its cost per step at 10,
+// 100 and 1,000 clients (BenchmarkManagerPerStep, in make bench), and its
+// peak heap in two cases that must each stay under 512 MiB:
 //
 //   - 1000clients: one StorageBenchmark of 1,000 PerClient clients × 20 rate
 //     steps of the minimum step duration, run to completion;
@@ -14,8 +15,9 @@
 // pre-bound to it, and the claim's status set Bound), no pod ever runs, and
 // fake runners in the benchmark process play each client's side of the
 // protocol (internal/exchange.Client, as the real runner uses it: plan,
-// ready.json, wait for each order, result.json) with a real fio json+
-// result (internal/results/testdata) instead of running fio.
+// ready.json, wait for each order, its result in the wire encoding the
+// plan offers) with a real fio json+ result (internal/results/testdata)
+// instead of running fio.
 //
 // The manager (controllers.NewManager, as cmd/manager builds it) runs in a
 // subprocess, the test binary re-executed, so that its heap is measured

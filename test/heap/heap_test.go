@@ -49,6 +49,8 @@ type scenario struct {
 	foreign int
 	// bound is how long the run may take, from the manager's start.
 	bound time.Duration
+	// perStep measures the manager's cost per step (BenchmarkManagerPerStep).
+	perStep bool
 }
 
 // BenchmarkManagerHeap reports, per case, the manager's peak heap
@@ -59,17 +61,19 @@ func BenchmarkManagerHeap(b *testing.B) {
 	logf.SetLogger(logr.Discard())
 	b.Run("1000clients-20steps", func(b *testing.B) {
 		for range b.N {
-			run(b, scenario{clients: 1000, steps: 20, bound: 20 * time.Minute})
+			_ = run(b, scenario{clients: 1000, steps: 20, bound: 20 * time.Minute})
 		}
 	})
 	b.Run("1000foreignConfigMaps-3clients-3steps", func(b *testing.B) {
 		for range b.N {
-			run(b, scenario{clients: 3, steps: 3, foreign: 1000, bound: 5 * time.Minute})
+			_ = run(b, scenario{clients: 3, steps: 3, foreign: 1000, bound: 5 * time.Minute})
 		}
 	})
 }
 
-func run(b *testing.B, s scenario) {
+// run runs scenario s and returns, with s.perStep, the manager's cost per
+// step from the moment every client was ready to Complete.
+func run(b *testing.B, s scenario) stepCost {
 	b.StopTimer()
 	dir := b.TempDir()
 	cfg, kubeconfig := startControlPlane(b, dir)
@@ -109,7 +113,11 @@ func run(b *testing.B, s scenario) {
 
 	b.StartTimer()
 	began := time.Now()
-	mgr := startManager(b, kubeconfig, filepath.Join(dir, "manager.log"))
+	metricsAddr := "0"
+	if s.perStep {
+		metricsAddr = freeLoopbackAddr(b)
+	}
+	mgr := startManager(b, kubeconfig, filepath.Join(dir, "manager.log"), metricsAddr)
 	bench := benchmark(s, result.Jobs)
 	if err := k8s.Create(ctx, bench); err != nil {
 		b.Fatal(err)
@@ -119,6 +127,11 @@ func run(b *testing.B, s scenario) {
 	go func() { errs <- runners(ctx, k8s, cs, namespace, benchName, s.clients, result) }()
 	deadline := time.After(s.bound)
 	var ready time.Duration // until every client was ready
+	// With perStep, the manager's counters when the first step and when
+	// the last but one were recorded: the steps between are the steady
+	// state, without the first order's or the run's end.
+	var atFirst, atLastButOne costCounters
+	recorded := 0
 	for done := false; !done; {
 		select {
 		case err := <-errs:
@@ -140,10 +153,32 @@ func run(b *testing.B, s scenario) {
 			if ready == 0 && bench.Status.ClientsReady == int32(s.clients) {
 				ready = time.Since(began)
 			}
+			if n := len(bench.Status.Steps); s.perStep && n != recorded {
+				recorded = n
+				var err error
+				switch n {
+				case 1:
+					atFirst, err = scrape(metricsAddr)
+				case s.steps - 1:
+					atLastButOne, err = scrape(metricsAddr)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
 			done = meta.IsStatusConditionTrue(bench.Status.Conditions, v1alpha1.ConditionComplete)
 		}
 	}
 	took := time.Since(began)
+	var cost stepCost
+	if s.perStep {
+		if atFirst == (costCounters{}) || atLastButOne == (costCounters{}) {
+			b.Fatalf("the status skipped from one recorded step to another past the measured window (polled every second)")
+		}
+		cost = atLastButOne.perStep(atFirst, s.steps-2)
+		b.Logf("%d clients: per step %.1f reconciles, %.1f API writes, %.1f API reads, %.3f CPU s",
+			s.clients, cost.reconciles, cost.writes, cost.reads, cost.cpu)
+	}
 	b.StopTimer()
 	if len(bench.Status.Steps) != s.steps {
 		b.Fatalf("the benchmark completed with %d steps, want %d", len(bench.Status.Steps), s.steps)
@@ -157,6 +192,7 @@ func run(b *testing.B, s scenario) {
 	if p.heap >= heapLimit {
 		b.Fatalf("the manager's peak heap %d MiB is not under %d MiB", p.heap>>20, heapLimit>>20)
 	}
+	return cost
 }
 
 // startControlPlane starts etcd (with room for 1 GiB of ConfigMaps) and

@@ -21,8 +21,12 @@ import (
 )
 
 // envManager, set in the environment, makes the test binary run the
-// manager instead of the benchmarks (see startManager).
-const envManager = "STORAGEBENCH_HEAP_MANAGER"
+// manager instead of the benchmarks (see startManager); envMetrics is its
+// metrics endpoint's address ("0": none).
+const (
+	envManager = "STORAGEBENCH_HEAP_MANAGER"
+	envMetrics = "STORAGEBENCH_HEAP_METRICS"
+)
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envManager) != "" {
@@ -49,7 +53,7 @@ func managerMain() int {
 		return 1
 	}
 	mgr, err := controllers.NewManager(cfg, controllers.ManagerOptions{
-		MetricsAddr: "0",
+		MetricsAddr: os.Getenv(envMetrics),
 		ProbeAddr:   "0",
 		Reconciler:  controllers.Reconciler{Jobs: controllers.JobOptions{Image: runnerImage}},
 	})
@@ -106,9 +110,10 @@ type manager struct {
 	err    error         // its exit, once done
 }
 
-// startManager re-executes the test binary as the manager, with kubeconfig
-// and its log (stderr) in log.
-func startManager(b *testing.B, kubeconfig, log string) *manager {
+// startManager re-executes the test binary as the manager, with kubeconfig,
+// its log (stderr) in log and its metrics endpoint on metricsAddr ("0":
+// none; plain HTTP otherwise).
+func startManager(b *testing.B, kubeconfig, log, metricsAddr string) *manager {
 	b.Helper()
 	logFile, err := os.Create(log)
 	if err != nil {
@@ -116,7 +121,7 @@ func startManager(b *testing.B, kubeconfig, log string) *manager {
 	}
 	m := &manager{log: log, done: make(chan struct{})}
 	m.cmd = exec.Command(os.Args[0], "-test.run=^$")
-	m.cmd.Env = append(os.Environ(), envManager+"=1", "KUBECONFIG="+kubeconfig)
+	m.cmd.Env = append(os.Environ(), envManager+"=1", envMetrics+"="+metricsAddr, "KUBECONFIG="+kubeconfig)
 	m.cmd.Stdout, m.cmd.Stderr = &m.stdout, logFile
 	if err := m.cmd.Start(); err != nil {
 		b.Fatal(err)
