@@ -359,11 +359,10 @@ type interval struct {
 
 func intervalOf(xs []float64) interval {
 	iv := interval{Count: len(xs)}
-	for _, x := range xs {
-		iv.Mean += x / float64(len(xs))
-	}
 	if v, ok := analysis.VariationOf(xs); ok {
 		iv.Mean, iv.Low, iv.High = v.Mean, ptr.To(v.CI95Low), ptr.To(v.CI95High)
+	} else if len(xs) == 1 {
+		iv.Mean = xs[0]
 	}
 	return iv
 }

@@ -132,12 +132,12 @@ func (c *Client) patch(ctx context.Context, key string, value []byte, binary boo
 	if len(value) > MaxClientValueBytes {
 		return fmt.Errorf("writing %s to ConfigMap %s: %d bytes exceed the %d-byte cap", key, name, len(value), MaxClientValueBytes)
 	}
-	// A []byte marshals as base64, as binaryData wants.
-	patch := map[string]any{"metadata": map[string]any{"annotations": annotations}, "data": map[string]string{key: string(value)}}
+	field, values := "data", any(map[string]string{key: string(value)})
 	if binary {
-		patch = map[string]any{"metadata": patch["metadata"], "binaryData": map[string][]byte{key: value}}
+		// A []byte marshals as base64, as binaryData wants.
+		field, values = "binaryData", map[string][]byte{key: value}
 	}
-	body, err := json.Marshal(patch)
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}, field: values})
 	if err != nil {
 		return err
 	}

@@ -154,14 +154,14 @@ func ResultStep(cm metav1.Object) int {
 }
 
 // Result reads the client's latest step result: binaryData result.bin in
-// the wire encoding (results.DecodeWire), or data result.json as JSON, as
+// the wire encoding (results.WireDecoder), or data result.json as JSON, as
 // the runner chose (a ConfigMap holding both is refused). The value is
 // refused, with ErrInvalidClientData, when it is over MaxClientValueBytes,
 // not decodable, fails results.ClientStep.Validate, or names another client
 // or step than the ConfigMap's label and annotation; its error text is cut
 // to protocol.MaxErrorBytes.
 func Result(cm *corev1.ConfigMap) (results.ClientStep, bool, error) {
-	return readResult(cm, nil)
+	return new(ResultReader).Read(cm)
 }
 
 // A ResultReader reads clients' results one after another, as Result does,
@@ -174,11 +174,7 @@ type ResultReader struct {
 
 // Read is Result into the reader's storage.
 func (rr *ResultReader) Read(cm *corev1.ConfigMap) (results.ClientStep, bool, error) {
-	return readResult(cm, &rr.wire)
-}
-
-func readResult(cm *corev1.ConfigMap, wd *results.WireDecoder) (results.ClientStep, bool, error) {
-	r, key, found, err := decodeResult(cm, wd)
+	r, key, found, err := rr.decode(cm)
 	if err != nil || !found {
 		return results.ClientStep{}, found, err
 	}
@@ -193,9 +189,9 @@ func readResult(cm *corev1.ConfigMap, wd *results.WireDecoder) (results.ClientSt
 	return r, true, nil
 }
 
-// decodeResult decodes whichever encoding of the result cm holds; key is
-// the one it read.
-func decodeResult(cm *corev1.ConfigMap, wd *results.WireDecoder) (r results.ClientStep, key string, found bool, err error) {
+// decode decodes whichever encoding of the result cm holds; key is the
+// one it read.
+func (rr *ResultReader) decode(cm *corev1.ConfigMap) (r results.ClientStep, key string, found bool, err error) {
 	wire, isWire := cm.BinaryData[KeyResultWire]
 	_, isJSON := cm.Data[KeyResult]
 	switch {
@@ -207,18 +203,11 @@ func decodeResult(cm *corev1.ConfigMap, wd *results.WireDecoder) (r results.Clie
 	case len(wire) > MaxClientValueBytes:
 		return r, KeyResultWire, true, invalid(cm, KeyResultWire, fmt.Errorf("%d bytes exceed the %d-byte cap", len(wire), MaxClientValueBytes))
 	}
-	if wd == nil {
-		r, err = results.DecodeWire(wire)
-	} else {
-		var p *results.ClientStep
-		if p, err = wd.Decode(wire); err == nil {
-			r = *p
-		}
-	}
+	p, err := rr.wire.Decode(wire)
 	if err != nil {
-		return results.ClientStep{}, KeyResultWire, true, invalid(cm, KeyResultWire, err)
+		return r, KeyResultWire, true, invalid(cm, KeyResultWire, err)
 	}
-	return r, KeyResultWire, true, nil
+	return *p, KeyResultWire, true, nil
 }
 
 // Aggregate reads a step ConfigMap's merged result.

@@ -293,12 +293,7 @@ type Accumulator struct {
 }
 
 // Add adds every bin of h.
-func (a *Accumulator) Add(h Histogram) {
-	for _, b := range h.Bins {
-		a.counts[b.Index] += b.Count
-		a.total += b.Count
-	}
-}
+func (a *Accumulator) Add(h Histogram) { a.AddCountingNew(h) }
 
 // AddCountingNew is Add, returning how many of h's bins were empty before.
 func (a *Accumulator) AddCountingNew(h Histogram) (newBins int) {

@@ -256,14 +256,13 @@ func (m *timelineMerger) result() Timeline {
 	if len(m.accs) == 0 {
 		return Timeline{}
 	}
-	for k := range m.accs {
-		m.accs[k].flush()
+	// A copy of the windows with histograms of their own: the merger goes
+	// on adding into its buffers.
+	accs := slices.Clone(m.accs)
+	for k := range accs {
+		accs[k].hist = accs[k].snapshot()
 	}
-	t := timelineOf(m.windowSeconds, m.accs)
-	for k := range t.Windows {
-		// The merger goes on writing into its buffers (merge).
-		t.Windows[k].Hist.Bins = slices.Clone(t.Windows[k].Hist.Bins)
-	}
+	t := timelineOf(m.windowSeconds, accs)
 	t.Idle = slices.Clone(m.idle)
 	return t.Fit(StepTimelineBytes)
 }
@@ -333,6 +332,14 @@ func (a *windowAcc) merge(ios, bytes uint64, h fio.Histogram, dense bool) int {
 	merged := fio.MergeInto(a.spare, a.hist, h)
 	a.spare, a.hist = a.hist.Bins, merged
 	return len(merged.Bins) - before
+}
+
+// snapshot returns a copy of the window's bins, dense or not.
+func (a *windowAcc) snapshot() fio.Histogram {
+	if a.dense != nil {
+		return a.dense.Histogram()
+	}
+	return fio.Histogram{Bins: slices.Clone(a.hist.Bins)}
 }
 
 // flush moves a dense window's bins back into hist.

@@ -174,7 +174,6 @@ func DecodeWire(data []byte) (ClientStep, error) {
 // and every slice in it, is valid until the next Decode.
 type WireDecoder struct {
 	c       ClientStep
-	d       wireDecoder
 	bins    []fio.Bin
 	windows []Window
 	idle    []Span
@@ -190,10 +189,10 @@ func (w *WireDecoder) Decode(data []byte) (*ClientStep, error) {
 		return nil, fmt.Errorf("%w %d (this build reads %v)", ErrWireVersion, v, WireVersions)
 	}
 	w.c = ClientStep{Timeline: Timeline{Windows: w.windows[:0], Idle: w.idle[:0]}}
-	w.d = wireDecoder{data: data, pos: len(wireMagic) + 1, bins: w.bins[:0]}
-	err = w.d.client(&w.c)
+	d := wireDecoder{data: data, pos: len(wireMagic) + 1, bins: w.bins[:0]}
+	err = d.client(&w.c)
 	// Keep the largest storage for the next decode.
-	w.bins = w.d.bins[:0]
+	w.bins = d.bins[:0]
 	if t := &w.c.Timeline; cap(t.Windows) > cap(w.windows) {
 		w.windows = t.Windows[:0]
 	}
@@ -201,7 +200,7 @@ func (w *WireDecoder) Decode(data []byte) (*ClientStep, error) {
 		w.idle = t.Idle[:0]
 	}
 	if err != nil {
-		return nil, fmt.Errorf("encoded result, byte %d: %w", w.d.pos, err)
+		return nil, fmt.Errorf("encoded result, byte %d: %w", d.pos, err)
 	}
 	return &w.c, nil
 }
@@ -229,11 +228,13 @@ func (d *wireDecoder) uvarint() uint64 {
 		return uint64(d.data[d.pos-1])
 	}
 	v, n := binary.Uvarint(d.data[d.pos:])
-	if n <= 0 {
-		d.fail(errWireShort, n)
-		return 0
+	switch {
+	case n == 0:
+		d.err = errWireShort
+	case n < 0:
+		d.err = fmt.Errorf("%w: a varint overflows 64 bits", errWireLarge)
 	}
-	d.pos += n
+	d.pos += max(n, 0)
 	return v
 }
 
@@ -247,25 +248,10 @@ func (d *wireDecoder) small(limit int) int {
 	return int(v)
 }
 
-func (d *wireDecoder) fail(short error, n int) {
-	if n < 0 {
-		d.err = fmt.Errorf("%w: a varint overflows 64 bits", errWireLarge)
-		return
-	}
-	d.err = short
-}
-
+// varint reads a zigzag varint (binary.AppendVarint's).
 func (d *wireDecoder) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.data[d.pos:])
-	if n <= 0 {
-		d.fail(errWireShort, n)
-		return 0
-	}
-	d.pos += n
-	return v
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 func (d *wireDecoder) float() float64 {
@@ -334,34 +320,29 @@ func (d *wireDecoder) hist() fio.Histogram {
 		return fio.Histogram{}
 	}
 	start := len(d.bins)
-	idx := -1
+	idx := 0
 	for i := range n {
-		// Most bins are a one-byte gap and a one-byte count: read them
-		// here, without a call.
-		if p := d.pos; p+1 < len(d.data) && d.data[p]|d.data[p+1] < 0x80 && i > 0 && d.data[p] > 0 {
-			if idx += int(d.data[p]); idx >= fio.PlatNR {
-				d.err = fmt.Errorf("histogram bin %d: index is outside [0, %d)", i, fio.PlatNR)
-				return fio.Histogram{}
-			}
-			d.bins = append(d.bins, fio.Bin{Index: idx, Count: uint64(d.data[p+1])})
+		var gap, count uint64
+		if p := d.pos; p+1 < len(d.data) && d.data[p]|d.data[p+1] < 0x80 {
+			// Most bins are a one-byte gap and a one-byte count: read
+			// them here, without a call.
+			gap, count = uint64(d.data[p]), uint64(d.data[p+1])
 			d.pos += 2
-			continue
+		} else if gap, count = d.uvarint(), d.uvarint(); d.err != nil {
+			return fio.Histogram{}
 		}
-		gap := d.uvarint()
-		if i > 0 && gap == 0 {
+		// The first bin's gap is its index.
+		switch {
+		case i > 0 && gap == 0:
 			d.err = fmt.Errorf("histogram bin %d: indices do not ascend", i)
-			return fio.Histogram{}
-		}
-		if gap >= fio.PlatNR || idx+int(gap) >= fio.PlatNR {
+		case gap >= fio.PlatNR || idx+int(gap) >= fio.PlatNR:
 			d.err = fmt.Errorf("histogram bin %d: index is outside [0, %d)", i, fio.PlatNR)
+		}
+		if d.err != nil {
 			return fio.Histogram{}
 		}
-		if i == 0 {
-			idx = int(gap)
-		} else {
-			idx += int(gap)
-		}
-		d.bins = append(d.bins, fio.Bin{Index: idx, Count: d.uvarint()})
+		idx += int(gap)
+		d.bins = append(d.bins, fio.Bin{Index: idx, Count: count})
 	}
 	// Capacity cut, so that nothing appended to one histogram reaches the
 	// next.

@@ -73,7 +73,7 @@ func BenchmarkManagerHeap(b *testing.B) {
 
 // run runs scenario s and returns, with s.perStep, the manager's cost per
 // step from the moment every client was ready to Complete.
-func run(b *testing.B, s scenario) stepCost {
+func run(b *testing.B, s scenario) managerCost {
 	b.StopTimer()
 	dir := b.TempDir()
 	cfg, kubeconfig := startControlPlane(b, dir)
@@ -130,7 +130,7 @@ func run(b *testing.B, s scenario) stepCost {
 	// With perStep, the manager's counters when the first step and when
 	// the last but one were recorded: the steps between are the steady
 	// state, without the first order's or the run's end.
-	var atFirst, atLastButOne costCounters
+	var atFirst, atLastButOne managerCost
 	recorded := 0
 	for done := false; !done; {
 		select {
@@ -170,9 +170,9 @@ func run(b *testing.B, s scenario) stepCost {
 		}
 	}
 	took := time.Since(began)
-	var cost stepCost
+	var cost managerCost
 	if s.perStep {
-		if atFirst == (costCounters{}) || atLastButOne == (costCounters{}) {
+		if atFirst == (managerCost{}) || atLastButOne == (managerCost{}) {
 			b.Fatalf("the status skipped from one recorded step to another past the measured window (polled every second)")
 		}
 		cost = atLastButOne.perStep(atFirst, s.steps-2)

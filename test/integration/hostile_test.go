@@ -308,13 +308,8 @@ var _ = Describe("Hostile input", func() {
 		It("fails with InvalidResult on a wire result of a version it does not read", func() {
 			b := runningTwoClients("wirev9")
 			for i := range 2 {
-				body, err := json.Marshal(map[string]any{
-					"metadata":   map[string]any{"annotations": map[string]string{exchange.AnnotationResultStep: "0"}},
-					"binaryData": map[string][]byte{exchange.KeyResultWire: []byte("SBR\x09 a result from the future")},
-				})
-				Expect(err).NotTo(HaveOccurred())
-				cm := &corev1.ConfigMap{ObjectMeta: meta2(b.Namespace, exchange.ClientName(b.Name, i))}
-				Expect(k8s.Patch(context.Background(), cm, client.RawPatch(types.MergePatchType, body))).To(Succeed())
+				patchClient(b, i, "binaryData", map[string][]byte{exchange.KeyResultWire: []byte("SBR\x09 a result from the future")},
+					map[string]string{exchange.AnnotationResultStep: "0"})
 			}
 			waitFailed(b, 30*time.Second, controllers.ReasonInvalidResult, "unknown result encoding version 9 (this build reads [1])")
 			noPodsRunning(b, time.Minute)
@@ -572,7 +567,14 @@ func runningTwoClients(name string) *v1alpha1.StorageBenchmark {
 // publish writes into client i's ConfigMap as its runner would.
 func publish(b *v1alpha1.StorageBenchmark, i int, data, annotations map[string]string) {
 	GinkgoHelper()
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}, "data": data})
+	patchClient(b, i, "data", data, annotations)
+}
+
+// patchClient merges values into field (data or binaryData) of client i's
+// ConfigMap, with annotations, as a runner would.
+func patchClient(b *v1alpha1.StorageBenchmark, i int, field string, values any, annotations map[string]string) {
+	GinkgoHelper()
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}, field: values})
 	Expect(err).NotTo(HaveOccurred())
 	cm := &corev1.ConfigMap{ObjectMeta: meta2(b.Namespace, exchange.ClientName(b.Name, i))}
 	Expect(k8s.Patch(context.Background(), cm, client.RawPatch(types.MergePatchType, body))).To(Succeed())
