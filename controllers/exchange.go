@@ -70,10 +70,16 @@ func (r *Reconciler) plan(ctx context.Context, b *v1alpha1.StorageBenchmark) (*m
 // resourceVersion observed: a stale cache cannot order twice. annotations
 // go into the same patch (the final order's comparison with a baseline).
 // plan is updated to the object written.
-func (r *Reconciler) writeOrder(ctx context.Context, plan *metav1.PartialObjectMetadata, o protocol.StepOrder, annotations map[string]string) error {
+func (r *Reconciler) writeOrder(ctx context.Context, plan *metav1.PartialObjectMetadata, o protocol.StepOrder, ahead *protocol.StepOrder, annotations map[string]string) error {
 	value, err := exchange.Encode(o)
 	if err != nil {
 		return err
+	}
+	data := map[string]any{exchange.KeyOrder: value, exchange.KeyNextOrder: nil} // null removes it
+	if ahead != nil {
+		if data[exchange.KeyNextOrder], err = exchange.Encode(*ahead); err != nil {
+			return err
+		}
 	}
 	annotations = maps.Clone(annotations)
 	if annotations == nil {
@@ -82,7 +88,7 @@ func (r *Reconciler) writeOrder(ctx context.Context, plan *metav1.PartialObjectM
 	annotations[annotationOrder] = value
 	body, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"resourceVersion": plan.ResourceVersion, "annotations": annotations},
-		"data":     map[string]string{exchange.KeyOrder: value},
+		"data":     data,
 	})
 	if err != nil {
 		return err

@@ -73,7 +73,7 @@ func (r *Reconciler) finish(ctx context.Context, b *v1alpha1.StorageBenchmark, n
 		return ctrl.Result{}, err
 	}
 	if o, ordered, _ := orderOf(plan); plan != nil && (!ordered || !o.Done) {
-		if err := r.writeOrder(ctx, plan, e.final, nil); client.IgnoreNotFound(err) != nil {
+		if err := r.writeOrder(ctx, plan, e.final, nil, nil); client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, err
 		}
 	}

@@ -344,6 +344,16 @@ func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark
 		return nil, &verdictError{verdict{ReasonInvalidPlan, err.Error()}}
 	}
 	order.Reason = clip(order.Reason, maxMessage)
+	// A step written ahead as the one before it ran is ordered as written:
+	// its clients may have started it. The step after this one is written
+	// ahead in turn when it does not depend on this one's results.
+	if obs.ordered {
+		order = protocol.Promote(d.Load, d.Topology, d.Workload, obs.order, order)
+	}
+	var ahead *protocol.StepOrder
+	if a, ok := protocol.Ahead(d.Load, d.Topology, d.Workload, order); ok {
+		ahead = &a
+	}
 	var annotations map[string]string
 	if order.Index == 0 && !order.Done && b.Spec.Clients.SpreadAcrossNodes {
 		rec, err := r.spread(ctx, obs, now)
@@ -359,7 +369,7 @@ func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark
 		}
 		annotations = map[string]string{annotationRegression: encodeRegression(rec)}
 	}
-	if err := r.writeOrder(ctx, obs.plan, order, annotations); err != nil {
+	if err := r.writeOrder(ctx, obs.plan, order, ahead, annotations); err != nil {
 		return nil, err
 	}
 	obs.order, obs.ordered = order, true

@@ -14,6 +14,7 @@ import (
 
 	"github.com/storagebench/storagebench/controllers"
 	"github.com/storagebench/storagebench/internal/policy"
+	"github.com/storagebench/storagebench/internal/protocol"
 )
 
 func main() {
@@ -31,8 +32,8 @@ func main() {
 	flag.StringVar(&pullPolicy, "runner-image-pull-policy", string(corev1.PullIfNotPresent), "pull policy of the client image")
 	flag.DurationVar(&r.ClaimBindTimeout, "claim-bind-timeout", 5*time.Minute, "fail a benchmark whose claims are not bound this long after creation")
 	flag.DurationVar(&r.ReadyTimeout, "ready-timeout", 30*time.Minute, "fail a benchmark whose clients are not all ready this long after creation")
-	flag.DurationVar(&r.StartLead, "step-start-lead", 3*time.Second, "how far ahead the first step's common start instant is set")
-	flag.DurationVar(&r.NextStepLead, "next-step-start-lead", time.Second, "how far ahead the common start instant of each later step is set (clients are idle and watching)")
+	flag.DurationVar(&r.StartLead, "step-start-lead", protocol.DefaultStartLead, "how far ahead the first step's common start instant is set")
+	flag.DurationVar(&r.NextStepLead, "next-step-start-lead", protocol.DefaultNextStepLead, "how far ahead the common start instant of each later step is set (clients are idle and watching)")
 	flag.StringVar(&allowedImages, "allowed-runner-images", "", "comma-separated image references a benchmark's spec.clients.image may name besides --runner-image; empty: only --runner-image")
 	flag.StringVar(&allowedTolerationKeys, "allowed-toleration-keys", "", "comma-separated taint keys a benchmark's client pods may tolerate; * allows any, a toleration without key included; empty: none")
 	flag.StringVar(&allowedNodeSelectorKeys, "allowed-node-selector-keys", "", "comma-separated node label keys a benchmark's client pods may select nodes by; * allows any; empty: none")

@@ -37,6 +37,7 @@ import (
 
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/internal/fio"
 	"github.com/storagebench/storagebench/internal/numfmt"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
@@ -58,6 +59,8 @@ func run() int {
 		err = client(ctx, os.Args[2:])
 	case "local":
 		err = local(ctx, os.Args[2:])
+	case fio.WaitUntilCommand: // fio runs it before a step's I/O (runner.Runner.Waiter)
+		err = fio.WaitUntil(os.Args[2:])
 	default:
 		usage()
 	}
@@ -76,6 +79,16 @@ const clientEnvHelp = "environment (test hook): " + exchange.EnvTestClockOffset 
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: runner client (--kube | --plan FILE --exchange DIR) --workdir DIR\n       runner local [flags] (runner local -h)\n"+clientEnvHelp)
 	os.Exit(2)
+}
+
+// waiter is this binary, as the runner's Waiter (its wait-until command);
+// "" when its path cannot be found, and fio then starts at the instants.
+func waiter() string {
+	path, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return path
 }
 
 // clientClock is the client's clock: the system's, shifted by the test hook
@@ -137,7 +150,7 @@ func fileClient(ctx context.Context, planPath, exchangeDir, workdir string, now 
 		return fmt.Errorf("%s: %w", planPath, err)
 	}
 	x := runner.FileExchange{Dir: exchangeDir}
-	r := &runner.Runner{Plan: p, Coordinator: x, Publisher: x, WorkDir: workdir, Now: now}
+	r := &runner.Runner{Plan: p, Coordinator: x, Publisher: x, WorkDir: workdir, Now: now, Waiter: waiter()}
 	return r.Run(ctx)
 }
 
@@ -170,7 +183,7 @@ func kubeClient(ctx context.Context, workdir string, now func() time.Time) error
 	if err != nil {
 		return err
 	}
-	r := &runner.Runner{Plan: p, Coordinator: x, Publisher: x, Clock: x, WorkDir: workdir, Now: now}
+	r := &runner.Runner{Plan: p, Coordinator: x, Publisher: x, Clock: x, WorkDir: workdir, Now: now, Waiter: waiter()}
 	return r.Run(ctx)
 }
 

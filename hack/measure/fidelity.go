@@ -33,7 +33,7 @@ const fidelityClaim = "fidelity-data"
 // its order (the manager's default StartLead). The plain runs wait as long
 // between the preceding I/O (preconditioning) and the step, as the runner
 // in the pod does.
-const startLead = 3 * time.Second
+const startLead = protocol.DefaultStartLead
 
 // Fidelity goals. At an offered rate the operator must achieve what plain
 // fio achieves and see the same p99, each within 1 %: the mean of the

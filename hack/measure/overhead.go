@@ -107,12 +107,12 @@ func overheadOf(obs *observation, cfg *config) *overheadResult {
 	order, ok := obs.orders[0]
 	add("step 1 start instant", order.StartAt, ok, "order.json of the plan ConfigMap: startAt, the instant every client was told to start")
 	first, _, ok := obs.stepSpan(0)
-	add("first I/O (step 1 fio started)", first, ok, "result.json of the client ConfigMaps: the earliest actualStart of step 1 (fio launched; its ramp is I/O)")
+	add("first I/O (step 1 fio started)", first, ok, "the client results: the earliest actualStart of step 1 (its I/O began, by fio's timestamps; its ramp is I/O)")
 	if ok {
 		res.FirstIOSeconds = seconds(first.Sub(obs.start))
 	}
 	_, last, ok := obs.stepSpan(n - 1)
-	add("last step end", last, ok, "result.json of the client ConfigMaps: the latest end of the last step")
+	add("last step end", last, ok, "the client results: the latest end of the last step (fio exited and its report was read)")
 	add("Complete", obs.complete, true, "benchmark watch: condition Complete seen True")
 
 	var prevEnd time.Time

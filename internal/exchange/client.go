@@ -42,6 +42,11 @@ type Client struct {
 	planUID types.UID
 	// wire is the results' wire encoding version the plan allows (0: JSON).
 	wire int
+	// current is the highest step KeyOrder was seen to order, and ahead
+	// one more than the last step taken from KeyNextOrder (0: none): the
+	// result of a step taken ahead is published once the step is current,
+	// that is, once the step before it is recorded (see Publish).
+	current, ahead int
 }
 
 // DefaultBackoff is the retry pace after a transient API error: 200 ms
@@ -112,7 +117,17 @@ func (c *Client) ReportReady(ctx context.Context, r protocol.Ready) error {
 
 // Publish records the client's result of one step: in the wire encoding
 // the plan allows (binaryData KeyResultWire), or as JSON (data KeyResult).
+// A client holds one result at a time, so the result of a step that was
+// ordered ahead (KeyNextOrder) waits until the step is current: the
+// conductor has then recorded the result before it. The step is current
+// long before it ends, unless the conductor is far behind, or the run
+// has ended (a final order), when the result is written all the same.
 func (c *Client) Publish(ctx context.Context, r results.ClientStep) error {
+	if r.Step+1 == c.ahead && r.Step > c.current {
+		if _, err := c.awaitOrder(ctx, r.Step, false); err != nil {
+			return fmt.Errorf("waiting to publish step %d: %w", r.Step, err)
+		}
+	}
 	annotations := map[string]string{AnnotationResultStep: strconv.Itoa(r.Step)}
 	if c.wire != 0 {
 		return c.patch(ctx, KeyResultWire, results.AppendWire(nil, &r), true, annotations)
@@ -159,10 +174,17 @@ func (c *Client) patch(ctx context.Context, key string, value []byte, binary boo
 }
 
 // WaitOrder blocks until the plan ConfigMap orders step index (or says the
-// run is done). It watches the one ConfigMap by name, so the runner's Role
-// can restrict get/list/watch to that name. The plan ConfigMap deleted or
-// replaced by another object is final (ErrPlanGone).
+// run is done), as its current order or as the one written ahead. It
+// watches the one ConfigMap by name, so the runner's Role can restrict
+// get/list/watch to that name. The plan ConfigMap deleted or replaced by
+// another object is final (ErrPlanGone).
 func (c *Client) WaitOrder(ctx context.Context, index int) (protocol.StepOrder, error) {
+	return c.awaitOrder(ctx, index, true)
+}
+
+// awaitOrder is WaitOrder, taking the order written ahead when ahead is
+// set, and otherwise waiting until the current order reaches step index.
+func (c *Client) awaitOrder(ctx context.Context, index int, ahead bool) (protocol.StepOrder, error) {
 	name := PlanName(c.Benchmark)
 	cms := c.Clientset.CoreV1().ConfigMaps(c.Namespace)
 	b := c.backoff()
@@ -180,7 +202,7 @@ func (c *Client) WaitOrder(ctx context.Context, index int) (protocol.StepOrder, 
 			}
 			continue
 		}
-		if o, ok, err := c.orderFor(cm, index); ok || err != nil {
+		if o, ok, err := c.orderFor(cm, index, ahead); ok || err != nil {
 			return o, err
 		}
 		started := time.Now()
@@ -197,7 +219,7 @@ func (c *Client) WaitOrder(ctx context.Context, index int) (protocol.StepOrder, 
 			}
 			continue
 		}
-		o, ok, err := c.waitOrderEvent(ctx, w, index)
+		o, ok, err := c.waitOrderEvent(ctx, w, index, ahead)
 		w.Stop()
 		if ok || err != nil {
 			return o, err
@@ -219,7 +241,7 @@ func (c *Client) planGone(how string) error {
 	return fmt.Errorf("plan ConfigMap %s was %s: %w", PlanName(c.Benchmark), how, ErrPlanGone)
 }
 
-func (c *Client) waitOrderEvent(ctx context.Context, w watch.Interface, index int) (protocol.StepOrder, bool, error) {
+func (c *Client) waitOrderEvent(ctx context.Context, w watch.Interface, index int, ahead bool) (protocol.StepOrder, bool, error) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -235,24 +257,28 @@ func (c *Client) waitOrderEvent(ctx context.Context, w watch.Interface, index in
 			if ev.Type == watch.Deleted {
 				return protocol.StepOrder{}, false, c.planGone("deleted")
 			}
-			if o, ok, err := c.orderFor(cm, index); ok || err != nil {
+			if o, ok, err := c.orderFor(cm, index, ahead); ok || err != nil {
 				return o, ok, err
 			}
 		}
 	}
 }
 
-// orderFor returns the order when it is for step index or says done. An
+// orderFor returns the order when it is for step index or says done; with
+// ahead, also the order written ahead when it is for step index. A current
 // order beyond index means this client missed a step, which the lockstep
 // protocol never allows: it is an error. So is a plan ConfigMap that is not
 // the one the plan was loaded from.
-func (c *Client) orderFor(cm *corev1.ConfigMap, index int) (protocol.StepOrder, bool, error) {
+func (c *Client) orderFor(cm *corev1.ConfigMap, index int, ahead bool) (protocol.StepOrder, bool, error) {
 	if c.planUID != "" && cm.UID != c.planUID {
 		return protocol.StepOrder{}, false, c.planGone("replaced")
 	}
 	o, found, err := Order(cm)
 	if err != nil || !found {
 		return o, false, err
+	}
+	if !o.Done {
+		c.current = max(c.current, o.Index)
 	}
 	switch {
 	case o.Done:
@@ -261,8 +287,15 @@ func (c *Client) orderFor(cm *corev1.ConfigMap, index int) (protocol.StepOrder, 
 		return o, true, nil
 	case o.Index > index:
 		return o, false, fmt.Errorf("ordered step %d while waiting for step %d", o.Index, index)
+	case !ahead:
+		return o, false, nil
 	}
-	return o, false, nil
+	next, found, err := NextOrder(cm)
+	if err != nil || !found || next.Done || next.Index != index {
+		return next, false, err
+	}
+	c.ahead = index + 1
+	return next, true, nil
 }
 
 // retriable reports errors worth another attempt: no answer from the API

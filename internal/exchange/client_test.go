@@ -204,3 +204,55 @@ func TestPublishFailsWhenTheClientConfigMapIsGone(t *testing.T) {
 		})
 	}
 }
+
+// TestStepOrderedAhead checks the runner's side of a step ordered ahead:
+// WaitOrder takes it from next.json, and its result waits until the
+// conductor has made it the current order (it recorded the step before),
+// as a client holds one result at a time.
+func TestStepOrderedAhead(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	step0 := &protocol.StepOrder{Index: 0, StartAt: at, Duration: time.Minute}
+	step1 := &protocol.StepOrder{Index: 1, StartAt: at.Add(time.Minute), Duration: time.Minute}
+	plan0 := planCM(t, "u1", step0)
+	plan0.Data[KeyNextOrder] = encode(t, step1)
+	cs := fake.NewClientset(plan0, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: ClientName("b", 0), Namespace: ns}})
+	events := watch.NewFakeWithChanSize(10, false)
+	cs.PrependWatchReactor("configmaps", func(k8stesting.Action) (bool, watch.Interface, error) { return true, events, nil })
+	x := &Client{Clientset: cs, Namespace: ns, Benchmark: "b", Backoff: fastRetry, planUID: "u1"}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	o, err := x.WaitOrder(ctx, 1)
+	if err != nil || o.Index != 1 || !o.StartAt.Equal(step1.StartAt) {
+		t.Fatalf("order %+v, %v; want step 1 as written ahead", o, err)
+	}
+	published := make(chan error, 1)
+	go func() { published <- x.Publish(ctx, results.ClientStep{Step: 1}) }()
+	result := func() int {
+		cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, ClientName("b", 0), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ResultStep(cm)
+	}
+	// Step 0 is still current: the result of step 1 must not replace
+	// step 0's before the conductor has read it.
+	select {
+	case err := <-published:
+		t.Fatalf("published step 1 while step 0 was current (%v)", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if got := result(); got != -1 {
+		t.Fatalf("client ConfigMap holds the result of step %d", got)
+	}
+	events.Modify(planCM(t, "u1", step1)) // step 0 recorded, step 1 current
+	if err := <-published; err != nil {
+		t.Fatal(err)
+	}
+	if got := result(); got != 1 {
+		t.Fatalf("client ConfigMap holds the result of step %d, want 1", got)
+	}
+	// A step that was current when ordered is published at once.
+	if err := x.Publish(ctx, results.ClientStep{Step: 0}); err != nil {
+		t.Fatal(err)
+	}
+}

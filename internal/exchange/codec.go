@@ -93,6 +93,14 @@ func Order(cm *corev1.ConfigMap) (protocol.StepOrder, bool, error) {
 	return o, found, err
 }
 
+// NextOrder reads the order written ahead (KeyNextOrder) from the plan
+// ConfigMap.
+func NextOrder(cm *corev1.ConfigMap) (protocol.StepOrder, bool, error) {
+	var o protocol.StepOrder
+	found, err := decode(cm, KeyNextOrder, &o)
+	return o, found, err
+}
+
 // ReadyState is what a client ConfigMap's annotation says about readiness.
 type ReadyState int
 

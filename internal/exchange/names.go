@@ -41,10 +41,14 @@ const (
 
 // ConfigMap data keys.
 const (
-	KeyPlan   = "plan.json"
-	KeyOrder  = "order.json"
-	KeyReady  = "ready.json"
-	KeyResult = "result.json"
+	KeyPlan  = "plan.json"
+	KeyOrder = "order.json"
+	// KeyNextOrder holds, beside KeyOrder's step, the step after it when
+	// it is known ahead (protocol.Ahead): clients start it the instant
+	// the current one ends, before its results are recorded.
+	KeyNextOrder = "next.json"
+	KeyReady     = "ready.json"
+	KeyResult    = "result.json"
 	// KeyResultWire is the binaryData key of a result in the compact wire
 	// encoding (results.AppendWire), which a runner writes instead of
 	// KeyResult when the plan lists a version it knows.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -42,6 +43,11 @@ type Result struct {
 	// why there are none when fio's stream could not be read.
 	Intervals   []Interval
 	TimelineErr error
+	// Began is when the jobs' measurement began (after any ramp), by the
+	// node's clock: the least of the timeline documents' timestamps less
+	// the jobs' run times at them, to the millisecond. Zero without a
+	// timeline.
+	Began time.Time
 }
 
 // Version returns fio's version string, e.g. "fio-3.33".
@@ -80,6 +86,10 @@ func (e Executor) Run(ctx context.Context, name, jobFile string) (*Result, error
 		args = append(args, "--status-interval=1")
 	}
 	cmd := exec.Command(e.binary(), append(args, jobPath)...)
+	// fio saves a job's exec_prerun output as <job>.prerun.txt in its
+	// working directory: WorkDir, not wherever this process runs.
+	cmd.Dir = e.WorkDir
+	defer removePrerunOutput(e.WorkDir, name)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.Stdout = &stderr
@@ -135,6 +145,9 @@ func (e Executor) Run(ctx context.Context, name, jobFile string) (*Result, error
 				res.TimelineErr = ivErr
 			} else {
 				res.Intervals = ivs.out
+				if ivs.beganMs > 0 {
+					res.Began = time.UnixMilli(ivs.beganMs)
+				}
 			}
 		}
 	}
@@ -162,4 +175,28 @@ func (e Executor) Run(ctx context.Context, name, jobFile string) (*Result, error
 		return nil, err
 	}
 	return res, nil
+}
+
+// removePrerunOutput removes the files fio saved a run's exec_prerun
+// output in (Run.StartAt).
+func removePrerunOutput(dir, name string) {
+	files, _ := filepath.Glob(filepath.Join(dir, name+"-*.prerun.txt"))
+	for _, f := range files {
+		_ = os.Remove(f)
+	}
+}
+
+// WaitUntil is the waiter's side of Run.StartAt: given the arguments after
+// WaitUntilCommand (one instant in Unix nanoseconds), it returns at that
+// instant of the node's clock (at once when it has passed).
+func WaitUntil(args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("%s takes one instant in Unix nanoseconds, got %d arguments", WaitUntilCommand, len(args))
+	}
+	ns, err := strconv.ParseInt(args[0], 10, 64)
+	if err != nil {
+		return fmt.Errorf("%s: %w", WaitUntilCommand, err)
+	}
+	time.Sleep(time.Until(time.Unix(0, ns)))
+	return nil
 }

@@ -70,6 +70,9 @@ type intervals struct {
 	out     []Interval
 	lastEnd uint64
 	carry   Interval // intervals folded after the clock went back
+	// beganMs is when the measurement began, in Unix milliseconds: the
+	// least of the documents' timestamps less the jobs' run times at them.
+	beganMs int64
 }
 
 func (a *intervals) add(doc rawOutput) error {
@@ -78,6 +81,7 @@ func (a *intervals) add(doc rawOutput) error {
 	}
 	var iv Interval
 	measuring := false
+	var recorded uint64 // latencies recorded so far, every job's
 	for _, j := range doc.Jobs {
 		st := a.jobs[j.JobName]
 		if st == nil {
@@ -99,6 +103,7 @@ func (a *intervals) add(doc rawOutput) error {
 			continue
 		}
 		measuring = true
+		recorded += j.Read.ClatNs.N + j.Write.ClatNs.N
 		iv.EndMs = max(iv.EndMs, j.JobRuntime)
 		addOp(&iv.Read, r)
 		addOp(&iv.Write, w)
@@ -113,7 +118,14 @@ func (a *intervals) add(doc rawOutput) error {
 			addOp(&a.carry.Read, prev.Read)
 			addOp(&a.carry.Write, prev.Write)
 		}
-		a.out, a.lastEnd = a.out[:0], 0
+		a.out, a.lastEnd, a.beganMs = a.out[:0], 0, 0
+	}
+	// A document's timestamp is taken after its jobs' run times, so each
+	// that recorded latencies gives a bound on the start no earlier than
+	// it: the least is kept. (Documents before the jobs' first I/O, while
+	// they wait to start, say nothing of it.)
+	if began := doc.TimestampMs - int64(iv.EndMs); recorded > 0 && (a.beganMs == 0 || began < a.beganMs) {
+		a.beganMs = began
 	}
 	iv.StartMs = a.lastEnd
 	addOp(&iv.Read, a.carry.Read)

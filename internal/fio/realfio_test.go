@@ -306,3 +306,29 @@ func TestPoissonArrivalsSpaceIOsRandomly(t *testing.T) {
 		}
 	}
 }
+
+// TestBeganIsWhenTheMeasurementStarted checks Result.Began against the
+// instants around the run: fio takes a while to start its jobs, then
+// measures for exactly the runtime, so Began lies after the launch and a
+// runtime before the run returned.
+func TestBeganIsWhenTheMeasurementStarted(t *testing.T) {
+	e := requireFio(t)
+	e.Timeline = true
+	const runtime = 3 * time.Second
+	launched := time.Now()
+	res := runFio(t, e, Run{Name: "began", Engine: "psync", BlockSizeBytes: 4096, ReadPercent: 100, Random: true,
+		Runtime: runtime, Jobs: []Job{{IODepth: 1, ReadIOPS: 200}, {IODepth: 1, ReadIOPS: 200}}},
+		Layout{Directory: t.TempDir(), BytesPerJob: 4 << 20})
+	returned := time.Now()
+	if res.Began.IsZero() {
+		t.Fatal("no start instant from a run with a timeline")
+	}
+	// Milliseconds: fio's timestamps are whole milliseconds.
+	if started := res.Began.Sub(launched); started < -time.Millisecond || started > time.Second {
+		t.Errorf("measurement began %s after the launch; want within [0, 1s]", started)
+	}
+	if tail := returned.Sub(res.Began.Add(runtime)); tail < -time.Millisecond {
+		t.Errorf("the run returned %s before its measurement could have ended", -tail)
+	}
+	t.Logf("began %s after the launch; returned %s after the measurement ended", res.Began.Sub(launched), returned.Sub(res.Began.Add(runtime)))
+}

@@ -63,7 +63,19 @@ type Run struct {
 	// its own so that clients do not issue identical offset sequences.
 	Seed uint64
 	Jobs []Job
+	// StartAt, when set, holds every job's I/O until that instant of the
+	// node's clock: just before its I/O each job runs "Waiter wait-until
+	// <Unix nanoseconds>" (fio's exec_prerun), which returns at the
+	// instant. fio has started by then, so a run launched ahead of the
+	// instant begins its I/O on it, whatever fio's start-up took. Waiter
+	// is an absolute path.
+	StartAt time.Time
+	Waiter  string
 }
+
+// WaitUntilCommand is the argument of Run.Waiter that waits for an
+// instant, given in Unix nanoseconds.
+const WaitUntilCommand = "wait-until"
 
 // Precondition returns the run that fills every job's working set once with
 // sequential, non-compressible writes, so that later read steps read written
@@ -129,6 +141,9 @@ func Render(r Run, l Layout) (string, error) {
 		w("rate_process", "poisson")
 	}
 	w("percentile_list", PercentileList)
+	if !r.StartAt.IsZero() {
+		w("exec_prerun", fmt.Sprintf("%s %s %d", r.Waiter, WaitUntilCommand, r.StartAt.UnixNano()))
+	}
 	for j, job := range r.Jobs {
 		fmt.Fprintf(&b, "\n[%s-job%d]\n", r.Name, j)
 		if l.Device != "" {
@@ -191,6 +206,9 @@ func validate(r Run, l Layout) error {
 	if (l.Directory == "") == (l.Device == "") {
 		return errors.New("layout needs exactly one of a directory or a device")
 	}
+	if !r.StartAt.IsZero() && !safeCommand(r.Waiter) {
+		return fmt.Errorf("waiter %q must be an absolute path of letters, digits and '/', '.', '_', '-', '+' (a shell runs it)", r.Waiter)
+	}
 	for _, p := range []string{l.Directory, l.Device} {
 		if p != "" && !safePath(p) {
 			return fmt.Errorf("path %q must be absolute and free of ':', '$', spaces and control characters (fio gives them meaning)", p)
@@ -218,6 +236,21 @@ func safePath(p string) bool {
 	}
 	for _, c := range p {
 		if c <= ' ' || c == 0x7f || c == ':' || c == '$' || c == ';' || c == '#' {
+			return false
+		}
+	}
+	return true
+}
+
+// safeCommand accepts an absolute path that a shell reads as one word and
+// nothing else.
+func safeCommand(p string) bool {
+	if !strings.HasPrefix(p, "/") {
+		return false
+	}
+	for _, c := range p {
+		ok := c == '/' || c == '.' || c == '_' || c == '-' || c == '+' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+		if !ok {
 			return false
 		}
 	}

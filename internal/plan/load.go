@@ -175,6 +175,14 @@ type Load struct {
 	ExtendUntilSteady int32
 }
 
+// Fixed reports whether every step of l is known before any has run: a
+// rate or queue-depth list without stop rules and without reruns of
+// unsteady steps. A curve's steps follow from its unthrottled result, and
+// a stop rule or a rerun from each step's, so theirs are not.
+func (l Load) Fixed() bool {
+	return l.Curve == nil && l.Stop == (StopRules{}) && l.runsUntilSteady() == 1
+}
+
 // runsUntilSteady is l.ExtendUntilSteady, or 1 when it does not extend.
 func (l Load) runsUntilSteady() int {
 	if l.ExtendUntilSteady < 2 {

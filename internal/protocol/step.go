@@ -18,8 +18,9 @@ import (
 // Leads and timeouts both conductors use unless told otherwise.
 const (
 	// DefaultStartLead is how far ahead the first step's start instant is
-	// set, so every client sees the order before it is due.
-	DefaultStartLead = 3 * time.Second
+	// set, so every client sees the order before it is due. Clients are
+	// ready and watching for it, as they are for every later step.
+	DefaultStartLead = time.Second
 	// DefaultNextStepLead is the same for every later step, when every
 	// client is idle and already waiting for the order.
 	DefaultNextStepLead = time.Second
@@ -71,6 +72,40 @@ func Next(l plan.Load, t plan.Topology, w workload.Spec, steady analysis.SteadyO
 	}
 	return StepOrder{Index: n, StartAt: now.Add(lead).Truncate(time.Millisecond), Step: *step,
 		Duration: l.StepDuration, Ramp: l.RampTime}, nil, nil
+}
+
+// Ahead is the order that follows o when the load's steps do not depend on
+// the results (plan.Load.Fixed): the next step, starting the instant o's
+// measurement ends. A conductor writes it as o's step runs, so clients
+// start it without waiting for o's results to be recorded; ok is false
+// when no step follows o or the load is not fixed. The order is a pure
+// function of o, so a conductor that restarts writes the same one.
+func Ahead(l plan.Load, t plan.Topology, w workload.Spec, o StepOrder) (StepOrder, bool) {
+	if o.Done || !l.Fixed() {
+		return StepOrder{}, false
+	}
+	steps := plan.Steps(l)
+	k := o.Index + 1
+	if k >= len(steps) {
+		return StepOrder{}, false
+	}
+	s := steps[k]
+	s.Index = k
+	if _, err := plan.Divide(s, t, w); err != nil {
+		return StepOrder{}, false // Next reports it when the step is due
+	}
+	return StepOrder{Index: k, StartAt: o.End(), Step: s, Duration: l.StepDuration, Ramp: l.RampTime}, true
+}
+
+// Promote is the order to write after the recorded steps: next, as Next
+// decided it, unless it is the step written ahead of it as prev ran
+// (Ahead of prev), whose clients may already have started: then that
+// order, start instant and all.
+func Promote(l plan.Load, t plan.Topology, w workload.Spec, prev, next StepOrder) StepOrder {
+	if a, ok := Ahead(l, t, w, prev); ok && !next.Done && a.Index == next.Index && a.Step == next.Step {
+		return a
+	}
+	return next
 }
 
 // OutcomeOf turns a step's aggregate into what the planner (stop rules,

@@ -176,3 +176,75 @@ func TestStepFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestAheadAndPromote checks which loads get their next step ordered
+// ahead, when it starts, and that the step ordered ahead is the one
+// promoted once the step before it is recorded.
+func TestAheadAndPromote(t *testing.T) {
+	topo := plan.Topology{Clients: 2, JobsPerClient: 1}
+	w := workload.BaseSpec()
+	rate := plan.Load{Rate: &plan.RateSteps{Steps: []int64{1000, 2000, 3000}}, StepDuration: time.Minute, RampTime: 5 * time.Second}
+	depth := plan.Load{QueueDepth: &plan.QueueDepthSteps{Steps: []int32{2, 4}}, StepDuration: time.Minute, Repeat: 2}
+	stopped := rate
+	stopped.Stop.SaturationPercent = 90
+	steady := rate
+	steady.ExtendUntilSteady = 3
+	curve := plan.Load{Curve: &plan.CurveSpec{Percents: []int32{50}}, StepDuration: time.Minute}
+	tiny := plan.Load{Rate: &plan.RateSteps{Steps: []int64{1000, 1}}, StepDuration: time.Minute}
+	step0 := StepOrder{Index: 0, StartAt: now, Step: plan.Step{Index: 0, OfferedIOPS: 1000}, Duration: time.Minute, Ramp: 5 * time.Second}
+	tests := []struct {
+		name string
+		load plan.Load
+		prev StepOrder
+		want *StepOrder
+	}{
+		{"rate steps: the next starts as this one ends", rate, step0, &StepOrder{Index: 1, StartAt: now.Add(65 * time.Second),
+			Step: plan.Step{Index: 1, OfferedIOPS: 2000}, Duration: time.Minute, Ramp: 5 * time.Second}},
+		{"queue-depth steps, repeated", depth, StepOrder{Index: 1, StartAt: now, Duration: time.Minute}, &StepOrder{Index: 2, StartAt: now.Add(time.Minute),
+			Step: plan.Step{Index: 2, Level: 1, Repetition: 1, QueueDepthPerClient: 4}, Duration: time.Minute}},
+		{"the last step: nothing follows", rate, StepOrder{Index: 2, StartAt: now}, nil},
+		{"a final order: nothing follows", rate, StepOrder{Index: 1, Done: true}, nil},
+		{"a stop rule decides from the results", stopped, step0, nil},
+		{"unsteady steps are rerun", steady, step0, nil},
+		{"a curve's rates follow from its maximum", curve, step0, nil},
+		{"a step the plan cannot divide is left to Next", tiny, StepOrder{Index: 0, StartAt: now}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := Ahead(tt.load, topo, w, tt.prev)
+			switch {
+			case tt.want == nil && ok:
+				t.Fatalf("ordered ahead %+v, want nothing", got)
+			case tt.want == nil:
+				return
+			case !ok:
+				t.Fatal("nothing ordered ahead")
+			case !got.StartAt.Equal(tt.want.StartAt) || got.Index != tt.want.Index || got.Step != tt.want.Step ||
+				got.Duration != tt.want.Duration || got.Ramp != tt.want.Ramp || got.Done:
+				t.Fatalf("ordered ahead %+v\nwant %+v", got, *tt.want)
+			}
+			// Next, deciding the same step from results, yields to it.
+			recorded := make([]results.StepAggregate, got.Index)
+			for i := range recorded {
+				recorded[i] = agg(i, 1000, 0, time.Millisecond)
+			}
+			next, _, err := Next(tt.load, topo, w, analysis.SteadyOptions{}, recorded, now.Add(time.Hour), DefaultLeads)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p := Promote(tt.load, topo, w, tt.prev, next); !p.StartAt.Equal(got.StartAt) || p.Step != got.Step {
+				t.Fatalf("promoted %+v, want the order written ahead %+v", p, got)
+			}
+		})
+	}
+	// Another step than the one written ahead, or none written, is Next's.
+	next := StepOrder{Index: 1, StartAt: now.Add(time.Hour), Step: plan.Step{Index: 1, OfferedIOPS: 2000}}
+	for _, prev := range []StepOrder{{Index: 5, StartAt: now}, {Index: 0, Done: true}} {
+		if p := Promote(rate, topo, w, prev, next); !p.StartAt.Equal(next.StartAt) {
+			t.Errorf("after %+v promoted %+v, want Next's order", prev, p)
+		}
+	}
+	if p := Promote(stopped, topo, w, step0, next); !p.StartAt.Equal(next.StartAt) {
+		t.Errorf("a load with stop rules promoted %+v, want Next's order", p)
+	}
+}

@@ -18,10 +18,12 @@ type ClientStep struct {
 	Jobs int `json:"jobs"`
 	// PlannedStart is the instant the step was scheduled to start.
 	PlannedStart time.Time `json:"plannedStart"`
-	// ActualStart is when the client actually launched fio, and End when
-	// fio ended, both on the conductor's clock (in Kubernetes the API
-	// server's: the runner corrects its own clock by its measured offset),
-	// so the clients' start spread is comparable across nodes.
+	// ActualStart is when the client's I/O began (its ramp included), by
+	// fio's own timestamps, or when it launched fio if fio did not say; End
+	// is when fio ended and its report was read. Both are on the
+	// conductor's clock (in Kubernetes the API server's: the runner
+	// corrects its own clock by its measured offset), so the clients'
+	// start spread is comparable across nodes.
 	ActualStart time.Time `json:"actualStart"`
 	End         time.Time `json:"end"`
 	Read        Operation `json:"read"`

@@ -62,9 +62,13 @@ func (c *Conductor) Run(ctx context.Context) (*Outcome, error) {
 	if leads == (protocol.Leads{}) {
 		leads = protocol.DefaultLeads
 	}
-	next := 0
+	// next is the first step index no order was written for; every index
+	// from it to written (an order written ahead) gets the final order.
+	next, written := 0, -1
 	finish := func(reason string) {
-		_ = c.Files.WriteOrder(protocol.StepOrder{Index: next, Done: true, Reason: reason, EndedAt: time.Now().Truncate(time.Second)})
+		for k := next; k <= max(next, written+1); k++ {
+			_ = c.Files.WriteOrder(protocol.StepOrder{Index: k, Done: true, Reason: reason, EndedAt: time.Now().Truncate(time.Second)})
+		}
 	}
 	ready, err := c.waitReady(ctx)
 	out.Ready = ready
@@ -74,6 +78,7 @@ func (c *Conductor) Run(ctx context.Context) (*Outcome, error) {
 		return out, err
 	}
 	var recorded []results.StepAggregate
+	var prev protocol.StepOrder
 	for {
 		order, stop, err := protocol.Next(c.Load, c.Topology, c.Workload, c.Steady, recorded, time.Now(), leads)
 		if err != nil {
@@ -86,10 +91,20 @@ func (c *Conductor) Run(ctx context.Context) (*Outcome, error) {
 			_ = c.Files.WriteOrder(order)
 			return out, nil
 		}
+		order = protocol.Promote(c.Load, c.Topology, c.Workload, prev, order)
 		if err := c.Files.WriteOrder(order); err != nil {
 			return out, err
 		}
 		next++
+		// When the step after it does not depend on its results, it is
+		// ordered now, to start the instant this one ends.
+		if a, ok := protocol.Ahead(c.Load, c.Topology, c.Workload, order); ok {
+			if err := c.Files.WriteOrder(a); err != nil {
+				return out, err
+			}
+			written = a.Index
+		}
+		prev = order
 		clients, err := c.waitResults(ctx, order)
 		agg := results.Aggregate(order.Index, clients)
 		rec := StepRecord{Step: order.Step, StartAt: order.StartAt, Aggregate: agg}

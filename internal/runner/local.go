@@ -30,6 +30,8 @@ type Local struct {
 	Precondition bool
 	// Fio is the fio binary (from PATH when empty).
 	Fio string
+	// Waiter is the in-process clients' Runner.Waiter.
+	Waiter string
 	// Launch starts the clients; nil runs them as goroutines in this
 	// process. It returns a function that waits for all of them.
 	Launch func(ctx context.Context, plans []protocol.ClientPlan, x FileExchange) (wait func() error, err error)
@@ -93,7 +95,7 @@ func (l *Local) launchInProcess(ctx context.Context, plans []protocol.ClientPlan
 	var wg sync.WaitGroup
 	errs := make([]error, len(plans))
 	for i, p := range plans {
-		r := &Runner{Plan: p, Coordinator: x, Publisher: x, WorkDir: filepath.Join(l.Dir, "clients", fmt.Sprintf("client-%03d", i))}
+		r := &Runner{Plan: p, Coordinator: x, Publisher: x, WorkDir: filepath.Join(l.Dir, "clients", fmt.Sprintf("client-%03d", i)), Waiter: l.Waiter}
 		wg.Go(func() { errs[i] = r.Run(ctx) })
 	}
 	return func() error {

@@ -49,6 +49,14 @@ type Runner struct {
 	WorkDir string
 	// Now is the clock (tests may override).
 	Now func() time.Time
+	// Waiter, when set, is the absolute path of a program that waits for
+	// an instant (`Waiter wait-until <Unix ns>`, fio.WaitUntil; the runner
+	// binary is one). fio is then launched LaunchAhead before a step's
+	// instant and holds its jobs' I/O until it (fio.Run.StartAt), so a
+	// step begins on the instant whatever fio's start-up takes. Without
+	// it, fio is launched at the instant, and its start-up is part of the
+	// step's time.
+	Waiter string
 	// Clock, when set, measures Now's offset to the conductor's clock while
 	// preparing: steps then start at the ordered instant of the conductor's
 	// clock, and results carry instants of that clock. Nil when both share
@@ -88,20 +96,36 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	if err := r.Coordinator.ReportReady(ctx, ready); err != nil {
 		return fmt.Errorf("reporting ready: %w", err)
 	}
+	var pending *launched // the next step, launched while this one ran
 	for k := 0; ; k++ {
-		order, err := r.Coordinator.WaitOrder(ctx, k)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ErrInterrupted
+		cur := pending
+		if cur == nil {
+			order, err := r.Coordinator.WaitOrder(ctx, k)
+			if err != nil {
+				if ctx.Err() != nil {
+					return ErrInterrupted
+				}
+				return fmt.Errorf("waiting for step %d: %w", k, err)
 			}
-			return fmt.Errorf("waiting for step %d: %w", k, err)
+			if order.Done {
+				return nil
+			}
+			if cur, err = r.launch(ctx, exe, layout, order); err != nil {
+				return err
+			}
 		}
-		if order.Done {
-			return nil
-		}
-		if err := r.step(ctx, exe, layout, order); err != nil {
+		next, done, aheadErr := r.ahead(ctx, exe, layout, cur)
+		if err := r.finish(ctx, cur); err != nil {
+			next.stop()
 			return err
 		}
+		switch {
+		case aheadErr != nil:
+			return aheadErr
+		case done:
+			return nil
+		}
+		pending = next
 	}
 }
 
@@ -198,11 +222,37 @@ func (r *Runner) layout() (fio.Layout, error) {
 	return fio.Layout{Directory: dir, BytesPerJob: perJob}, nil
 }
 
-func (r *Runner) step(ctx context.Context, exe fio.Executor, layout fio.Layout, order protocol.StepOrder) error {
+// launched is a step whose fio was started.
+type launched struct {
+	order protocol.StepOrder
+	jobs  int
+	// at is when fio was launched, on the runner's clock.
+	at     time.Time
+	cancel context.CancelFunc
+	done   chan ranFio
+}
+
+type ranFio struct {
+	res *fio.Result
+	err error
+}
+
+// stop ends a launched step's fio (SIGTERM) and waits for it; nil does
+// nothing.
+func (l *launched) stop() {
+	if l != nil {
+		l.cancel()
+		<-l.done
+	}
+}
+
+// launch starts fio for the ordered step: with a Waiter LaunchAhead before
+// its instant, holding its I/O until the instant; without, at the instant.
+func (r *Runner) launch(ctx context.Context, exe fio.Executor, layout fio.Layout, order protocol.StepOrder) (*launched, error) {
 	p := r.Plan
 	loads, err := plan.Divide(order.Step, p.Topology, p.Workload)
 	if err != nil {
-		return fmt.Errorf("step %d: %w", order.Index, err)
+		return nil, fmt.Errorf("step %d: %w", order.Index, err)
 	}
 	mine := loads[p.Client]
 	run := fio.Run{
@@ -224,24 +274,74 @@ func (r *Runner) step(ctx context.Context, exe fio.Executor, layout fio.Layout, 
 		run.Jobs = append(run.Jobs, fio.Job{IODepth: l.IODepth, ReadIOPS: l.ReadIOPS, WriteIOPS: l.WriteIOPS,
 			ReadBytesPerSec: l.ReadBytesPerSec, WriteBytesPerSec: l.WriteBytesPerSec})
 	}
+	// StartAt is an instant of the conductor's clock.
+	at := order.StartAt.Add(r.offset)
+	if r.Waiter != "" {
+		// The waiter keeps the node's clock, which r.Now may shift.
+		run.StartAt, run.Waiter = at.Add(time.Since(r.Now())), r.Waiter
+		at = at.Add(-LaunchAhead)
+	}
 	job, err := fio.Render(run, layout)
 	if err != nil {
-		return fmt.Errorf("step %d: %w", order.Index, err)
+		return nil, fmt.Errorf("step %d: %w", order.Index, err)
 	}
-	// StartAt is an instant of the conductor's clock.
-	if err := sleepUntil(ctx, r.Now, order.StartAt.Add(r.offset)); err != nil {
-		return ErrInterrupted
+	if err := sleepUntil(ctx, r.Now, at); err != nil {
+		return nil, ErrInterrupted
 	}
-	cs := results.ClientStep{Client: p.Client, Step: order.Index, Jobs: len(mine), PlannedStart: order.StartAt, ActualStart: r.conductorNow()}
+	fctx, cancel := context.WithCancel(ctx)
+	l := &launched{order: order, jobs: len(mine), at: r.Now(), cancel: cancel, done: make(chan ranFio, 1)}
 	exe.Timeline = true
-	res, runErr := exe.Run(ctx, run.Name, job)
-	cs.End = r.conductorNow()
+	go func() {
+		res, err := exe.Run(fctx, run.Name, job)
+		l.done <- ranFio{res, err}
+	}()
+	return l, nil
+}
+
+// ahead learns, while cur runs, the order after it when the conductor
+// wrote it ahead (protocol.Ahead), and launches it to begin as cur ends.
+// It waits until cur's end: an order that comes later, or none (the
+// conductor decides from cur's results), is waited for once cur is
+// published. done says the run ended.
+func (r *Runner) ahead(ctx context.Context, exe fio.Executor, layout fio.Layout, cur *launched) (*launched, bool, error) {
+	wait := cur.order.End().Add(r.offset).Sub(r.Now())
+	if wait <= 0 {
+		return nil, false, nil // late already: the next step starts after this one
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	order, err := r.Coordinator.WaitOrder(wctx, cur.order.Index+1)
+	cancel()
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, false, ErrInterrupted
+	case err != nil && wctx.Err() != nil:
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("waiting for step %d: %w", cur.order.Index+1, err)
+	case order.Done:
+		return nil, true, nil
+	}
+	next, err := r.launch(ctx, exe, layout, order)
+	return next, false, err
+}
+
+// finish waits for a launched step's fio and publishes its result (also
+// when fio failed or was stopped: what was measured must not be lost).
+func (r *Runner) finish(ctx context.Context, l *launched) error {
+	ran := <-l.done
+	l.cancel()
+	order, res, runErr := l.order, ran.res, ran.err
+	cs := results.ClientStep{Client: r.Plan.Client, Step: order.Index, Jobs: l.jobs, PlannedStart: order.StartAt,
+		ActualStart: l.at.Add(-r.offset), End: r.conductorNow()}
 	if runErr != nil {
 		cs.Error = protocol.Truncate(runErr.Error(), protocol.MaxErrorBytes)
 	} else {
 		cs.Read, cs.Write = results.FromFio(res.Output)
 		cs.Timeline = results.TimelineOf(res.Intervals).Fit(results.ClientTimelineBytes)
 		cs.Interrupted = res.Interrupted
+		if began, ok := r.began(l, res); ok {
+			cs.ActualStart = began.Add(-r.offset)
+		}
 	}
 	if len(cs.Timeline.Windows) > 0 {
 		// The timeline is best-effort, the step's result is not: a
@@ -265,6 +365,26 @@ func (r *Runner) step(ctx context.Context, exe fio.Executor, layout fio.Layout, 
 		return ErrInterrupted
 	}
 	return nil
+}
+
+// LaunchAhead is how long before a step's instant fio is launched when it
+// holds its I/O until the instant (Runner.Waiter): more than fio 3.33
+// takes to start its jobs (about 0.3 s on a busy 2-core node).
+const LaunchAhead = time.Second
+
+// began is when the launched step's I/O began, on the runner's clock (its
+// ramp included), from fio's own timestamps; ok is false when fio's report
+// does not say.
+func (r *Runner) began(l *launched, res *fio.Result) (time.Time, bool) {
+	if res.Began.IsZero() {
+		return time.Time{}, false
+	}
+	// fio's timestamps are of the node's clock, which r.Now may shift.
+	began := res.Began.Add(-l.order.Ramp).Add(time.Until(r.Now()))
+	if began.Before(l.at) {
+		return time.Time{}, false // not of this run
+	}
+	return began, true
 }
 
 // conductorNow is the time on the conductor's clock.
