@@ -209,7 +209,7 @@ func objectiveOf(o v1alpha1.Objective) analysis.Objective {
 // filled in by each runner).
 func clientPlan(b *v1alpha1.StorageBenchmark, d *desired) protocol.ClientPlan {
 	return protocol.ClientPlan{Benchmark: b.Name, Topology: d.Topology, Workload: d.Workload, Volume: d.Volume, Precond: d.Precond,
-		Arrivals: d.Load.Arrivals, ResultWire: results.WireVersions}
+		Arrivals: d.Load.Arrivals, ResultWire: results.WireVersions, OrdersAhead: d.Load.Fixed()}
 }
 
 // fits checks the working set against the volume: admission checks it only

@@ -104,11 +104,18 @@ func TestDesiredOfTopologyAndPlan(t *testing.T) {
 		t.Errorf("topology %+v", d.Topology)
 	}
 	p := clientPlan(b, &d)
-	// The plan offers the runners every wire version this build reads.
+	// The plan offers the runners every wire version this build reads, and
+	// rate steps without stop rules are ordered ahead.
 	want := protocol.ClientPlan{Benchmark: testName, Topology: d.Topology, Workload: d.Workload, Volume: d.Volume, Precond: true,
-		ResultWire: []int{results.WireV1}}
+		ResultWire: []int{results.WireV1}, OrdersAhead: true}
 	if !reflect.DeepEqual(p, want) {
 		t.Errorf("clientPlan() = %+v, want %+v", p, want)
+	}
+	// A stop rule decides each step from the one before: none is ahead.
+	b.Spec.Load.Stop = &v1alpha1.StopRules{MaxStall: &metav1.Duration{Duration: 90 * time.Second}}
+	d = mustDesired(t, b)
+	if p := clientPlan(b, &d); p.OrdersAhead {
+		t.Error("a load with a stop rule is ordered ahead")
 	}
 }
 

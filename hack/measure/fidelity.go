@@ -115,7 +115,7 @@ func (m *measurer) fidelityRound(ctx context.Context, res *fidelityResult, c fid
 	name := fmt.Sprintf("fidelity-%s-%d", c.key, round)
 	b := m.benchmark(name, v1alpha1.StorageSpec{ExistingClaim: ptr.To(fidelityClaim)}, 1, c.load)
 	logf("%s: operator run (%s, %s + %s ramp)", name, c.label, m.cfg.stepDuration, m.cfg.ramp)
-	obs, err := runBenchmark(ctx, m.k, b, m.cfg.timeout)
+	obs, err := runBenchmark(ctx, m.k, b, m.cfg.timeout+m.cfg.stepDuration+m.cfg.ramp)
 	if err != nil {
 		return fidelityRound{}, err
 	}

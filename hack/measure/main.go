@@ -115,7 +115,7 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.overhead, "overhead", false, "measure overhead")
 	fs.DurationVar(&c.stepDuration, "step-duration", 20*time.Second, "measured duration of every step (at least 5s)")
 	fs.DurationVar(&c.ramp, "ramp", 2*time.Second, "ramp time before every step (I/O not measured)")
-	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "longest wait for one benchmark to complete")
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "longest wait for one benchmark to complete, beyond its steps' durations and ramps")
 	fs.StringVar(&c.workingSet, "working-set", "256Mi", "working set per client")
 	fs.IntVar(&c.rounds, "rounds", 4, "fidelity: (operator, plain) pairs per step (2 or more give a confidence interval)")
 	fs.Int64Var(&c.rate, "rate", 2000, "fidelity: offered IOPS of the step below saturation")

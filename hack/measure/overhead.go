@@ -59,7 +59,7 @@ func (m *measurer) overheadRun(ctx context.Context, name string) (*overheadResul
 		Sharing: v1alpha1.SharingShared, AccessMode: corev1.ReadWriteMany}
 	b := m.benchmark(name, storage, int32(m.cfg.clients), v1alpha1.LoadSpec{Rate: &v1alpha1.RateSteps{Steps: rates}})
 	logf("overhead: %d clients, %d rate steps %v IOPS of %s + %s ramp", m.cfg.clients, len(rates), rates, m.cfg.stepDuration, m.cfg.ramp)
-	obs, err := runBenchmark(ctx, m.k, b, m.cfg.timeout)
+	obs, err := runBenchmark(ctx, m.k, b, m.cfg.timeout+time.Duration(m.cfg.steps)*(m.cfg.stepDuration+m.cfg.ramp))
 	if err != nil {
 		return nil, err
 	}

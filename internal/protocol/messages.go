@@ -33,6 +33,10 @@ type ClientPlan struct {
 	// nothing, and a runner from before it ignores the field and writes JSON,
 	// which every conductor reads.
 	ResultWire []int `json:"resultWire,omitempty"`
+	// OrdersAhead says the conductor writes each step's successor ahead
+	// (Ahead): a runner then looks for it while its step runs. Without it
+	// the next order is waited for once the step is published.
+	OrdersAhead bool `json:"ordersAhead,omitempty"`
 }
 
 // Validate checks a plan received from the conductor with the core's rules

@@ -52,7 +52,7 @@ func (l *Local) Plans() []protocol.ClientPlan {
 		plans[i] = protocol.ClientPlan{Benchmark: l.Name, Client: i, Topology: l.Topology, Workload: l.Workload,
 			Volume:  protocol.Volume{Path: l.VolumePath(), Shared: true},
 			Seed:    protocol.ClientSeed(l.Name, i),
-			Precond: l.Precondition, Fio: l.Fio, Arrivals: l.Load.Arrivals}
+			Precond: l.Precondition, Fio: l.Fio, Arrivals: l.Load.Arrivals, OrdersAhead: l.Load.Fixed()}
 	}
 	return plans
 }

@@ -299,13 +299,14 @@ func (r *Runner) launch(ctx context.Context, exe fio.Executor, layout fio.Layout
 }
 
 // ahead learns, while cur runs, the order after it when the conductor
-// wrote it ahead (protocol.Ahead), and launches it to begin as cur ends.
+// writes orders ahead (protocol.ClientPlan.OrdersAhead, protocol.Ahead),
+// and launches it to begin as cur ends.
 // It waits until cur's end: an order that comes later, or none (the
 // conductor decides from cur's results), is waited for once cur is
 // published. done says the run ended.
 func (r *Runner) ahead(ctx context.Context, exe fio.Executor, layout fio.Layout, cur *launched) (*launched, bool, error) {
 	wait := cur.order.End().Add(r.offset).Sub(r.Now())
-	if wait <= 0 {
+	if !r.Plan.OrdersAhead || wait <= 0 {
 		return nil, false, nil // late already: the next step starts after this one
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)

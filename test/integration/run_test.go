@@ -58,6 +58,19 @@ var _ = Describe("A benchmark run", func() {
 		Expect(rec.encodings()).To(HaveKeyWithValue(exchange.KeyResultWire, BeNumerically(">=", 9)))
 		Expect(rec.encodings()).NotTo(HaveKey(exchange.KeyResult))
 
+		By("rate steps without stop rules were ordered ahead: each began the instant the one before ended")
+		for k := range cur.Status.Steps {
+			for _, r := range rec.step(k, 3) {
+				if k > 0 {
+					prev := rec.step(k-1, 3)[0].PlannedStart
+					Expect(r.PlannedStart).To(BeTemporally("==", prev.Add(6*time.Second)), "step %d starts as step %d ends", k, k-1)
+				}
+				// fio held its I/O until the instant (whole milliseconds).
+				Expect(r.ActualStart.Sub(r.PlannedStart)).To(BeNumerically(">=", -time.Millisecond), "client %d step %d", r.Client, k)
+				Expect(r.ActualStart.Sub(r.PlannedStart)).To(BeNumerically("<", 500*time.Millisecond), "client %d step %d", r.Client, k)
+			}
+		}
+
 		By("each step's merged result equals the merge of what the runners published")
 		for k := range cur.Status.Steps {
 			want := results.Aggregate(k, rec.step(k, 3))
