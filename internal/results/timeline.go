@@ -91,7 +91,12 @@ func TimelineOf(ivs []fio.Interval) Timeline {
 	var accs []windowAcc
 	var idle []Span
 	for _, iv := range ivs {
-		if len(accs) == 0 || iv.EndMs-iv.StartMs >= minTickMs {
+		// A tick less than minTickMs after the last joins the window
+		// before it, and a first window shorter than that takes the next
+		// tick in: fio ticks a second apart from its own start, not from
+		// the instant its jobs' I/O began (which it may hold back, see
+		// fio.Run.StartAt), so a step's first and last ticks are partial.
+		if n := len(accs); n == 0 || iv.EndMs-iv.StartMs >= minTickMs && accs[n-1].endMs-accs[n-1].startMs >= minTickMs {
 			accs = append(accs, windowAcc{startMs: iv.StartMs, endMs: iv.StartMs})
 		}
 		a := &accs[len(accs)-1]

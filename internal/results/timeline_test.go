@@ -2,6 +2,7 @@ package results
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -146,6 +147,30 @@ func TestTimelineOfTicks(t *testing.T) {
 	// 1.3 s after the last is scheduling, not a stall.
 	if want := []Span{{1000, 4400}, {6400, 8000}}; !reflect.DeepEqual(got.Idle, want) {
 		t.Errorf("idle %v, want %v", got.Idle, want)
+	}
+	// fio ticked 234 ms into the I/O (its ticks count from its own start):
+	// the partial first tick joins the second, and a 5 s step has 5
+	// windows whatever the phase of the ticks.
+	for _, phase := range []uint64{1, 234, 499, 501, 766, 999} {
+		ivs := []fio.Interval{iv(0, phase, phase)} // 1,000 IOPS
+		for at := phase; at < 5000; at += 1000 {
+			ivs = append(ivs, iv(at, min(at+1000, 5000), min(at+1000, 5000)-at))
+		}
+		got := TimelineOf(ivs)
+		if len(got.Windows) != 5 || got.Windows[0].StartMs != 0 {
+			t.Errorf("ticks at %d ms + k s: windows %+v, want 5 from 0", phase, got.Windows)
+			continue
+		}
+		var ios uint64
+		for _, w := range got.Windows {
+			ios += w.IOs
+			if math.Abs(w.IOPS-1000) > 1e-9 {
+				t.Errorf("ticks at %d ms + k s: window at %d ms has %v IOPS, want 1,000", phase, w.StartMs, w.IOPS)
+			}
+		}
+		if ios != 5000 {
+			t.Errorf("ticks at %d ms + k s: windows hold %d I/Os, want 5,000", phase, ios)
+		}
 	}
 }
 
