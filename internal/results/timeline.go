@@ -82,8 +82,8 @@ const (
 )
 
 // TimelineOf folds one client's fio intervals into windows, one per status
-// tick, and collects the stalls the ticks show as idle spans: a tick in
-// which nothing completed, and the part past its second of a tick that came
+// tick, and collects the stalls the ticks show as idle spans: a tick (of at
+// least half a second) in which nothing completed, and the part past its second of a tick that came
 // more than 1.5 s after the one before (fio's status thread waits for jobs
 // blocked in I/O). Both are lower bounds of the stall, placed to within
 // about a second.
@@ -103,7 +103,7 @@ func TimelineOf(ivs []fio.Interval) Timeline {
 		a.add(iv.IOs(), iv.Read.Bytes+iv.Write.Bytes, iv.Read.Hist, iv.Write.Hist)
 		a.endMs = max(a.endMs, iv.EndMs)
 		switch d := iv.EndMs - iv.StartMs; {
-		case iv.IOs() == 0 && d > 0:
+		case iv.IOs() == 0 && d >= minTickMs: // a partial tick's quiet is no stall seen
 			idle = addSpan(idle, Span{iv.StartMs, iv.EndMs})
 		case d > heldTickMs:
 			// fio's status thread waits for every job to answer, and a

@@ -151,6 +151,11 @@ func TestTimelineOfTicks(t *testing.T) {
 	// fio ticked 234 ms into the I/O (its ticks count from its own start):
 	// the partial first tick joins the second, and a 5 s step has 5
 	// windows whatever the phase of the ticks.
+	// At a low rate the partial first tick may see no I/O: that is no
+	// stall.
+	if got := TimelineOf([]fio.Interval{iv(0, 20, 0), iv(20, 1020, 10), iv(1020, 2000, 10)}); len(got.Idle) != 0 || len(got.Windows) != 2 {
+		t.Errorf("a quiet 20 ms first tick: idle %v, windows %+v; want no idle span, 2 windows", got.Idle, got.Windows)
+	}
 	for _, phase := range []uint64{1, 234, 499, 501, 766, 999} {
 		ivs := []fio.Interval{iv(0, phase, phase)} // 1,000 IOPS
 		for at := phase; at < 5000; at += 1000 {
