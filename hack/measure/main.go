@@ -89,7 +89,7 @@ type config struct {
 	kubeconfig, namespace, out, fio, profile string
 	fidelity, overhead                       bool
 	stepDuration, ramp, timeout              time.Duration
-	workingSet                               string
+	workingSet, clientCPU                    string
 
 	// fidelity
 	rounds        int
@@ -117,6 +117,7 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.ramp, "ramp", 2*time.Second, "ramp time before every step (I/O not measured)")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "longest wait for one benchmark to complete, beyond its steps' durations and ramps")
 	fs.StringVar(&c.workingSet, "working-set", "256Mi", "working set per client")
+	fs.StringVar(&c.clientCPU, "client-cpu", "", "CPU request of every runner container, e.g. 1 (default: the operator's, a small request; the request sets the pod cgroup's CPU weight)")
 	fs.IntVar(&c.rounds, "rounds", 4, "fidelity: (operator, plain) pairs per step (2 or more give a confidence interval)")
 	fs.Int64Var(&c.rate, "rate", 2000, "fidelity: offered IOPS of the step below saturation")
 	fs.IntVar(&c.queueDepth, "queue-depth", 16, "fidelity: outstanding I/Os of the saturating step")
@@ -141,9 +142,13 @@ func (c *config) validate() error {
 	case c.rounds > analysis.MaxRuns || c.overheadRounds > analysis.MaxRuns:
 		return fmt.Errorf("-rounds and -overhead-rounds must be at most %d (the reach of the confidence intervals' t table)", analysis.MaxRuns)
 	}
-	_, err := resource.ParseQuantity(c.workingSet)
-	if err != nil {
+	if _, err := resource.ParseQuantity(c.workingSet); err != nil {
 		return fmt.Errorf("-working-set: %w", err)
+	}
+	if c.clientCPU != "" {
+		if _, err := resource.ParseQuantity(c.clientCPU); err != nil {
+			return fmt.Errorf("-client-cpu: %w", err)
+		}
 	}
 	return nil
 }
@@ -344,11 +349,15 @@ func (m *measurer) benchmark(name string, storage v1alpha1.StorageSpec, clients 
 	ws := resource.MustParse(m.cfg.workingSet)
 	load.StepDuration = metav1.Duration{Duration: m.cfg.stepDuration}
 	load.RampTime = &metav1.Duration{Duration: m.cfg.ramp}
+	var res *corev1.ResourceRequirements
+	if m.cfg.clientCPU != "" {
+		res = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(m.cfg.clientCPU)}}
+	}
 	return &v1alpha1.StorageBenchmark{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: m.cfg.namespace, Labels: map[string]string{labelCreatedBy: createdBy}},
 		Spec: v1alpha1.StorageBenchmarkSpec{
 			Storage:  storage,
-			Clients:  v1alpha1.ClientsSpec{Count: clients, JobsPerClient: 1},
+			Clients:  v1alpha1.ClientsSpec{Count: clients, JobsPerClient: 1, Resources: res},
 			Workload: v1alpha1.WorkloadSpec{Profile: m.cfg.profile, WorkingSetPerClient: &ws},
 			Load:     load,
 		},

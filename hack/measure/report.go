@@ -33,6 +33,7 @@ type settings struct {
 	Namespace           string  `json:"namespace"`
 	Profile             string  `json:"profile"`
 	WorkingSetPerClient string  `json:"workingSetPerClient"`
+	ClientCPU           string  `json:"clientCPU,omitempty"`
 	StepDurationSeconds float64 `json:"stepDurationSeconds"`
 	RampSeconds         float64 `json:"rampSeconds"`
 	Rounds              int     `json:"rounds,omitempty"`
@@ -45,7 +46,7 @@ type settings struct {
 }
 
 func (c *config) settings() settings {
-	s := settings{Namespace: c.namespace, Profile: c.profile, WorkingSetPerClient: c.workingSet,
+	s := settings{Namespace: c.namespace, Profile: c.profile, WorkingSetPerClient: c.workingSet, ClientCPU: c.clientCPU,
 		StepDurationSeconds: seconds(c.stepDuration), RampSeconds: seconds(c.ramp)}
 	if c.fidelity {
 		s.Rounds, s.Rate, s.QueueDepth = c.rounds, c.rate, c.queueDepth
