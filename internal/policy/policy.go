@@ -170,19 +170,32 @@ const (
 // RunnerMemoryLimit is a memory limit for a client's runner container that
 // fits the workload w with jobsPerClient fio jobs under the load l, and
 // the preconditioning run when precondition is set: a fixed base for the
-// runner and fio, a share per job, and twice the largest I/O buffers any
-// of its fio runs holds at once (outstanding I/Os × block size: the most
-// any step gives one client, plan.Outstanding: jobs × w.IODepth, twice that
-// for a curve's client-bound check, or the deepest step's depth per client
-// of a queue-depth load, which ignores w.IODepth).
+// runner and fio, a share per job, and twice the largest I/O buffers its
+// fio runs hold at once (outstanding I/Os × block size: the most any step
+// gives one client, plan.Outstanding: jobs × w.IODepth, twice that for a
+// curve's client-bound check, or the deepest step's depth per client of a
+// queue-depth load, which ignores w.IODepth).
+// When the steps are ordered ahead (plan.Load.Fixed) the next step's fio
+// starts while the last one ends: two consecutive steps' buffers, and a
+// second share per job (that fio's, and the process waiting per job to
+// release its I/O), are held at once.
 // Rounded up to a MiB. Buffered I/O (w.Direct false) also charges the page
 // cache to the container, which the kernel reclaims at the limit.
 func RunnerMemoryLimit(w workload.Spec, jobsPerClient int32, l plan.Load, precondition bool) resource.Quantity {
 	jobs := max(int64(jobsPerClient), 1)
-	var buffers int64
+	perJob := int64(memoryPerJob)
+	var buffers, last int64
 	one := plan.Topology{Clients: 1, JobsPerClient: int32(jobs)}
 	for _, s := range plan.Steps(l) {
-		buffers = max(buffers, plan.Outstanding(s, one, w)*w.BlockSizeBytes)
+		b := plan.Outstanding(s, one, w) * w.BlockSizeBytes
+		buffers = max(buffers, b)
+		if l.Fixed() {
+			buffers = max(buffers, last+b)
+		}
+		last = b
+	}
+	if l.Fixed() {
+		perJob *= 2
 	}
 	if precondition {
 		pre := fio.Precondition("precondition", string(w.IOEngine), w.Direct, int(jobs), 0, w.WorkingSetBytesPerClient/jobs)
@@ -192,7 +205,7 @@ func RunnerMemoryLimit(w workload.Spec, jobsPerClient int32, l plan.Load, precon
 		}
 		buffers = max(buffers, b)
 	}
-	total := memoryBase + jobs*memoryPerJob + memoryBufferFactor*buffers
+	total := memoryBase + jobs*perJob + memoryBufferFactor*buffers
 	total = (total + mib - 1) / mib * mib
 	return *resource.NewQuantity(total, resource.BinarySI)
 }

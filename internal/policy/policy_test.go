@@ -132,29 +132,39 @@ func TestRunnerMemoryLimit(t *testing.T) {
 		precond bool
 		want    int64 // MiB
 	}{
-		// 128 + 16 + 2 × (16 × 4 KiB = 64 KiB), rounded up.
-		{"defaults, no preconditioning", base, 1, rates, false, 128 + 16 + 1},
+		// Rate and queue-depth lists are ordered ahead: two steps' fio
+		// coexist, so two shares per job and two steps' buffers.
+		// 128 + 2 × 16 + 2 × (2 steps × 16 × 4 KiB = 128 KiB), rounded up.
+		{"defaults, no preconditioning", base, 1, rates, false, 128 + 2*16 + 1},
 		// Preconditioning writes 1 MiB blocks at iodepth 16: 16 MiB per job.
-		{"defaults, preconditioned", base, 1, rates, true, 128 + 16 + 2*16},
-		{"4 jobs, 1 MiB × 64", ws(base, mi, 64), 4, rates, false, 128 + 4*16 + 2*4*64},
-		{"queue-depth steps: the deepest step", ws(base, 64<<10, 1), 2, depths(2, 64, 256), false, 128 + 2*16 + 2*256/16},
-		{"queue-depth steps ignore the iodepth", ws(base, mi, 8), 4, depths(4), false, 128 + 4*16 + 2*4},
+		{"defaults, preconditioned", base, 1, rates, true, 128 + 2*16 + 2*16},
+		{"4 jobs, 1 MiB × 64", ws(base, mi, 64), 4, rates, false, 128 + 2*4*16 + 2*2*4*64},
+		// The deepest consecutive pair: 64 + 256 outstanding 64 KiB I/Os.
+		{"queue-depth steps: the deepest pair", ws(base, 64<<10, 1), 2, depths(2, 64, 256), false, 128 + 2*2*16 + 2*(64+256)/16},
+		{"queue-depth steps: a deep step between shallow ones", ws(base, 64<<10, 1), 2, depths(16, 256, 16, 16), false, 128 + 2*2*16 + 2*(256+16)/16},
+		{"one queue-depth step", ws(base, mi, 8), 4, depths(4), false, 128 + 2*4*16 + 2*4},
 		// A 96 KiB working set per job: preconditioning writes 32 KiB blocks.
 		{"preconditioning a small working set", func() workload.Spec {
 			s := ws(base, 4096, 1)
 			s.WorkingSetBytesPerClient = 3 * 96 << 10
 			return s
-		}(), 3, rates, true, 128 + 3*16 + 3}, // 2 × 3 jobs × 16 × 32 KiB = 3 MiB
+		}(), 3, rates, true, 128 + 2*3*16 + 3}, // 2 × 3 jobs × 16 × 32 KiB = 3 MiB
 		{"synchronous engine: preconditioning at depth 1", func() workload.Spec {
 			s := ws(base, 4096, 1)
 			s.IOEngine = workload.PSync
 			return s
-		}(), 2, rates, true, 128 + 2*16 + 4}, // 2 × 2 jobs × 1 × 1 MiB
-		{"largest spec", ws(base, 16*mi, 1024), 64, depths(4096), true, 128 + 64*16 + 2*4096*16},
-		{"largest rate spec", ws(base, 16*mi, 1024), 64, rates, true, 128 + 64*16 + 2*64*1024*16},
-		// A curve's client-bound check doubles every job's depth.
+		}(), 2, rates, true, 128 + 2*2*16 + 4}, // 2 × 2 jobs × 1 × 1 MiB
+		{"largest spec", ws(base, 16*mi, 1024), 64, depths(4096), true, 128 + 2*64*16 + 2*4096*16},
+		{"largest rate spec", ws(base, 16*mi, 1024), 64, rates, true, 128 + 2*64*16 + 2*2*64*1024*16},
+		// Curves are decided from results, never ordered ahead: one fio at
+		// a time. A curve's client-bound check doubles every job's depth.
 		{"curve with its client-bound check", ws(base, mi, 64), 4, curve(true), false, 128 + 4*16 + 2*4*2*64},
 		{"curve without it", ws(base, mi, 64), 4, curve(false), false, 128 + 4*16 + 2*4*64},
+		{"rate steps with a stop rule", ws(base, mi, 64), 4, func() plan.Load {
+			l := plan.Load{Rate: &plan.RateSteps{Steps: []int64{100, 200}}}
+			l.Stop = plan.StopRules{SaturationPercent: 90}
+			return l
+		}(), false, 128 + 4*16 + 2*4*64},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := RunnerMemoryLimit(tc.w, tc.jobs, tc.load, tc.precond)
@@ -174,10 +184,10 @@ func TestRunnerMemoryLimitRoundsUp(t *testing.T) {
 	w := workload.BaseSpec()
 	w.BlockSizeBytes, w.IODepth = 512, 1 // 2 × 512 B of buffers
 	got := RunnerMemoryLimit(w, 1, plan.Load{Rate: &plan.RateSteps{Steps: []int64{1}}}, false)
-	if want := int64(128+16+1) << 20; got.Value() != want {
+	if want := int64(128+2*16+1) << 20; got.Value() != want {
 		t.Errorf("got %d bytes, want %d", got.Value(), want)
 	}
-	if s := got.String(); s != "145Mi" {
-		t.Errorf("printed %s, want 145Mi", s)
+	if s := got.String(); s != "161Mi" {
+		t.Errorf("printed %s, want 161Mi", s)
 	}
 }
