@@ -60,7 +60,7 @@ func run() int {
 	case "local":
 		err = local(ctx, os.Args[2:])
 	case fio.WaitUntilCommand: // fio runs it before a step's I/O (runner.Runner.Waiter)
-		err = fio.WaitUntil(os.Args[2:])
+		err = fio.WaitUntil(os.Args[2:], os.Stdout)
 	default:
 		usage()
 	}
@@ -82,10 +82,11 @@ func usage() {
 }
 
 // waiter is this binary, as the runner's Waiter (its wait-until command);
-// "" when its path cannot be found, and fio then starts at the instants.
+// "" when its path cannot be found or a shell would not read it as one
+// word, and fio then starts at the instants.
 func waiter() string {
 	path, err := os.Executable()
-	if err != nil {
+	if err != nil || !fio.UsableWaiter(path) {
 		return ""
 	}
 	return path

@@ -5,9 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -48,6 +51,10 @@ type Result struct {
 	// the jobs' run times at them, to the millisecond. Zero without a
 	// timeline.
 	Began time.Time
+	// Released is when the first job's I/O was released by the waiter of
+	// a run held until an instant (Run.StartAt), by the node's clock;
+	// zero otherwise.
+	Released time.Time
 }
 
 // Version returns fio's version string, e.g. "fio-3.33".
@@ -72,11 +79,23 @@ func (e Executor) binary() string {
 // set. A fio that exits non-zero or reports a job error yields a *RunError
 // carrying fio's own messages.
 func (e Executor) Run(ctx context.Context, name, jobFile string) (*Result, error) {
-	if err := os.MkdirAll(e.WorkDir, 0o755); err != nil {
+	// fio runs in the work directory (below): every path it is given is
+	// absolute, so a relative WorkDir or Binary means the same there.
+	dir, err := filepath.Abs(e.WorkDir)
+	if err != nil {
 		return nil, err
 	}
-	jobPath := filepath.Join(e.WorkDir, name+".fio")
-	outPath := filepath.Join(e.WorkDir, name+".json")
+	bin := e.binary()
+	if strings.ContainsRune(bin, filepath.Separator) {
+		if bin, err = filepath.Abs(bin); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	jobPath := filepath.Join(dir, name+".fio")
+	outPath := filepath.Join(dir, name+".json")
 	if err := os.WriteFile(jobPath, []byte(jobFile), 0o644); err != nil {
 		return nil, err
 	}
@@ -85,11 +104,11 @@ func (e Executor) Run(ctx context.Context, name, jobFile string) (*Result, error
 	if e.Timeline {
 		args = append(args, "--status-interval=1")
 	}
-	cmd := exec.Command(e.binary(), append(args, jobPath)...)
+	cmd := exec.Command(bin, append(args, jobPath)...)
 	// fio saves a job's exec_prerun output as <job>.prerun.txt in its
 	// working directory: WorkDir, not wherever this process runs.
-	cmd.Dir = e.WorkDir
-	defer removePrerunOutput(e.WorkDir, name)
+	cmd.Dir = dir
+	defer removePrerunOutput(dir, name)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.Stdout = &stderr
@@ -117,6 +136,9 @@ func (e Executor) Run(ctx context.Context, name, jobFile string) (*Result, error
 		}
 	}
 	res := &Result{Interrupted: interrupted, Stderr: stderr.String()}
+	if rel := releases(dir, name); len(rel) > 0 {
+		res.Released = slices.MinFunc(rel, time.Time.Compare)
+	}
 	if f, openErr := os.Open(outPath); openErr == nil {
 		// One pass over the stream: the last document is the report, and
 		// with a timeline every document is an interval too.
@@ -177,19 +199,71 @@ func (e Executor) Run(ctx context.Context, name, jobFile string) (*Result, error
 	return res, nil
 }
 
+// prerunOutput is the file fio saves job j's exec_prerun output in, in its
+// working directory (Render names the job).
+func prerunOutput(dir, name string, j int) string {
+	return filepath.Join(dir, fmt.Sprintf("%s-job%d.prerun.txt", name, j))
+}
+
 // removePrerunOutput removes the files fio saved a run's exec_prerun
 // output in (Run.StartAt).
 func removePrerunOutput(dir, name string) {
-	files, _ := filepath.Glob(filepath.Join(dir, name+"-*.prerun.txt"))
+	files, _ := filepath.Glob(filepath.Join(dir, name+"-job*.prerun.txt"))
 	for _, f := range files {
 		_ = os.Remove(f)
 	}
 }
 
+// releases reads the instants a run's waiters released its jobs at, from
+// the prerun output of every job that has one.
+func releases(dir, name string) []time.Time {
+	var out []time.Time
+	for j := 0; ; j++ {
+		t, err := released(prerunOutput(dir, name, j))
+		if errors.Is(err, fs.ErrNotExist) {
+			return out
+		}
+		if err == nil {
+			out = append(out, t)
+		}
+	}
+}
+
+func released(path string) (time.Time, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return time.Time{}, err
+	}
+	ns, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return time.Unix(0, ns), nil
+}
+
+// Released is when the last of jobs jobs of the running run name, held
+// until an instant (Run.StartAt), was released, by the node's clock; ok is
+// false while any of them waits (or its fio has ended and removed the
+// record). The run's fio works in dir (Executor.WorkDir).
+func Released(dir, name string, jobs int) (last time.Time, ok bool) {
+	for j := range jobs {
+		t, err := released(prerunOutput(dir, name, j))
+		if err != nil {
+			return time.Time{}, false
+		}
+		if t.After(last) {
+			last = t
+		}
+	}
+	return last, jobs > 0
+}
+
 // WaitUntil is the waiter's side of Run.StartAt: given the arguments after
 // WaitUntilCommand (one instant in Unix nanoseconds), it returns at that
-// instant of the node's clock (at once when it has passed).
-func WaitUntil(args []string) error {
+// instant of the node's clock (at once when it has passed), and prints the
+// instant it returned at in Unix nanoseconds to out, which fio saves
+// (Released).
+func WaitUntil(args []string, out io.Writer) error {
 	if len(args) != 1 {
 		return fmt.Errorf("%s takes one instant in Unix nanoseconds, got %d arguments", WaitUntilCommand, len(args))
 	}
@@ -198,5 +272,6 @@ func WaitUntil(args []string) error {
 		return fmt.Errorf("%s: %w", WaitUntilCommand, err)
 	}
 	time.Sleep(time.Until(time.Unix(0, ns)))
-	return nil
+	_, err = fmt.Fprintln(out, time.Now().UnixNano())
+	return err
 }

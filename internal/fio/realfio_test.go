@@ -332,3 +332,82 @@ func TestBeganIsWhenTheMeasurementStarted(t *testing.T) {
 	}
 	t.Logf("began %s after the launch; returned %s after the measurement ended", res.Began.Sub(launched), returned.Sub(res.Began.Add(runtime)))
 }
+
+// TestMain makes the test binary a Run.Waiter, as the runner binary is.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == WaitUntilCommand {
+		if err := WaitUntil(os.Args[2:], os.Stdout); err != nil {
+			_, _ = os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestHeldRunIsReleasedOnTheInstant launches fio ahead of an instant: no
+// job is released before it, Released says when each was while the run
+// goes on, and the result says when the first was.
+func TestHeldRunIsReleasedOnTheInstant(t *testing.T) {
+	e := requireFio(t)
+	e.Timeline = true
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const jobs = 2
+	at := time.Now().Add(1500 * time.Millisecond)
+	run := Run{Name: "held", Engine: "psync", BlockSizeBytes: 4096, ReadPercent: 100, Random: true,
+		Runtime: 2 * time.Second, StartAt: at, Waiter: self,
+		Jobs: []Job{{IODepth: 1, ReadIOPS: 100}, {IODepth: 1, ReadIOPS: 100}}}
+	done := make(chan *Result, 1)
+	go func() { done <- runFio(t, e, run, Layout{Directory: t.TempDir(), BytesPerJob: 1 << 20}) }()
+	var seen, last time.Time
+	for seen.IsZero() {
+		if t, ok := Released(e.WorkDir, run.Name, jobs); ok {
+			seen, last = time.Now(), t
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if seen.Before(at) || last.Before(at) {
+		t.Errorf("released at %s, seen %s, before the instant %s", last, seen, at)
+	}
+	res := <-done
+	if res.Released.IsZero() || res.Released.Before(at) || res.Released.After(last) {
+		t.Errorf("result says the first job was released at %s; the instant was %s, the last released at %s", res.Released, at, last)
+	}
+	// fio's own clock: the measurement began as the jobs were released.
+	if d := res.Began.Sub(res.Released); d < -time.Millisecond || d > 100*time.Millisecond {
+		t.Errorf("measurement began %s after the release", d)
+	}
+	if left, _ := filepath.Glob(filepath.Join(e.WorkDir, "*.prerun.txt")); len(left) > 0 {
+		t.Errorf("the waiters' records were left behind: %v", left)
+	}
+	if _, ok := Released(e.WorkDir, run.Name, jobs); ok {
+		t.Error("Released still answers for a run that ended")
+	}
+}
+
+// TestRelativePaths runs fio from a relative binary path into a relative
+// work directory: fio works in that directory, and both still resolve.
+func TestRelativePaths(t *testing.T) {
+	abs := requireFio(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.Mkdir("bin", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(abs.Binary, filepath.Join("bin", "fio")); err != nil {
+		t.Fatal(err)
+	}
+	e := Executor{Binary: filepath.Join("bin", "fio"), WorkDir: "work"}
+	res := runFio(t, e, Run{Name: "relative", Engine: "psync", BlockSizeBytes: 4096, ReadPercent: 100,
+		Runtime: 500 * time.Millisecond, Jobs: []Job{{IODepth: 1, ReadIOPS: 100}}},
+		Layout{Directory: filepath.Join(dir, "data"), BytesPerJob: 1 << 20})
+	if res.Output == nil || len(res.Output.Jobs) != 1 {
+		t.Fatalf("no report: %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "work", "relative.fio")); err != nil {
+		t.Errorf("the job file is not in the work directory: %v", err)
+	}
+}

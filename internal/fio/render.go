@@ -68,9 +68,13 @@ type Run struct {
 	// <Unix nanoseconds>" (fio's exec_prerun), which returns at the
 	// instant. fio has started by then, so a run launched ahead of the
 	// instant begins its I/O on it, whatever fio's start-up took. Waiter
-	// is an absolute path.
+	// is an absolute path. The waiter prints the instant it returned
+	// (Released reads it back).
 	StartAt time.Time
 	Waiter  string
+	// CreateOnly runs fio's setup alone: the jobs' files are created and
+	// laid out as a run of the same options would, and no I/O is measured.
+	CreateOnly bool
 }
 
 // WaitUntilCommand is the argument of Run.Waiter that waits for an
@@ -113,13 +117,16 @@ func Render(r Run, l Layout) (string, error) {
 	if r.ReadPercent > 0 && r.ReadPercent < 100 {
 		w("rwmixread", r.ReadPercent)
 	}
-	if r.Runtime > 0 {
+	switch {
+	case r.CreateOnly:
+		w("create_only", 1)
+	case r.Runtime > 0:
 		w("time_based", 1)
 		w("runtime", fmt.Sprintf("%dms", r.Runtime.Milliseconds()))
 		if r.Ramp > 0 {
 			w("ramp_time", fmt.Sprintf("%dms", r.Ramp.Milliseconds()))
 		}
-	} else {
+	default:
 		// Preconditioning: write the whole working set once, in place.
 		w("overwrite", 1)
 	}
@@ -206,7 +213,10 @@ func validate(r Run, l Layout) error {
 	if (l.Directory == "") == (l.Device == "") {
 		return errors.New("layout needs exactly one of a directory or a device")
 	}
-	if !r.StartAt.IsZero() && !safeCommand(r.Waiter) {
+	if r.CreateOnly && !r.StartAt.IsZero() {
+		return errors.New("a create-only run does no I/O to hold until an instant")
+	}
+	if !r.StartAt.IsZero() && !UsableWaiter(r.Waiter) {
 		return fmt.Errorf("waiter %q must be an absolute path of letters, digits and '/', '.', '_', '-', '+' (a shell runs it)", r.Waiter)
 	}
 	for _, p := range []string{l.Directory, l.Device} {
@@ -242,9 +252,9 @@ func safePath(p string) bool {
 	return true
 }
 
-// safeCommand accepts an absolute path that a shell reads as one word and
-// nothing else.
-func safeCommand(p string) bool {
+// UsableWaiter says whether p can be a Run.Waiter: an absolute path that
+// a shell reads as one word and nothing else.
+func UsableWaiter(p string) bool {
 	if !strings.HasPrefix(p, "/") {
 		return false
 	}

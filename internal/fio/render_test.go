@@ -31,6 +31,12 @@ func TestRenderGolden(t *testing.T) {
 			Runtime: 20 * time.Second, Poisson: true, Seed: 9, Jobs: []Job{{IODepth: 1, ReadIOPS: 700, WriteIOPS: 300}}},
 			Layout{Directory: "/data", BytesPerJob: 1 << 20}},
 		{"precondition", Precondition("precondition", "libaio", true, 2, 42, 3<<20), Layout{Directory: "/data/client-000", BytesPerJob: 3 << 20}},
+		{"layout-create-only", Run{Name: "layout", Engine: "libaio", Direct: true, BlockSizeBytes: 8192, ReadPercent: 70, Random: true,
+			CreateOnly: true, Jobs: []Job{{IODepth: 1}, {IODepth: 1}}}, Layout{Directory: "/data/client-001", BytesPerJob: 1 << 20}},
+		{"held-until-instant", Run{Name: "step2", Engine: "libaio", Direct: true, BlockSizeBytes: 4096, ReadPercent: 100, Random: true,
+			Runtime: 20 * time.Second, Seed: 5, Jobs: []Job{{IODepth: 4, ReadIOPS: 500}},
+			StartAt: time.Unix(1_795_000_000, 123_456_789), Waiter: "/usr/local/bin/runner"},
+			Layout{Directory: "/data", BytesPerJob: 1 << 20}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -71,6 +77,9 @@ func TestRenderRejects(t *testing.T) {
 		{"colon in path", func(_ *Run, l *Layout) { l.Directory = "/data:/etc" }, "':'"},
 		{"env expansion", func(_ *Run, l *Layout) { l.Directory = "/data/${HOME}" }, "'$'"},
 		{"newline", func(_ *Run, l *Layout) { l.Directory = "/data\nexec_prerun=x" }, "control"},
+		{"relative waiter", func(r *Run, _ *Layout) { r.StartAt, r.Waiter = time.Unix(1, 0), "runner" }, "absolute path"},
+		{"waiter with a shell word", func(r *Run, _ *Layout) { r.StartAt, r.Waiter = time.Unix(1, 0), "/bin/runner;rm" }, "absolute path"},
+		{"create-only held", func(r *Run, _ *Layout) { r.CreateOnly, r.StartAt, r.Waiter = true, time.Unix(1, 0), "/bin/runner" }, "create-only"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

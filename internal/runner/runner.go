@@ -159,6 +159,25 @@ func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *protocol.
 			return layout, ErrInterrupted
 		}
 		ready.Precondition = r.Now().Sub(start)
+	} else if !r.Plan.Volume.Block {
+		// Lay the files out now, as the first step's fio would before its
+		// I/O: that step begins on its instant, not after the layout.
+		run := r.workloadRun("layout")
+		run.CreateOnly = true
+		for range r.Plan.Topology.JobsPerClient {
+			run.Jobs = append(run.Jobs, fio.Job{IODepth: 1})
+		}
+		job, err := fio.Render(run, layout)
+		if err != nil {
+			return layout, err
+		}
+		res, err := exe.Run(ctx, run.Name, job)
+		if err != nil {
+			return layout, fmt.Errorf("laying out the files: %w", err)
+		}
+		if res.Interrupted {
+			return layout, ErrInterrupted
+		}
 	}
 	if r.Clock != nil {
 		off, unc, err := r.Clock.ClockOffset(ctx)
@@ -225,11 +244,14 @@ func (r *Runner) layout() (fio.Layout, error) {
 // launched is a step whose fio was started.
 type launched struct {
 	order protocol.StepOrder
+	name  string // the fio run's
 	jobs  int
 	// at is when fio was launched, on the runner's clock.
 	at     time.Time
 	cancel context.CancelFunc
-	done   chan ranFio
+	// exited is closed when fio has ended, and ran then holds the result.
+	exited chan struct{}
+	ran    ranFio
 }
 
 type ranFio struct {
@@ -242,76 +264,113 @@ type ranFio struct {
 func (l *launched) stop() {
 	if l != nil {
 		l.cancel()
-		<-l.done
+		<-l.exited
 	}
 }
 
-// launch starts fio for the ordered step: with a Waiter LaunchAhead before
-// its instant, holding its I/O until the instant; without, at the instant.
-func (r *Runner) launch(ctx context.Context, exe fio.Executor, layout fio.Layout, order protocol.StepOrder) (*launched, error) {
+// step is an ordered step's fio run, ready to launch.
+type step struct {
+	order protocol.StepOrder
+	run   fio.Run
+	// at is the step's instant on the runner's clock.
+	at time.Time
+}
+
+// stepOf renders nothing yet: it divides the ordered step's load and
+// fills in this client's fio run.
+func (r *Runner) stepOf(order protocol.StepOrder) (step, error) {
 	p := r.Plan
 	loads, err := plan.Divide(order.Step, p.Topology, p.Workload)
 	if err != nil {
-		return nil, fmt.Errorf("step %d: %w", order.Index, err)
+		return step{}, fmt.Errorf("step %d: %w", order.Index, err)
 	}
 	mine := loads[p.Client]
-	run := fio.Run{
-		Name:            fmt.Sprintf("step%d", order.Index),
-		Engine:          string(p.Workload.IOEngine),
-		Direct:          p.Workload.Direct,
-		BlockSizeBytes:  p.Workload.BlockSizeBytes,
-		ReadPercent:     p.Workload.ReadPercent,
-		Random:          p.Workload.Pattern == workload.Random,
-		CompressPercent: p.Workload.CompressPercent,
-		Runtime:         order.Duration,
-		Ramp:            order.Ramp,
-		Poisson:         p.Arrivals == plan.Poisson,
-		// A new seed per step and per client: clients never replay each
-		// other's offsets, and steps do not replay earlier ones.
-		Seed: p.Seed + uint64(order.Index)*uint64(len(mine)),
-	}
+	run := r.workloadRun(fmt.Sprintf("step%d", order.Index))
+	run.Runtime, run.Ramp = order.Duration, order.Ramp
+	run.Poisson = p.Arrivals == plan.Poisson
+	// A new seed per step and per client: clients never replay each
+	// other's offsets, and steps do not replay earlier ones.
+	run.Seed = p.Seed + uint64(order.Index)*uint64(len(mine))
 	for _, l := range mine {
 		run.Jobs = append(run.Jobs, fio.Job{IODepth: l.IODepth, ReadIOPS: l.ReadIOPS, WriteIOPS: l.WriteIOPS,
 			ReadBytesPerSec: l.ReadBytesPerSec, WriteBytesPerSec: l.WriteBytesPerSec})
 	}
 	// StartAt is an instant of the conductor's clock.
-	at := order.StartAt.Add(r.offset)
-	if r.Waiter != "" {
-		// The waiter keeps the node's clock, which r.Now may shift.
-		run.StartAt, run.Waiter = at.Add(time.Since(r.Now())), r.Waiter
-		at = at.Add(-LaunchAhead)
-	}
-	job, err := fio.Render(run, layout)
+	return step{order: order, run: run, at: order.StartAt.Add(r.offset)}, nil
+}
+
+// workloadRun is a fio run of the plan's workload, without jobs or timing.
+func (r *Runner) workloadRun(name string) fio.Run {
+	w := r.Plan.Workload
+	return fio.Run{Name: name, Engine: string(w.IOEngine), Direct: w.Direct, BlockSizeBytes: w.BlockSizeBytes,
+		ReadPercent: w.ReadPercent, Random: w.Pattern == workload.Random, CompressPercent: w.CompressPercent}
+}
+
+// launch starts fio for the ordered step: with a Waiter LaunchAhead before
+// its instant, holding its I/O until the instant; without, at the instant.
+// The step before it has ended.
+func (r *Runner) launch(ctx context.Context, exe fio.Executor, layout fio.Layout, order protocol.StepOrder) (*launched, error) {
+	s, err := r.stepOf(order)
 	if err != nil {
-		return nil, fmt.Errorf("step %d: %w", order.Index, err)
+		return nil, err
+	}
+	at := s.at
+	if r.Waiter != "" {
+		at = at.Add(-LaunchAhead)
 	}
 	if err := sleepUntil(ctx, r.Now, at); err != nil {
 		return nil, ErrInterrupted
 	}
+	return r.start(ctx, exe, layout, s, s.at)
+}
+
+// start launches fio for s; with a Waiter its I/O is held until the
+// instant begin of the runner's clock.
+func (r *Runner) start(ctx context.Context, exe fio.Executor, layout fio.Layout, s step, begin time.Time) (*launched, error) {
+	run := s.run
+	if r.Waiter != "" {
+		// The waiter keeps the node's clock, which r.Now may shift.
+		run.StartAt, run.Waiter = begin.Add(time.Since(r.Now())), r.Waiter
+	}
+	job, err := fio.Render(run, layout)
+	if err != nil {
+		return nil, fmt.Errorf("step %d: %w", s.order.Index, err)
+	}
 	fctx, cancel := context.WithCancel(ctx)
-	l := &launched{order: order, jobs: len(mine), at: r.Now(), cancel: cancel, done: make(chan ranFio, 1)}
+	l := &launched{order: s.order, name: run.Name, jobs: len(run.Jobs), at: r.Now(), cancel: cancel, exited: make(chan struct{})}
 	exe.Timeline = true
 	go func() {
+		defer close(l.exited)
 		res, err := exe.Run(fctx, run.Name, job)
-		l.done <- ranFio{res, err}
+		l.ran = ranFio{res, err}
 	}()
 	return l, nil
 }
 
 // ahead learns, while cur runs, the order after it when the conductor
 // writes orders ahead (protocol.ClientPlan.OrdersAhead, protocol.Ahead),
-// and launches it to begin as cur ends.
-// It waits until cur's end: an order that comes later, or none (the
-// conductor decides from cur's results), is waited for once cur is
-// published. done says the run ended.
+// and launches it LaunchAhead before its instant, its I/O held until the
+// instant, or until cur's I/O ends when cur began late (LateTolerance): a
+// client's steps do not overlap.
+// It gives up at cur's end, or as soon as cur's fio ends (it failed, or
+// was stopped): an order that comes later, or none (the conductor decides
+// from cur's results), is waited for once cur is published. done says the
+// run ended.
 func (r *Runner) ahead(ctx context.Context, exe fio.Executor, layout fio.Layout, cur *launched) (*launched, bool, error) {
 	wait := cur.order.End().Add(r.offset).Sub(r.Now())
-	if !r.Plan.OrdersAhead || wait <= 0 {
+	if !r.Plan.OrdersAhead || r.Waiter == "" || wait <= 0 {
 		return nil, false, nil // late already: the next step starts after this one
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	go func() {
+		select {
+		case <-cur.exited:
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
 	order, err := r.Coordinator.WaitOrder(wctx, cur.order.Index+1)
-	cancel()
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return nil, false, ErrInterrupted
@@ -322,16 +381,46 @@ func (r *Runner) ahead(ctx context.Context, exe fio.Executor, layout fio.Layout,
 	case order.Done:
 		return nil, true, nil
 	}
-	next, err := r.launch(ctx, exe, layout, order)
-	return next, false, err
+	next, err := r.stepOf(order)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := sleepUntil(wctx, r.Now, next.at.Add(-LaunchAhead)); err != nil {
+		if ctx.Err() != nil {
+			return nil, false, ErrInterrupted
+		}
+		return nil, false, nil
+	}
+	// cur's I/O ends its ramp and duration after its waiter released it:
+	// on time, at next's instant.
+	released, ok := fio.Released(r.WorkDir, cur.name, cur.jobs)
+	if !ok {
+		return nil, false, nil // cur has not begun yet: next starts after it
+	}
+	begin := next.at
+	curEnd := released.Add(time.Until(r.Now())).Add(cur.order.Ramp + cur.order.Duration)
+	if curEnd.Sub(begin) > LateTolerance {
+		begin = curEnd.Add(LateTolerance)
+	}
+	l, err := r.start(ctx, exe, layout, next, begin)
+	return l, false, err
 }
+
+// LateTolerance is how late a step ordered ahead may have begun and the
+// next one still begin on its instant. A waiter releases its job a
+// fraction of a millisecond after the instant, and fio's clock for the
+// job starts a few milliseconds after the release: that much the steps
+// overlap, as the I/Os still in flight at a step's end always do, and no
+// client drifts off the grid. A step that began later delays the next one
+// by as much, plus this margin for fio's start.
+const LateTolerance = 10 * time.Millisecond
 
 // finish waits for a launched step's fio and publishes its result (also
 // when fio failed or was stopped: what was measured must not be lost).
 func (r *Runner) finish(ctx context.Context, l *launched) error {
-	ran := <-l.done
+	<-l.exited
 	l.cancel()
-	order, res, runErr := l.order, ran.res, ran.err
+	order, res, runErr := l.order, l.ran.res, l.ran.err
 	cs := results.ClientStep{Client: r.Plan.Client, Step: order.Index, Jobs: l.jobs, PlannedStart: order.StartAt,
 		ActualStart: l.at.Add(-r.offset), End: r.conductorNow()}
 	if runErr != nil {
@@ -374,14 +463,18 @@ func (r *Runner) finish(ctx context.Context, l *launched) error {
 const LaunchAhead = time.Second
 
 // began is when the launched step's I/O began, on the runner's clock (its
-// ramp included), from fio's own timestamps; ok is false when fio's report
-// does not say.
+// ramp included): from fio's own timestamps, or else when its waiter
+// released it; ok is false when neither says.
 func (r *Runner) began(l *launched, res *fio.Result) (time.Time, bool) {
-	if res.Began.IsZero() {
+	t := res.Released
+	if !res.Began.IsZero() {
+		t = res.Began.Add(-l.order.Ramp)
+	}
+	if t.IsZero() {
 		return time.Time{}, false
 	}
 	// fio's timestamps are of the node's clock, which r.Now may shift.
-	began := res.Began.Add(-l.order.Ramp).Add(time.Until(r.Now()))
+	began := t.Add(time.Until(r.Now()))
 	if began.Before(l.at) {
 		return time.Time{}, false // not of this run
 	}
