@@ -34,8 +34,13 @@ type observation struct {
 	start, created time.Time
 
 	mu sync.Mutex
-	// podRunning is when each client pod was first seen Running.
-	podRunning map[string]time.Time
+	// podCreated, podScheduled and podRunning are when each client pod
+	// was first seen, seen scheduled to a node, and seen Running.
+	podCreated, podScheduled, podRunning map[string]time.Time
+	// claimBound is when each of the benchmark's claims was first seen
+	// Bound; claims holds every claim seen.
+	claimBound map[string]time.Time
+	claims     map[string]bool
 	// ready is when each client's ready annotation was first seen.
 	ready        map[int]time.Time
 	readyReports map[int]protocol.Ready
@@ -57,7 +62,8 @@ type observation struct {
 func newObservation(b *v1alpha1.StorageBenchmark) *observation {
 	return &observation{
 		name: b.Name, clients: int(b.Spec.Clients.Count),
-		podRunning: map[string]time.Time{}, ready: map[int]time.Time{}, readyReports: map[int]protocol.Ready{},
+		podCreated: map[string]time.Time{}, podScheduled: map[string]time.Time{}, podRunning: map[string]time.Time{},
+		claimBound: map[string]time.Time{}, claims: map[string]bool{}, ready: map[int]time.Time{}, readyReports: map[int]protocol.Ready{},
 		orders: map[int]protocol.StepOrder{}, results: map[stepClient]results.ClientStep{},
 		done: make(chan struct{}),
 	}
@@ -83,9 +89,12 @@ func (o *observation) handle(now time.Time, obj client.Object) {
 			o.finish(nil)
 		}
 	case *corev1.Pod:
-		if _, seen := o.podRunning[x.Name]; !seen && x.Status.Phase == corev1.PodRunning {
-			o.podRunning[x.Name] = now
-		}
+		first(o.podCreated, x.Name, now, true)
+		first(o.podScheduled, x.Name, now, x.Spec.NodeName != "")
+		first(o.podRunning, x.Name, now, x.Status.Phase == corev1.PodRunning)
+	case *corev1.PersistentVolumeClaim:
+		o.claims[x.Name] = true
+		first(o.claimBound, x.Name, now, x.Status.Phase == corev1.ClaimBound)
 	case *corev1.ConfigMap:
 		o.handleConfigMap(now, x)
 	}
@@ -120,9 +129,21 @@ func (o *observation) handleConfigMap(now time.Time, cm *corev1.ConfigMap) {
 	}
 }
 
+// first records now under key unless a time is already there, when cond.
+func first(m map[string]time.Time, key string, now time.Time, cond bool) {
+	if _, seen := m[key]; !seen && cond {
+		m[key] = now
+	}
+}
+
 // allPodsRunning is when the last client pod was first seen Running.
 func (o *observation) allPodsRunning() (time.Time, bool) {
 	return latest(o.podRunning, o.clients)
+}
+
+// allClaimsBound is when the last of the claims seen was first seen Bound.
+func (o *observation) allClaimsBound() (time.Time, bool) {
+	return latest(o.claimBound, max(len(o.claims), 1))
 }
 
 // allReady is when the last client was seen ready (files laid out and
@@ -182,6 +203,7 @@ func runBenchmark(ctx context.Context, k client.WithWatch, b *v1alpha1.StorageBe
 		{&v1alpha1.StorageBenchmarkList{}, []client.ListOption{ns, client.MatchingFields{"metadata.name": b.Name}}},
 		{&corev1.PodList{}, []client.ListOption{ns, client.MatchingLabels{exchange.LabelBenchmark: b.Name, exchange.LabelRole: exchange.RoleClient}}},
 		{&corev1.ConfigMapList{}, []client.ListOption{ns, client.MatchingLabels{exchange.LabelBenchmark: b.Name}}},
+		{&corev1.PersistentVolumeClaimList{}, []client.ListOption{ns, client.MatchingLabels{exchange.LabelBenchmark: b.Name}}},
 	}
 	for _, l := range lists {
 		open := func() (watch.Interface, error) { return k.Watch(wctx, l.list, l.opts...) }
