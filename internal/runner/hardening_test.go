@@ -249,3 +249,35 @@ func mustWrite(t *testing.T, path, s string) {
 		t.Fatal(err)
 	}
 }
+
+// layoutWatchingClock is a Clock that notes whether the client's first file
+// was already laid out when the measurement began.
+type layoutWatchingClock struct {
+	file      string
+	laidOutAt chan bool
+}
+
+func (c layoutWatchingClock) ClockOffset(context.Context) (time.Duration, time.Duration, error) {
+	_, err := os.Stat(c.file)
+	c.laidOutAt <- err == nil
+	return 0, time.Millisecond, nil
+}
+
+// TestClockMeasuredWhileLayingOut: the clock offset, which waits for the
+// API server's second to change, is measured while the files are laid
+// out, not after.
+func TestClockMeasuredWhileLayingOut(t *testing.T) {
+	requireFio(t)
+	vol := t.TempDir()
+	clock := layoutWatchingClock{file: filepath.Join(vol, "job0.dat"), laidOutAt: make(chan bool, 1)}
+	ready, _, err := runOneStep(t, protocol.Volume{Path: vol}, time.Now, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ready.ClockOffsetUncertainty != time.Millisecond {
+		t.Fatalf("the measured offset was not reported: %+v", ready)
+	}
+	if <-clock.laidOutAt {
+		t.Error("the clock was measured after the layout")
+	}
+}

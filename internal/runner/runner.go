@@ -130,6 +130,21 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 }
 
 func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *protocol.Ready) (fio.Layout, error) {
+	// The clock offset is measured while the files are laid out: it waits
+	// for the API server's second to change (up to 2.5 s), the layout for
+	// the volume.
+	var clock <-chan measuredOffset
+	if r.Clock != nil {
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		c := make(chan measuredOffset, 1)
+		go func() {
+			var m measuredOffset
+			m.offset, m.uncertainty, m.err = r.Clock.ClockOffset(cctx)
+			c <- m
+		}()
+		clock = c
+	}
 	v, err := exe.Version(ctx)
 	if err != nil {
 		return fio.Layout{}, err
@@ -179,18 +194,24 @@ func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *protocol.
 			return layout, ErrInterrupted
 		}
 	}
-	if r.Clock != nil {
-		off, unc, err := r.Clock.ClockOffset(ctx)
-		switch {
-		case err != nil:
-			ready.ClockOffsetError = protocol.Truncate(err.Error(), protocol.MaxErrorBytes)
+	if clock != nil {
+		m := <-clock
+		switch off := m.offset; {
+		case m.err != nil:
+			ready.ClockOffsetError = protocol.Truncate(m.err.Error(), protocol.MaxErrorBytes)
 		case off < -protocol.MaxClockOffset || off > protocol.MaxClockOffset:
 			return layout, fmt.Errorf("this node's clock is %s off the API server's (more than %s)", off, protocol.MaxClockOffset)
 		default:
-			r.offset, ready.ClockOffset, ready.ClockOffsetUncertainty = off, off, unc
+			r.offset, ready.ClockOffset, ready.ClockOffsetUncertainty = off, off, m.uncertainty
 		}
 	}
 	return layout, nil
+}
+
+// measuredOffset is what Clock.ClockOffset returned.
+type measuredOffset struct {
+	offset, uncertainty time.Duration
+	err                 error
 }
 
 // layout checks the volume and decides where each job's I/O goes. A missing
