@@ -175,7 +175,7 @@ const (
 // gives one client, plan.Outstanding: jobs × w.IODepth, twice that for a
 // curve's client-bound check, or the deepest step's depth per client of a
 // queue-depth load, which ignores w.IODepth).
-// When the steps are ordered ahead (plan.Load.Fixed) the next step's fio
+// When steps are ordered ahead (plan.Load.Fixed, two or more) the next step's fio
 // starts while the last one ends: two consecutive steps' buffers, and a
 // second share per job (that fio's, and the process waiting per job to
 // release its I/O), are held at once.
@@ -186,15 +186,17 @@ func RunnerMemoryLimit(w workload.Spec, jobsPerClient int32, l plan.Load, precon
 	perJob := int64(memoryPerJob)
 	var buffers, last int64
 	one := plan.Topology{Clients: 1, JobsPerClient: int32(jobs)}
-	for _, s := range plan.Steps(l) {
+	steps := plan.Steps(l)
+	overlap := l.Fixed() && len(steps) > 1
+	for _, s := range steps {
 		b := plan.Outstanding(s, one, w) * w.BlockSizeBytes
 		buffers = max(buffers, b)
-		if l.Fixed() {
+		if overlap {
 			buffers = max(buffers, last+b)
 		}
 		last = b
 	}
-	if l.Fixed() {
+	if overlap {
 		perJob *= 2
 	}
 	if precondition {
