@@ -60,7 +60,7 @@ func run() int {
 	case "local":
 		err = local(ctx, os.Args[2:])
 	case fio.WaitUntilCommand: // fio runs it before a step's I/O (runner.Runner.Waiter)
-		err = fio.WaitUntil(os.Args[2:], os.Stdout)
+		err = fio.WaitUntil(ctx, os.Args[2:], os.Stdout)
 	default:
 		usage()
 	}

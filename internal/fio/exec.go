@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,8 +105,10 @@ func (e Executor) Run(ctx context.Context, name, jobFile string) (*Result, error
 	}
 	cmd := exec.Command(bin, append(args, jobPath)...)
 	// fio saves a job's exec_prerun output as <job>.prerun.txt in its
-	// working directory: WorkDir, not wherever this process runs.
+	// working directory: WorkDir, not wherever this process runs. Any
+	// left by an earlier process are not this run's.
 	cmd.Dir = dir
+	removePrerunOutput(dir, name)
 	defer removePrerunOutput(dir, name)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -123,7 +124,7 @@ func (e Executor) Run(ctx context.Context, name, jobFile string) (*Result, error
 	case waitErr = <-done:
 	case <-ctx.Done():
 		interrupted = true
-		_ = cmd.Process.Signal(syscall.SIGTERM)
+		stopTree(cmd.Process.Pid, syscall.SIGTERM)
 		grace := e.GracePeriod
 		if grace == 0 {
 			grace = 10 * time.Second
@@ -131,7 +132,7 @@ func (e Executor) Run(ctx context.Context, name, jobFile string) (*Result, error
 		select {
 		case waitErr = <-done:
 		case <-time.After(grace):
-			_ = cmd.Process.Kill()
+			stopTree(cmd.Process.Pid, syscall.SIGKILL)
 			return nil, fmt.Errorf("fio did not stop within %s of SIGTERM and was killed: %w", grace, <-done)
 		}
 	}
@@ -199,6 +200,51 @@ func (e Executor) Run(ctx context.Context, name, jobFile string) (*Result, error
 	return res, nil
 }
 
+// stopTree sends sig to fio and to every process under it. fio's job
+// processes start sessions of their own, and a job waiting in its
+// exec_prerun (a waiter) hears nothing of fio's own SIGTERM: each is
+// signalled directly, so a run held until an instant stops when stopped.
+func stopTree(pid int, sig syscall.Signal) {
+	pids := append(descendants(pid), pid)
+	for _, p := range pids {
+		_ = syscall.Kill(p, sig)
+	}
+}
+
+// descendants lists the processes under pid, from /proc.
+func descendants(pid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
+		fields := strings.Fields(rest)
+		if len(fields) < 2 {
+			continue
+		}
+		if ppid, err := strconv.Atoi(fields[1]); err == nil {
+			children[ppid] = append(children[ppid], p)
+		}
+	}
+	var out []int
+	for queue := children[pid]; len(queue) > 0; queue = queue[1:] {
+		out = append(out, queue[0])
+		queue = append(queue, children[queue[0]]...)
+	}
+	return out
+}
+
 // prerunOutput is the file fio saves job j's exec_prerun output in, in its
 // working directory (Render names the job).
 func prerunOutput(dir, name string, j int) string {
@@ -217,16 +263,14 @@ func removePrerunOutput(dir, name string) {
 // releases reads the instants a run's waiters released its jobs at, from
 // the prerun output of every job that has one.
 func releases(dir, name string) []time.Time {
+	files, _ := filepath.Glob(filepath.Join(dir, name+"-job*.prerun.txt"))
 	var out []time.Time
-	for j := 0; ; j++ {
-		t, err := released(prerunOutput(dir, name, j))
-		if errors.Is(err, fs.ErrNotExist) {
-			return out
-		}
-		if err == nil {
+	for _, f := range files {
+		if t, err := released(f); err == nil {
 			out = append(out, t)
 		}
 	}
+	return out
 }
 
 func released(path string) (time.Time, error) {
@@ -263,7 +307,9 @@ func Released(dir, name string, jobs int) (last time.Time, ok bool) {
 // instant of the node's clock (at once when it has passed), and prints the
 // instant it returned at in Unix nanoseconds to out, which fio saves
 // (Released).
-func WaitUntil(args []string, out io.Writer) error {
+// Cancelling ctx (the runner binary's is cancelled by SIGTERM) ends the
+// wait with an error: the run is being stopped.
+func WaitUntil(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) != 1 {
 		return fmt.Errorf("%s takes one instant in Unix nanoseconds, got %d arguments", WaitUntilCommand, len(args))
 	}
@@ -271,7 +317,13 @@ func WaitUntil(args []string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", WaitUntilCommand, err)
 	}
-	time.Sleep(time.Until(time.Unix(0, ns)))
+	t := time.NewTimer(time.Until(time.Unix(0, ns)))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return fmt.Errorf("%s: stopped before the instant: %w", WaitUntilCommand, ctx.Err())
+	}
 	_, err = fmt.Fprintln(out, time.Now().UnixNano())
 	return err
 }

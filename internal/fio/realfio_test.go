@@ -336,7 +336,7 @@ func TestBeganIsWhenTheMeasurementStarted(t *testing.T) {
 // TestMain makes the test binary a Run.Waiter, as the runner binary is.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == WaitUntilCommand {
-		if err := WaitUntil(os.Args[2:], os.Stdout); err != nil {
+		if err := WaitUntil(context.Background(), os.Args[2:], os.Stdout); err != nil {
 			_, _ = os.Stderr.WriteString(err.Error() + "\n")
 			os.Exit(2)
 		}
@@ -360,19 +360,43 @@ func TestHeldRunIsReleasedOnTheInstant(t *testing.T) {
 	run := Run{Name: "held", Engine: "psync", BlockSizeBytes: 4096, ReadPercent: 100, Random: true,
 		Runtime: 2 * time.Second, StartAt: at, Waiter: self,
 		Jobs: []Job{{IODepth: 1, ReadIOPS: 100}, {IODepth: 1, ReadIOPS: 100}}}
-	done := make(chan *Result, 1)
-	go func() { done <- runFio(t, e, run, Layout{Directory: t.TempDir(), BytesPerJob: 1 << 20}) }()
+	job, err := Render(run, Layout{Directory: t.TempDir(), BytesPerJob: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type ran struct {
+		res *Result
+		err error
+	}
+	done := make(chan ran, 1)
+	go func() {
+		res, err := e.Run(context.Background(), run.Name, job)
+		done <- ran{res, err}
+	}()
 	var seen, last time.Time
-	for seen.IsZero() {
+	for deadline := time.After(time.Minute); seen.IsZero(); time.Sleep(time.Millisecond) {
 		if t, ok := Released(e.WorkDir, run.Name, jobs); ok {
 			seen, last = time.Now(), t
 		}
-		time.Sleep(time.Millisecond)
+		select {
+		case r := <-done:
+			done <- r
+			if seen.IsZero() {
+				t.Fatalf("fio ended before Released saw its jobs released: %v", r.err)
+			}
+		case <-deadline:
+			t.Fatal("no release seen within a minute")
+		default:
+		}
 	}
 	if seen.Before(at) || last.Before(at) {
 		t.Errorf("released at %s, seen %s, before the instant %s", last, seen, at)
 	}
-	res := <-done
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	res := r.res
 	if res.Released.IsZero() || res.Released.Before(at) || res.Released.After(last) {
 		t.Errorf("result says the first job was released at %s; the instant was %s, the last released at %s", res.Released, at, last)
 	}
@@ -409,5 +433,46 @@ func TestRelativePaths(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "work", "relative.fio")); err != nil {
 		t.Errorf("the job file is not in the work directory: %v", err)
+	}
+}
+
+// TestStoppingAHeldRun stops fio while its jobs wait for their instant:
+// the run ends then, not at the instant, and no waiter is left behind.
+func TestStoppingAHeldRun(t *testing.T) {
+	e := requireFio(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(30 * time.Second)
+	job, err := Render(Run{Name: "stopped", Engine: "psync", BlockSizeBytes: 4096, ReadPercent: 100,
+		Runtime: time.Second, StartAt: at, Waiter: self, Jobs: []Job{{IODepth: 1}, {IODepth: 1}}},
+		Layout{Directory: t.TempDir(), BytesPerJob: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		// Stop it once both jobs wait.
+		for range 10_000 {
+			if files, _ := filepath.Glob(filepath.Join(e.WorkDir, "stopped-job*.prerun.txt")); len(files) == 2 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(200 * time.Millisecond)
+		cancel()
+	}()
+	res, err := e.Run(ctx, "stopped", job)
+	if time.Now().After(at) {
+		t.Fatal("the run ended at the instant it was held for, not when stopped")
+	}
+	if err == nil && !res.Interrupted {
+		t.Fatalf("a stopped run reported neither an error nor an interruption: %+v", res)
+	}
+	instant := strconv.FormatInt(at.UnixNano(), 10)
+	out, _ := exec.Command("pgrep", "-f", instant).Output()
+	if len(strings.TrimSpace(string(out))) > 0 {
+		t.Errorf("waiters left running: pids %s", out)
 	}
 }

@@ -23,7 +23,22 @@ type aheadClient struct {
 	errc chan error
 }
 
-func startAheadClient(t *testing.T, fioBinary string) *aheadClient {
+// delayedPublisher publishes each result a pause after its step ended: a
+// runner that launched the next step only after publishing would begin it
+// that much late.
+type delayedPublisher struct {
+	Publisher
+	delay time.Duration
+}
+
+func (p delayedPublisher) Publish(ctx context.Context, r results.ClientStep) error {
+	time.Sleep(p.delay)
+	return p.Publisher.Publish(ctx, r)
+}
+
+// startAheadClient starts a client, fio being fioBinary ("" for PATH's)
+// and each publish delayed by delay, and waits until it is ready.
+func startAheadClient(t *testing.T, fioBinary string, delay time.Duration) *aheadClient {
 	t.Helper()
 	requireFio(t)
 	dir := t.TempDir()
@@ -31,7 +46,7 @@ func startAheadClient(t *testing.T, fioBinary string) *aheadClient {
 	r := &Runner{Plan: protocol.ClientPlan{Topology: plan.Topology{Clients: 1, JobsPerClient: 1}, OrdersAhead: true, Fio: fioBinary,
 		Workload: spec(t, "rand-read", workload.Overrides{WorkingSetBytesPerClient: ptr(int64(8 << 20)),
 			IOEngine: ptr(workload.PSync), IODepth: ptr(int32(1))}),
-		Volume: protocol.Volume{Path: filepath.Join(dir, "volume")}}, Coordinator: x, Publisher: x,
+		Volume: protocol.Volume{Path: filepath.Join(dir, "volume")}}, Coordinator: x, Publisher: delayedPublisher{x, delay},
 		WorkDir: filepath.Join(dir, "work"), Waiter: waiter(t)}
 	if err := os.Mkdir(r.Plan.Volume.Path, 0o755); err != nil {
 		t.Fatal(err)
@@ -81,7 +96,7 @@ func (c *aheadClient) result(step int) results.ClientStep {
 // its files out before it says it is ready, so the first step's fio does
 // not, after its instant.
 func TestLayoutBeforeReady(t *testing.T) {
-	c := startAheadClient(t, "")
+	c := startAheadClient(t, "", 0)
 	fi, err := os.Stat(filepath.Join(c.r.Plan.Volume.Path, "job0.dat"))
 	if err != nil {
 		t.Fatalf("no file laid out when ready: %v", err)
@@ -95,37 +110,55 @@ func TestLayoutBeforeReady(t *testing.T) {
 	}
 }
 
-// TestALateStepDelaysTheNextOne orders a step after its instant, and the
-// next one ahead, from the instant the first should have ended: the client
-// begins the second step only when its first has run its full duration.
-func TestALateStepDelaysTheNextOne(t *testing.T) {
-	c := startAheadClient(t, "")
-	const d = 3 * time.Second
-	first := protocol.StepOrder{Index: 0, StartAt: time.Now().Add(-1500 * time.Millisecond).Truncate(time.Millisecond),
-		Step: plan.Step{OfferedIOPS: 100}, Duration: d}
-	second := protocol.StepOrder{Index: 1, StartAt: first.End(), Step: plan.Step{OfferedIOPS: 200}, Duration: d}
-	c.order(first)
-	c.order(second)
-	r0 := c.result(0)
-	r1 := c.result(1)
-	c.order(protocol.StepOrder{Index: 2, Done: true})
+// TestALateClientReturnsToTheGrid orders four steps ahead, the first
+// after its instant: the client begins each step as the one before ends
+// (never a second step's I/O over the first's, beyond LateTolerance),
+// without waiting for the last result to be published, and its lateness
+// shrinks from step to step rather than grow.
+func TestALateClientReturnsToTheGrid(t *testing.T) {
+	const d, publishDelay = 2 * time.Second, time.Second
+	c := startAheadClient(t, "", publishDelay)
+	// Late by more than a step's duration less LaunchAhead: the first step
+	// has not begun when the second is due to be launched.
+	start := time.Now().Add(-1500 * time.Millisecond).Truncate(time.Millisecond)
+	const steps = 4
+	var orders []protocol.StepOrder
+	for k := range steps {
+		o := protocol.StepOrder{Index: k, StartAt: start.Add(time.Duration(k) * d), Step: plan.Step{OfferedIOPS: int64(100 * (k + 1))}, Duration: d}
+		orders = append(orders, o)
+		c.order(o)
+	}
+	c.order(protocol.StepOrder{Index: steps, Done: true})
+	var res []results.ClientStep
+	for k := range steps {
+		r := c.result(k)
+		if r.Error != "" {
+			t.Fatalf("step %d: %s", k, r.Error)
+		}
+		res = append(res, r)
+	}
 	if err := <-c.errc; err != nil {
 		t.Fatal(err)
 	}
-	if r0.Error != "" || r1.Error != "" {
-		t.Fatalf("step errors: %q, %q", r0.Error, r1.Error)
+	late := func(k int) time.Duration { return res[k].ActualStart.Sub(orders[k].StartAt) }
+	if late(0) < time.Second {
+		t.Fatalf("the first step began %s after its instant: the test needs it late", late(0))
 	}
-	late := r0.ActualStart.Sub(first.StartAt)
-	if late < time.Second {
-		t.Fatalf("the first step began %s after its instant: the test needs it late", late)
+	for k := 1; k < steps; k++ {
+		gap := res[k].ActualStart.Sub(res[k-1].ActualStart.Add(d))
+		t.Logf("step %d began %s late, %s after step %d's I/O ended", k, late(k), gap, k-1)
+		// fio's clock for a job starts milliseconds after its release
+		// (more on a busy node), and its timestamps are whole milliseconds.
+		if gap < -3*LateTolerance {
+			t.Errorf("step %d began %s before step %d's I/O ended", k, -gap, k-1)
+		}
+		if gap > publishDelay/2 {
+			t.Errorf("step %d began %s after step %d ended: it waited for the publish", k, gap, k-1)
+		}
 	}
-	// fio's clock for a job starts milliseconds after its release, and
-	// its timestamps are whole milliseconds.
-	if gap := r1.ActualStart.Sub(r0.ActualStart.Add(d)); gap < -LateTolerance {
-		t.Errorf("step 2 began %s before step 1's I/O ended (step 1 began %s late)", -gap, late)
+	if late(steps-1) >= late(0)+LateTolerance {
+		t.Errorf("lateness grew from %s to %s over %d steps", late(0), late(steps-1), steps)
 	}
-	t.Logf("step 1 began %s late; step 2 began %s after step 1 ended, %s after its own instant",
-		late, r1.ActualStart.Sub(r0.ActualStart.Add(d)), r1.ActualStart.Sub(second.StartAt))
 }
 
 // TestAFailedStepIsReportedAtOnce: when a step's fio fails while the
@@ -140,7 +173,7 @@ func TestAFailedStepIsReportedAtOnce(t *testing.T) {
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c := startAheadClient(t, wrapper)
+	c := startAheadClient(t, wrapper, 0)
 	const d = time.Minute
 	first := protocol.StepOrder{Index: 0, StartAt: time.Now().Add(time.Second).Truncate(time.Millisecond),
 		Step: plan.Step{OfferedIOPS: 100}, Duration: d}

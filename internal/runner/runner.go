@@ -370,19 +370,18 @@ func (r *Runner) start(ctx context.Context, exe fio.Executor, layout fio.Layout,
 
 // ahead learns, while cur runs, the order after it when the conductor
 // writes orders ahead (protocol.ClientPlan.OrdersAhead, protocol.Ahead),
-// and launches it LaunchAhead before its instant, its I/O held until the
-// instant, or until cur's I/O ends when cur began late (LateTolerance): a
-// client's steps do not overlap.
-// It gives up at cur's end, or as soon as cur's fio ends (it failed, or
-// was stopped): an order that comes later, or none (the conductor decides
-// from cur's results), is waited for once cur is published. done says the
-// run ended.
+// and launches it LaunchAhead before it begins, its I/O held until then.
+// It begins on its instant, or, when cur began more than LateTolerance
+// late, LateTolerance before cur's I/O ends: a client's steps overlap by
+// at most that, and a late client returns to the grid by as much per step.
+// It gives up as soon as cur's fio ends (cur ran its course before the
+// order came, failed, or was stopped): the next order is then waited for
+// once cur is published. done says the run ended.
 func (r *Runner) ahead(ctx context.Context, exe fio.Executor, layout fio.Layout, cur *launched) (*launched, bool, error) {
-	wait := cur.order.End().Add(r.offset).Sub(r.Now())
-	if !r.Plan.OrdersAhead || r.Waiter == "" || wait <= 0 {
-		return nil, false, nil // late already: the next step starts after this one
+	if !r.Plan.OrdersAhead || r.Waiter == "" {
+		return nil, false, nil
 	}
-	wctx, cancel := context.WithTimeout(ctx, wait)
+	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
 		select {
@@ -391,12 +390,16 @@ func (r *Runner) ahead(ctx context.Context, exe fio.Executor, layout fio.Layout,
 		case <-wctx.Done():
 		}
 	}()
+	gaveUp := func() (*launched, bool, error) {
+		if ctx.Err() != nil {
+			return nil, false, ErrInterrupted
+		}
+		return nil, false, nil
+	}
 	order, err := r.Coordinator.WaitOrder(wctx, cur.order.Index+1)
 	switch {
-	case err != nil && ctx.Err() != nil:
-		return nil, false, ErrInterrupted
 	case err != nil && wctx.Err() != nil:
-		return nil, false, nil
+		return gaveUp()
 	case err != nil:
 		return nil, false, fmt.Errorf("waiting for step %d: %w", cur.order.Index+1, err)
 	case order.Done:
@@ -407,34 +410,37 @@ func (r *Runner) ahead(ctx context.Context, exe fio.Executor, layout fio.Layout,
 		return nil, false, err
 	}
 	if err := sleepUntil(wctx, r.Now, next.at.Add(-LaunchAhead)); err != nil {
-		if ctx.Err() != nil {
-			return nil, false, ErrInterrupted
-		}
-		return nil, false, nil
+		return gaveUp()
 	}
-	// cur's I/O ends its ramp and duration after its waiter released it:
-	// on time, at next's instant.
-	released, ok := fio.Released(r.WorkDir, cur.name, cur.jobs)
-	if !ok {
-		return nil, false, nil // cur has not begun yet: next starts after it
+	// cur's I/O ends its ramp and duration after its last job's waiter
+	// released it: on time, at next's instant.
+	var released time.Time
+	for ok := false; !ok; {
+		if released, ok = fio.Released(r.WorkDir, cur.name, cur.jobs); !ok && protocol.Pause(wctx, releasePoll) != nil {
+			return gaveUp()
+		}
 	}
 	begin := next.at
-	curEnd := released.Add(time.Until(r.Now())).Add(cur.order.Ramp + cur.order.Duration)
-	if curEnd.Sub(begin) > LateTolerance {
-		begin = curEnd.Add(LateTolerance)
+	if curEnd := released.Add(time.Until(r.Now())).Add(cur.order.Ramp + cur.order.Duration); curEnd.Sub(begin) > LateTolerance {
+		begin = curEnd.Add(-LateTolerance)
+		if err := sleepUntil(wctx, r.Now, begin.Add(-LaunchAhead)); err != nil {
+			return gaveUp()
+		}
 	}
 	l, err := r.start(ctx, exe, layout, next, begin)
 	return l, false, err
 }
 
-// LateTolerance is how late a step ordered ahead may have begun and the
-// next one still begin on its instant. A waiter releases its job a
-// fraction of a millisecond after the instant, and fio's clock for the
-// job starts a few milliseconds after the release: that much the steps
-// overlap, as the I/Os still in flight at a step's end always do, and no
-// client drifts off the grid. A step that began later delays the next one
-// by as much, plus this margin for fio's start.
+// LateTolerance is how much a client's consecutive steps ordered ahead may
+// overlap. A waiter releases its job a fraction of a millisecond after the
+// instant (more on a busy node), and the I/Os still in flight at a step's
+// end complete after it: steps on time overlap that much anyway. A step
+// that began later than this delays the next one by all but this much.
 const LateTolerance = 10 * time.Millisecond
+
+// releasePoll is how often a runner looks whether a step's jobs were
+// released, when the step began late.
+const releasePoll = 5 * time.Millisecond
 
 // finish waits for a launched step's fio and publishes its result (also
 // when fio failed or was stopped: what was measured must not be lost).

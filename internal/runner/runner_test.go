@@ -23,7 +23,7 @@ import (
 // binary is: run with fio.WaitUntilCommand, it waits and exits.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == fio.WaitUntilCommand {
-		if err := fio.WaitUntil(os.Args[2:], os.Stdout); err != nil {
+		if err := fio.WaitUntil(context.Background(), os.Args[2:], os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
