@@ -246,16 +246,27 @@ func descendants(pid int) []int {
 }
 
 // prerunOutput is the file fio saves job j's exec_prerun output in, in its
-// working directory (Render names the job).
+// working directory (Render names the job); j < 0 gives the pattern of
+// every job's.
 func prerunOutput(dir, name string, j int) string {
-	return filepath.Join(dir, fmt.Sprintf("%s-job%d.prerun.txt", name, j))
+	job := "*"
+	if j >= 0 {
+		job = strconv.Itoa(j)
+	}
+	return filepath.Join(dir, name+"-job"+job+".prerun.txt")
+}
+
+// prerunOutputs lists the files fio saved a run's exec_prerun output in
+// (Run.StartAt), one per job that ran it.
+func prerunOutputs(dir, name string) []string {
+	files, _ := filepath.Glob(prerunOutput(dir, name, -1))
+	return files
 }
 
 // removePrerunOutput removes the files fio saved a run's exec_prerun
-// output in (Run.StartAt).
+// output in.
 func removePrerunOutput(dir, name string) {
-	files, _ := filepath.Glob(filepath.Join(dir, name+"-job*.prerun.txt"))
-	for _, f := range files {
+	for _, f := range prerunOutputs(dir, name) {
 		_ = os.Remove(f)
 	}
 }
@@ -263,9 +274,8 @@ func removePrerunOutput(dir, name string) {
 // releases reads the instants a run's waiters released its jobs at, from
 // the prerun output of every job that has one.
 func releases(dir, name string) []time.Time {
-	files, _ := filepath.Glob(filepath.Join(dir, name+"-job*.prerun.txt"))
 	var out []time.Time
-	for _, f := range files {
+	for _, f := range prerunOutputs(dir, name) {
 		if t, err := released(f); err == nil {
 			out = append(out, t)
 		}

@@ -162,16 +162,8 @@ func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *protocol.
 		pre := fio.Precondition("precondition", string(r.Plan.Workload.IOEngine), r.Plan.Workload.Direct,
 			int(r.Plan.Topology.JobsPerClient), r.Plan.Seed, layout.BytesPerJob)
 		pre.CompressPercent = r.Plan.Workload.CompressPercent
-		job, err := fio.Render(pre, layout)
-		if err != nil {
+		if err := setUp(ctx, exe, pre, layout, "preconditioning"); err != nil {
 			return layout, err
-		}
-		res, err := exe.Run(ctx, "precondition", job)
-		if err != nil {
-			return layout, fmt.Errorf("preconditioning: %w", err)
-		}
-		if res.Interrupted {
-			return layout, ErrInterrupted
 		}
 		ready.Precondition = r.Now().Sub(start)
 	} else if !r.Plan.Volume.Block {
@@ -182,16 +174,8 @@ func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *protocol.
 		for range r.Plan.Topology.JobsPerClient {
 			run.Jobs = append(run.Jobs, fio.Job{IODepth: 1})
 		}
-		job, err := fio.Render(run, layout)
-		if err != nil {
+		if err := setUp(ctx, exe, run, layout, "laying out the files"); err != nil {
 			return layout, err
-		}
-		res, err := exe.Run(ctx, run.Name, job)
-		if err != nil {
-			return layout, fmt.Errorf("laying out the files: %w", err)
-		}
-		if res.Interrupted {
-			return layout, ErrInterrupted
 		}
 	}
 	if clock != nil {
@@ -206,6 +190,23 @@ func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *protocol.
 		}
 	}
 	return layout, nil
+}
+
+// setUp runs a fio run that prepares the files before any step: its
+// failure is reported as what failed, its interruption as ErrInterrupted.
+func setUp(ctx context.Context, exe fio.Executor, run fio.Run, layout fio.Layout, what string) error {
+	job, err := fio.Render(run, layout)
+	if err != nil {
+		return err
+	}
+	res, err := exe.Run(ctx, run.Name, job)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if res.Interrupted {
+		return ErrInterrupted
+	}
+	return nil
 }
 
 // measuredOffset is what Clock.ClockOffset returned.
