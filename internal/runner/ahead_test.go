@@ -53,7 +53,7 @@ func startAheadClient(t *testing.T, fioBinary string, delay time.Duration) *ahea
 	}
 	c := &aheadClient{t: t, x: x, r: r, errc: make(chan error, 1)}
 	go func() { c.errc <- r.Run(context.Background()) }()
-	c.await(func() (bool, error) {
+	awaitRunner(t, func() (bool, error) {
 		ready, ok, err := x.ReadReady(0)
 		if ok && ready.Error != "" {
 			t.Fatalf("not ready: %s", ready.Error)
@@ -63,19 +63,20 @@ func startAheadClient(t *testing.T, fioBinary string, delay time.Duration) *ahea
 	return c
 }
 
-// await polls read until it says so, for at most a minute.
-func (c *aheadClient) await(read func() (bool, error)) {
-	c.t.Helper()
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+// awaitRunner polls read, which reads what a runner wrote to its exchange,
+// until it says so, for at most 30 s.
+func awaitRunner(t *testing.T, read func() (bool, error)) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		ok, err := read()
 		if err != nil {
-			c.t.Fatal(err)
+			t.Fatalf("waiting for the runner: %v", err)
 		}
 		if ok {
 			return
 		}
 	}
-	c.t.Fatal("the runner did not get there within a minute")
+	t.Fatal("the runner did not get there within 30 s")
 }
 
 func (c *aheadClient) order(o protocol.StepOrder) {
@@ -88,7 +89,7 @@ func (c *aheadClient) order(o protocol.StepOrder) {
 func (c *aheadClient) result(step int) results.ClientStep {
 	c.t.Helper()
 	var res results.ClientStep
-	c.await(func() (ok bool, err error) { res, ok, err = c.x.ReadResult(step, 0); return ok, err })
+	awaitRunner(c.t, func() (ok bool, err error) { res, ok, err = c.x.ReadResult(step, 0); return ok, err })
 	return res
 }
 

@@ -61,20 +61,8 @@ func runOneStep(t *testing.T, vol protocol.Volume, now func() time.Time, clock C
 		Volume: vol}, Coordinator: x, Publisher: x, WorkDir: filepath.Join(dir, "work"), Now: now, Clock: clock, Waiter: waiter(t)}
 	errc := make(chan error, 1)
 	go func() { errc <- r.Run(context.Background()) }()
-	wait := func(read func() (bool, error)) {
-		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-			ok, err := read()
-			if err != nil || time.Now().After(deadline) {
-				t.Fatalf("waiting for the runner: %v", err)
-			}
-			if ok {
-				return
-			}
-		}
-	}
 	var ready protocol.Ready
-	wait(func() (ok bool, err error) { ready, ok, err = x.ReadReady(0); return ok, err })
+	awaitRunner(t, func() (ok bool, err error) { ready, ok, err = x.ReadReady(0); return ok, err })
 	if ready.Error != "" {
 		return ready, results.ClientStep{}, <-errc
 	}
@@ -83,7 +71,7 @@ func runOneStep(t *testing.T, vol protocol.Volume, now func() time.Time, clock C
 		t.Fatal(err)
 	}
 	var res results.ClientStep
-	wait(func() (ok bool, err error) { res, ok, err = x.ReadResult(0, 0); return ok, err })
+	awaitRunner(t, func() (ok bool, err error) { res, ok, err = x.ReadResult(0, 0); return ok, err })
 	if err := x.WriteOrder(protocol.StepOrder{Index: 1, Done: true}); err != nil {
 		t.Fatal(err)
 	}
