@@ -34,6 +34,11 @@ type timeouts struct {
 	nextStepLead time.Duration
 	// resultGrace is how long after a step's end its results may arrive.
 	resultGrace time.Duration
+	// since is when this manager started: a step's results are awaited a
+	// resultGrace after its end or after since, whichever is later, so a
+	// manager that was away (restarted, upgraded, failed over) never blames
+	// the clients for its own absence. Zero: no allowance.
+	since time.Time
 }
 
 // verdict is a reason to end the run: a condition reason and its message.
@@ -72,6 +77,9 @@ func failureOf(b *v1alpha1.StorageBenchmark, obs *observed, t timeouts, now time
 		if job == nil {
 			continue
 		}
+		if c := jobConditionOf(job, batchv1.JobFailed); c != nil && c.Reason == batchv1.JobReasonDeadlineExceeded {
+			return managerAbsent(i, obs), 0
+		}
 		if jobCondition(job, batchv1.JobFailed) || jobCondition(job, batchv1.JobFailureTarget) {
 			return clientGone(i, obs, "failed"), 0
 		}
@@ -90,8 +98,11 @@ func failureOf(b *v1alpha1.StorageBenchmark, obs *observed, t timeouts, now time
 		}
 		retry = minPositive(retry, deadline.Sub(now))
 	}
-	if ordered && !order.Done && order.Index == len(obs.steps) {
-		deadline := order.End().Add(t.resultGrace)
+	// Results that are all in are collected however late the manager is;
+	// only missing ones are judged, and only a resultGrace after both the
+	// step's end and this manager's start.
+	if ordered && !order.Done && order.Index == len(obs.steps) && resultsFor(obs, order.Index) < len(obs.clients) {
+		deadline := later(order.End(), t.since).Add(t.resultGrace)
 		if now.After(deadline) {
 			return &verdict{ReasonStepTimedOut, fmt.Sprintf("step %d: %d of %d clients did not report a result by %s", order.Index+1,
 				len(obs.clients)-resultsFor(obs, order.Index), len(obs.clients), deadline.UTC().Format(time.RFC3339))}, 0
@@ -219,13 +230,39 @@ func nextAction(obs *observed) (action, error) {
 	return actPrepare, fmt.Errorf("step %d is ordered, but the step ConfigMaps record %d steps: a step's record was deleted or replaced during the run, and the run cannot go on without losing it", obs.order.Index+1, n)
 }
 
+// managerAbsent explains a client Job that reached its deadline. The
+// deadline is the longest the run may take with every allowance used
+// (runDeadline): a manager conducting the run would have ended it before,
+// with the reason of whatever held it up. So the clients waited for a
+// manager that did not come back in time, and the run cannot go on.
+func managerAbsent(i int, obs *observed) *verdict {
+	where := "before the first step was ordered"
+	if obs.ordered && !obs.order.Done {
+		where = fmt.Sprintf("while step %d was ordered (%d steps recorded)", obs.order.Index+1, len(obs.steps))
+	}
+	return &verdict{ReasonManagerUnavailable, fmt.Sprintf("client %d's Job reached its deadline %s: the clients wait at most the longest the run may take with every allowance used, and the manager did not conduct the run within it (it was stopped, being upgraded or failing over, or could not reach the API server); the clients stopped and the run cannot go on without them", i, where)}
+}
+
 func jobCondition(j *batchv1.Job, t batchv1.JobConditionType) bool {
-	for _, c := range j.Status.Conditions {
-		if c.Type == t && c.Status == corev1.ConditionTrue {
-			return true
+	return jobConditionOf(j, t) != nil
+}
+
+// jobConditionOf is j's condition of type t when it is True, else nil.
+func jobConditionOf(j *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
+	for i := range j.Status.Conditions {
+		if c := &j.Status.Conditions[i]; c.Type == t && c.Status == corev1.ConditionTrue {
+			return c
 		}
 	}
-	return false
+	return nil
+}
+
+// later is the later of two instants.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func readyCount(obs *observed) int32 {

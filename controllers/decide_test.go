@@ -125,6 +125,7 @@ func TestFailureOf(t *testing.T) {
 		obs    *observed
 		clock  *v1alpha1.ClockStatus
 		now    time.Time
+		since  time.Time
 		reason string
 		msg    string
 		retry  time.Duration
@@ -188,6 +189,23 @@ func TestFailureOf(t *testing.T) {
 		{name: "a step whose results are late", now: stepEnds.Add(2*time.Minute + time.Second),
 			obs:    observedRun(ordered(1, stepStart), recorded(1), func(o *observed) { o.clients[0] = clientCM(true, 1) }),
 			reason: ReasonStepTimedOut, msg: "step 2: 1 of 2 clients did not report a result by"},
+		{name: "a step whose results are all in is collected however late the manager is", now: stepEnds.Add(time.Hour),
+			obs: observedRun(ordered(1, stepStart), recorded(1), allResults(1))},
+		{name: "a manager that just started gives missing results a grace of its own", now: stepEnds.Add(time.Hour),
+			since: stepEnds.Add(time.Hour - 10*time.Second),
+			obs:   observedRun(ordered(1, stepStart), recorded(1), func(o *observed) { o.clients[0] = clientCM(true, 1) }),
+			retry: 2*time.Minute - 10*time.Second},
+		{name: "results still missing a grace after the manager started", now: stepEnds.Add(time.Hour),
+			since:  stepEnds.Add(time.Hour - 2*time.Minute - time.Second),
+			obs:    observedRun(ordered(1, stepStart), recorded(1), func(o *observed) { o.clients[0] = clientCM(true, 1) }),
+			reason: ReasonStepTimedOut, msg: "step 2: 1 of 2 clients did not report a result by"},
+		{name: "a client Job past its deadline: the manager did not conduct the run in time", now: stepEnds.Add(time.Hour),
+			obs: observedRun(ordered(1, stepStart), recorded(1), func(o *observed) {
+				o.jobs[1] = &batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{
+					{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonDeadlineExceeded}}}}
+				o.pods[1] = []corev1.Pod{exited("bench-client-001-x", 137, "", false)}
+			}),
+			reason: ReasonManagerUnavailable, msg: "client 1's Job reached its deadline while step 2 was ordered (1 steps recorded)"},
 		{name: "a recorded step's order is no longer awaited", now: stepEnds.Add(time.Hour),
 			obs: observedRun(ordered(0, stepStart), recorded(1))},
 		{name: "a client's node not Ready", now: stepStart.Add(5 * time.Second),
@@ -217,7 +235,9 @@ func TestFailureOf(t *testing.T) {
 			b := newBench()
 			b.CreationTimestamp = metav1.Time{Time: created}
 			b.Status.Clock = tt.clock
-			v, retry := failureOf(b, tt.obs, testTimeouts, tt.now, func(int) string { return "no space left" })
+			to := testTimeouts
+			to.since = tt.since
+			v, retry := failureOf(b, tt.obs, to, tt.now, func(int) string { return "no space left" })
 			switch {
 			case tt.reason == "" && v != nil:
 				t.Fatalf("failure %s: %s, want none", v.reason, v.message)

@@ -33,10 +33,13 @@ const (
 	ReasonClientFailed         = "ClientFailed"
 	ReasonClientLost           = "ClientLost"
 	ReasonStepTimedOut         = "StepTimedOut"
-	ReasonAllMet               = "AllMet"
-	ReasonNotMet               = "NotMet"
-	ReasonNotMeasurable        = "NotMeasurable"
-	ReasonFailed               = "Failed"
+	// ReasonManagerUnavailable: the clients' deadline passed while no
+	// manager conducted the run.
+	ReasonManagerUnavailable = "ManagerUnavailable"
+	ReasonAllMet             = "AllMet"
+	ReasonNotMet             = "NotMet"
+	ReasonNotMeasurable      = "NotMeasurable"
+	ReasonFailed             = "Failed"
 	// The reasons below end a run that would otherwise touch what the
 	// benchmark does not own, or never end.
 	ReasonNameConflict        = "NameConflict"
