@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -45,6 +46,24 @@ type ManagerOptions struct {
 	// previous one stopped (tests of a manager restart); controller names
 	// are otherwise unique per process.
 	Restartable bool
+	// Workers is how many benchmarks (and schedules) are reconciled at
+	// once (default DefaultWorkers). Requests leave the work queue
+	// namespace by namespace in turn (queue.go), so one busy tenant
+	// cannot hold the workers from another's steps.
+	Workers int
+}
+
+// DefaultWorkers is the default ManagerOptions.Workers: reconciles wait
+// mostly on the API server, so a few run well on one core.
+const DefaultWorkers = 4
+
+// controllerOptions are both controllers' options: Workers at once, fed
+// namespace by namespace.
+func controllerOptions(workers int) controller.Options {
+	if workers <= 0 {
+		workers = DefaultWorkers
+	}
+	return controller.Options{MaxConcurrentReconciles: workers, NewQueue: newFairRateLimitingQueue}
 }
 
 // Scheme returns the scheme the manager uses.
@@ -99,10 +118,11 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorderFor("storagebench")
 	}
+	r.workers = o.Workers
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
-	sr := &ScheduleReconciler{Client: mgr.GetClient(), Recorder: r.Recorder, Clock: o.ScheduleClock}
+	sr := &ScheduleReconciler{Client: mgr.GetClient(), Recorder: r.Recorder, Clock: o.ScheduleClock, workers: o.Workers}
 	if err := sr.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}

@@ -61,6 +61,8 @@ type ScheduleReconciler struct {
 	// Clock tells the time (tests inject a fake one); nil is the real
 	// clock.
 	Clock clock.PassiveClock
+	// workers is ManagerOptions.Workers.
+	workers int
 }
 
 // +kubebuilder:rbac:groups=storagebench.io,resources=storagebenchmarkschedules,verbs=get;list;watch
@@ -75,6 +77,7 @@ func (r *ScheduleReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.StorageBenchmarkSchedule{}).
 		Owns(&v1alpha1.StorageBenchmark{}).
 		Named("storagebenchmarkschedule").
+		WithOptions(controllerOptions(r.workers)).
 		Complete(r)
 }
 

@@ -74,6 +74,8 @@ type Reconciler struct {
 	// steps remembers decoded step ConfigMaps (steps.go); without it
 	// (tests without a manager) every reconcile decodes them.
 	steps *stepMemo
+	// workers is ManagerOptions.Workers.
+	workers int
 	// since is when this manager started: transitions a status rebuilt
 	// from the children dates before it were reported by an earlier one
 	// (events.go). Zero without a manager: every transition is new.
@@ -157,6 +159,7 @@ func (r *Reconciler) timeouts() timeouts {
 		startLead:    or(r.StartLead, protocol.DefaultStartLead),
 		nextStepLead: or(r.NextStepLead, protocol.DefaultNextStepLead),
 		resultGrace:  or(r.ResultGrace, protocol.DefaultResultGrace),
+		since:        r.since,
 	}
 }
 
@@ -184,6 +187,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Pod{}, byLabel).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.benchmarksOnNode), builder.WithPredicates(nodeReadyChanged())).
 		Named("storagebenchmark").
+		WithOptions(controllerOptions(r.workers)).
 		Complete(r)
 }
 

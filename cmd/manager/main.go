@@ -37,6 +37,7 @@ func main() {
 	flag.StringVar(&allowedImages, "allowed-runner-images", "", "comma-separated image references a benchmark's spec.clients.image may name besides --runner-image; empty: only --runner-image")
 	flag.StringVar(&allowedTolerationKeys, "allowed-toleration-keys", "", "comma-separated taint keys a benchmark's client pods may tolerate; * allows any, a toleration without key included; empty: none")
 	flag.StringVar(&allowedNodeSelectorKeys, "allowed-node-selector-keys", "", "comma-separated node label keys a benchmark's client pods may select nodes by; * allows any; empty: none")
+	flag.IntVar(&o.Workers, "max-concurrent-reconciles", controllers.DefaultWorkers, "benchmarks (and schedules) reconciled at once; waiting work is served namespace by namespace in turn")
 	flag.StringVar(&r.TridentNamespace, "trident-namespace", controllers.DefaultTridentNamespace, "namespace of Trident's TridentVolume and TridentBackend resources (read only if Trident is installed)")
 	zo := zap.Options{}
 	zo.BindFlags(flag.CommandLine)
