@@ -186,7 +186,7 @@ func (r *Reconciler) checkStepNames(ctx context.Context, b *v1alpha1.StorageBenc
 // observe reads the benchmark's children from the cache, keeping only
 // those b controls: a labelled object of somebody else's is not a child.
 // Of the steps' ConfigMaps (at most planned) it reads the data too.
-func (r *Reconciler) observe(ctx context.Context, b *v1alpha1.StorageBenchmark, planned int) (*observed, error) {
+func (r *Reconciler) observe(ctx context.Context, b *v1alpha1.StorageBenchmark, planned int, memo *stepMemo) (*observed, error) {
 	n := int(b.Spec.Clients.Count)
 	o := &observed{claims: map[string]*corev1.PersistentVolumeClaim{}, clients: make([]*metav1.PartialObjectMetadata, n),
 		jobs: make([]*batchv1.Job, n), pods: map[int][]corev1.Pod{}}
@@ -269,7 +269,7 @@ func (r *Reconciler) observe(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 	if o.order, o.ordered, err = orderOf(o.plan); err != nil {
 		return nil, err
 	}
-	if o.steps, err = r.observeSteps(ctx, b, planned); err != nil {
+	if o.steps, err = r.readSteps(ctx, b, planned, memo); err != nil {
 		return nil, err
 	}
 	return o, nil

@@ -9,7 +9,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
@@ -39,12 +41,31 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 	}
 	// 1. Has the run ended? The final order says so; before the plan
 	// exists (or before finish writes it), only status can.
-	ended, err := r.ended(ctx, b)
-	if err != nil {
+	final, ended, err := r.final(ctx, b)
+	var garbled *garbledOrderError
+	if errors.As(err, &garbled) && !finished(b) {
+		return fail(b, now, ReasonExchangeLost, err.Error())
+	}
+	if err != nil && garbled == nil {
 		return ctrl.Result{}, err
 	}
 	if finished(b) && !ended {
 		return r.finish(ctx, b, now)
+	}
+	memo := r.steps
+	if ended {
+		// An ended run's records are never remembered, and its status,
+		// once it says how the run ended, is not rebuilt: a manager with
+		// a long history costs what its running benchmarks cost.
+		r.steps.forget(client.ObjectKeyFromObject(b))
+		memo = nil
+		current, err := r.endedStatusCurrent(ctx, b, final, d.StepsPlanned)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if current {
+			return r.finish(ctx, b, now)
+		}
 	}
 	// 2. Admit and create: what the run needs, once it may start.
 	var sc *storagev1.StorageClass
@@ -57,7 +78,7 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 		}
 	}
 	// 3. Observe the children and project them into status.
-	obs, err := r.observe(ctx, b, d.StepsPlanned)
+	obs, err := r.observe(ctx, b, d.StepsPlanned, memo)
 	if err != nil {
 		if ended { // the record of an ended run stays as it is
 			return ctrl.Result{}, err
@@ -125,15 +146,55 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 	return ctrl.Result{RequeueAfter: retry}, nil
 }
 
-// ended reports whether the plan ConfigMap's final order says the run has
-// ended.
-func (r *Reconciler) ended(ctx context.Context, b *v1alpha1.StorageBenchmark) (bool, error) {
+// final returns the plan ConfigMap's final order, and whether there is
+// one: the run has ended. An order annotation that cannot be read is
+// invalid data (it ends the run), never a reason to retry for ever.
+func (r *Reconciler) final(ctx context.Context, b *v1alpha1.StorageBenchmark) (protocol.StepOrder, bool, error) {
 	cm, err := r.plan(ctx, b)
 	if err != nil || cm == nil {
-		return false, err
+		return protocol.StepOrder{}, false, err
 	}
 	o, ordered, err := orderOf(cm)
-	return ordered && o.Done, err
+	if err != nil {
+		return o, false, &garbledOrderError{name: cm.Name, err: err}
+	}
+	return o, ordered && o.Done, nil
+}
+
+// garbledOrderError says the plan ConfigMap's order annotation, which only
+// the operator writes, cannot be read: somebody else changed it. The run
+// ends on it (finish then writes a final order over it).
+type garbledOrderError struct {
+	name string
+	err  error
+}
+
+func (e *garbledOrderError) Error() string {
+	return fmt.Sprintf("the order on ConfigMap %s cannot be read, so somebody else changed it, and the run cannot go on: %s", e.name, clip(e.err.Error(), 512))
+}
+
+func (e *garbledOrderError) Unwrap() error { return e.err }
+
+// endedStatusCurrent reports whether b's status already says what its
+// children say of the ended run: how and when it ended, and every recorded
+// step (counted from the step ConfigMaps' metadata, no data read). Such a
+// status is final: it is not rebuilt. A status that was wiped, or written
+// before the run ended, is.
+func (r *Reconciler) endedStatusCurrent(ctx context.Context, b *v1alpha1.StorageBenchmark, final protocol.StepOrder, planned int) (bool, error) {
+	st := &b.Status
+	reason := ReasonCompleted
+	if final.Failure != "" {
+		reason = final.Failure
+	}
+	c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionComplete)
+	switch {
+	case st.CompletionTime == nil, !st.CompletionTime.Equal(stamp(final.EndedAt)),
+		c == nil, c.Reason != reason, int(st.StepsPlanned) != planned, st.Storage == nil,
+		b.Spec.Regression != nil && final.Failure == "" && meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionRegressed) == nil:
+		return false, nil
+	}
+	n, err := r.recordedSteps(ctx, b, planned)
+	return err == nil && n == len(st.Steps), err
 }
 
 // admit finds the storage class and checks that the run may start: the
@@ -269,9 +330,12 @@ func endOn(b *v1alpha1.StorageBenchmark, now time.Time, err error) (ctrl.Result,
 	var lost *LostError
 	var wait *WaitError
 	var v *verdictError
+	var replaced *ReplacedError
 	switch {
 	case errors.As(err, &v):
 		return fail(b, now, v.reason, v.message)
+	case errors.As(err, &replaced):
+		return fail(b, now, ReasonExchangeLost, err.Error())
 	case errors.As(err, &wait):
 		setProgressing(b, ReasonPreparing, err.Error())
 		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil

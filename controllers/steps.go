@@ -67,47 +67,80 @@ func recordOf(order protocol.StepOrder, agg results.StepAggregate, name string) 
 	return stepRecord{order: order, agg: agg, name: name, stall: stall, p99Ns: p99}
 }
 
-// stepMemo remembers decoded step records by the ConfigMap's UID and
-// resourceVersion: an unchanged object is decoded once, not on every
-// reconcile. It is a cache of what was read, never a source of truth: an
-// entry is used only while the object it came from is unchanged.
+// stepMemo remembers the decoded step records of running benchmarks, by
+// benchmark and step index, each with the UID and resourceVersion of the
+// ConfigMap it came from: an unchanged object is decoded once, not on
+// every reconcile. It is a cache of what was read, never a source of
+// truth: an entry is used only while its object is unchanged.
+//
+// It holds what is running, never history: a benchmark's records are
+// dropped when its run ends, when it is deleted, and when another
+// benchmark takes its name; a step's record replaces the one before at
+// its index. So the memo holds at most one record per planned step (at
+// most 100) of each running benchmark, each without its histograms and
+// with at most results.MaxWindows timeline windows (recordOf).
 type stepMemo struct {
-	mu sync.Mutex
-	// byBenchmark: benchmark → step ConfigMap UID → record.
-	byBenchmark map[types.NamespacedName]map[types.UID]memoEntry
+	mu          sync.Mutex
+	byBenchmark map[types.NamespacedName]*benchmarkMemo
+}
+
+// benchmarkMemo is one benchmark's records; uid tells a benchmark created
+// again under the same name from the one the records were read for.
+type benchmarkMemo struct {
+	uid   types.UID
+	steps map[int]memoEntry
 }
 
 type memoEntry struct {
+	uid             types.UID
 	resourceVersion string
 	record          stepRecord
 }
 
-func (m *stepMemo) get(b types.NamespacedName, cm *metav1.PartialObjectMetadata) (stepRecord, bool) {
+// get returns b's record of step k when the memo holds it for the object
+// cm still is. replaced is set when the memo holds step k's record from
+// another object: the record b's run was built on was replaced.
+func (m *stepMemo) get(b *v1alpha1.StorageBenchmark, k int, cm *metav1.PartialObjectMetadata) (rec stepRecord, ok, replaced bool) {
 	if m == nil {
-		return stepRecord{}, false
+		return stepRecord{}, false, false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e, ok := m.byBenchmark[b][cm.UID]
-	return e.record, ok && e.resourceVersion == cm.ResourceVersion
+	bm := m.byBenchmark[client.ObjectKeyFromObject(b)]
+	if bm == nil || bm.uid != b.UID {
+		return stepRecord{}, false, false
+	}
+	e, found := bm.steps[k]
+	switch {
+	case !found:
+		return stepRecord{}, false, false
+	case e.uid != cm.UID:
+		return stepRecord{}, false, true
+	}
+	return e.record, e.resourceVersion == cm.ResourceVersion, false
 }
 
-func (m *stepMemo) put(b types.NamespacedName, cm *corev1.ConfigMap, rec stepRecord) {
+// put remembers rec, read from cm, as b's record of step k, in place of
+// whatever was remembered there.
+func (m *stepMemo) put(b *v1alpha1.StorageBenchmark, k int, cm *corev1.ConfigMap, rec stepRecord) {
 	if m == nil {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.byBenchmark == nil {
-		m.byBenchmark = map[types.NamespacedName]map[types.UID]memoEntry{}
+		m.byBenchmark = map[types.NamespacedName]*benchmarkMemo{}
 	}
-	if m.byBenchmark[b] == nil {
-		m.byBenchmark[b] = map[types.UID]memoEntry{}
+	key := client.ObjectKeyFromObject(b)
+	bm := m.byBenchmark[key]
+	if bm == nil || bm.uid != b.UID {
+		bm = &benchmarkMemo{uid: b.UID, steps: map[int]memoEntry{}}
+		m.byBenchmark[key] = bm
 	}
-	m.byBenchmark[b][cm.UID] = memoEntry{resourceVersion: cm.ResourceVersion, record: rec}
+	bm.steps[k] = memoEntry{uid: cm.UID, resourceVersion: cm.ResourceVersion, record: rec}
 }
 
-// forget drops a deleted benchmark's records.
+// forget drops a benchmark's records: deleted, or its run ended.
 func (m *stepMemo) forget(b types.NamespacedName) {
 	if m == nil {
 		return
@@ -117,11 +150,34 @@ func (m *stepMemo) forget(b types.NamespacedName) {
 	delete(m.byBenchmark, b)
 }
 
+// records counts the records held, for tests and the heap benchmark.
+func (m *stepMemo) records() int {
+	if m == nil {
+		return 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, bm := range m.byBenchmark {
+		n += len(bm.steps)
+	}
+	return n
+}
+
+// ReplacedError says a step's record was replaced by another object during
+// the run: the steps recorded so far can no longer be trusted.
+type ReplacedError struct{ Name string }
+
+func (e *ReplacedError) Error() string {
+	return fmt.Sprintf("ConfigMap %s, the record of a finished step, was deleted and created again during the run; the run cannot go on without trusting a record it did not write", e.Name)
+}
+
 // observeSteps reads b's finished steps, in order, from their ConfigMaps:
 // the metadata from the cache, the data (on a memo miss) from the API
 // server by name. The steps end at the first index without a ConfigMap b
 // controls. A step ConfigMap that cannot be read as step k's record is
-// invalid data (exchange.ErrInvalidClientData): the run ends on it.
+// invalid data (exchange.ErrInvalidClientData): the run ends on it; one
+// that replaced the record read before is a *ReplacedError.
 func (r *Reconciler) observeSteps(ctx context.Context, b *v1alpha1.StorageBenchmark, planned int) ([]stepRecord, error) {
 	return r.readSteps(ctx, b, planned, r.steps)
 }
@@ -129,22 +185,21 @@ func (r *Reconciler) observeSteps(ctx context.Context, b *v1alpha1.StorageBenchm
 // readSteps is observeSteps remembering decoded records in memo (nil: in
 // none).
 func (r *Reconciler) readSteps(ctx context.Context, b *v1alpha1.StorageBenchmark, planned int, memo *stepMemo) ([]stepRecord, error) {
-	key := client.ObjectKeyFromObject(b)
 	var out []stepRecord
 	for k := 0; k < planned; k++ {
 		name := exchange.StepName(b.Name, k)
-		meta := metadataOf(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-		err := r.metadata().Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, meta)
-		if apierrors.IsNotFound(err) {
-			break
-		}
+		meta, err := r.stepMeta(ctx, b, k)
 		if err != nil {
 			return nil, err
 		}
-		if !ownedBy(meta, b) {
+		if meta == nil {
 			break
 		}
-		if rec, ok := memo.get(key, meta); ok {
+		rec, ok, replaced := memo.get(b, k, meta)
+		if replaced {
+			return nil, &ReplacedError{Name: name}
+		}
+		if ok {
 			out = append(out, rec)
 			continue
 		}
@@ -162,11 +217,38 @@ func (r *Reconciler) readSteps(ctx context.Context, b *v1alpha1.StorageBenchmark
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", exchange.ErrInvalidClientData, err)
 		}
-		rec := recordOf(order, agg, name)
-		memo.put(key, &cm, rec)
+		rec = recordOf(order, agg, name)
+		memo.put(b, k, &cm, rec)
 		out = append(out, rec)
 	}
 	return out, nil
+}
+
+// stepMeta is the cached metadata of b's step k ConfigMap; nil when there
+// is none that b controls.
+func (r *Reconciler) stepMeta(ctx context.Context, b *v1alpha1.StorageBenchmark, k int) (*metav1.PartialObjectMetadata, error) {
+	meta := metadataOf(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	err := r.metadata().Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.StepName(b.Name, k)}, meta)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case !ownedBy(meta, b):
+		return nil, nil
+	}
+	return meta, nil
+}
+
+// recordedSteps counts b's step ConfigMaps, from their metadata alone.
+func (r *Reconciler) recordedSteps(ctx context.Context, b *v1alpha1.StorageBenchmark, planned int) (int, error) {
+	for k := 0; k < planned; k++ {
+		meta, err := r.stepMeta(ctx, b, k)
+		if err != nil || meta == nil {
+			return k, err
+		}
+	}
+	return planned, nil
 }
 
 // writeStep records a finished step: its order and its merged result,
