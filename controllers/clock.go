@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/protocol"
 )
@@ -54,11 +56,19 @@ func setClockCondition(b *v1alpha1.StorageBenchmark, at time.Time) {
 			c.MaxOffset.Duration, c.Spread.Duration, clockWarning))
 		return
 	}
-	msg := fmt.Sprintf("clients' clocks are within %s of the API server's", c.MaxOffset.Duration)
 	if c.Unmeasured > 0 {
-		msg += fmt.Sprintf(" (%d could not measure)", c.Unmeasured)
+		// A clock that could not be measured cannot be said to agree: the
+		// start times it reported may be off by anything.
+		msg := fmt.Sprintf("%d of %d clients could not measure their clock's offset from the API server's", c.Unmeasured, b.Status.ClientsTotal)
+		if c.Unmeasured < b.Status.ClientsTotal {
+			msg += fmt.Sprintf("; the others are within %s", c.MaxOffset.Duration)
+		}
+		setConditionStatus(b, v1alpha1.ConditionClockSkew, metav1.ConditionUnknown, ReasonClocksNotMeasured, at,
+			msg+": their start times cannot be checked against the others' (the runners' ready reports say why)")
+		return
 	}
-	setCondition(b, v1alpha1.ConditionClockSkew, false, ReasonClocksAgree, at, msg)
+	setCondition(b, v1alpha1.ConditionClockSkew, false, ReasonClocksAgree, at,
+		fmt.Sprintf("clients' clocks are within %s of the API server's", c.MaxOffset.Duration))
 }
 
 // clockFailure ends the run when a client's clock is further off than the

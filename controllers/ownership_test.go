@@ -161,25 +161,28 @@ func TestClockStatusAndVerdicts(t *testing.T) {
 		reports     []protocol.Ready
 		max, spread time.Duration
 		unmeasured  int32
-		skew        bool
+		skew        metav1.ConditionStatus
 		fail        bool
 	}{
-		{"in sync", []protocol.Ready{ready(2*time.Millisecond, time.Millisecond, ""), ready(-3*time.Millisecond, 2*time.Millisecond, "")}, 3 * time.Millisecond, 5 * time.Millisecond, 0, false, false},
-		{"one node drifting", []protocol.Ready{ready(0, time.Millisecond, ""), ready(400*time.Millisecond, time.Millisecond, "")}, 400 * time.Millisecond, 400 * time.Millisecond, 0, true, false},
-		{"one node far behind", []protocol.Ready{ready(time.Millisecond, 0, ""), ready(-5*time.Second, 0, "")}, 5 * time.Second, 5*time.Second + time.Millisecond, 0, true, true},
-		{"unmeasured is counted, not trusted", []protocol.Ready{ready(0, 0, "no Date header"), ready(time.Millisecond, 0, "")}, time.Millisecond, 0, 1, false, false},
+		{"in sync", []protocol.Ready{ready(2*time.Millisecond, time.Millisecond, ""), ready(-3*time.Millisecond, 2*time.Millisecond, "")}, 3 * time.Millisecond, 5 * time.Millisecond, 0, metav1.ConditionFalse, false},
+		{"one node drifting", []protocol.Ready{ready(0, time.Millisecond, ""), ready(400*time.Millisecond, time.Millisecond, "")}, 400 * time.Millisecond, 400 * time.Millisecond, 0, metav1.ConditionTrue, false},
+		{"one node far behind", []protocol.Ready{ready(time.Millisecond, 0, ""), ready(-5*time.Second, 0, "")}, 5 * time.Second, 5*time.Second + time.Millisecond, 0, metav1.ConditionTrue, true},
+		{"unmeasured is counted, not trusted", []protocol.Ready{ready(0, 0, "no Date header"), ready(time.Millisecond, 0, "")}, time.Millisecond, 0, 1, metav1.ConditionUnknown, false},
+		{"none measured: nothing agrees", []protocol.Ready{ready(0, 0, "no Date header"), ready(0, 0, "timeout")}, 0, 0, 2, metav1.ConditionUnknown, false},
+		{"a measured clock far off is skew whatever the others", []protocol.Ready{ready(0, 0, "no Date header"), ready(time.Second, 0, "")}, time.Second, 0, 1, metav1.ConditionTrue, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := &v1alpha1.StorageBenchmark{}
+			b.Status.ClientsTotal = int32(len(tt.reports))
 			b.Status.Clock = clockStatus(tt.reports)
 			c := b.Status.Clock
 			if c.MaxOffset.Duration != tt.max || c.Spread.Duration != tt.spread || c.Unmeasured != tt.unmeasured {
 				t.Fatalf("clock = %+v", c)
 			}
 			setClockCondition(b, time.Unix(1e9, 0))
-			if got := b.Status.Conditions[0].Status == metav1.ConditionTrue; got != tt.skew {
-				t.Fatalf("ClockSkew = %v, want %v", got, tt.skew)
+			if got := b.Status.Conditions[0]; got.Status != tt.skew {
+				t.Fatalf("ClockSkew = %s (%s: %s), want %s", got.Status, got.Reason, got.Message, tt.skew)
 			}
 			if v := clockFailure(b, 3*time.Second); (v != nil) != tt.fail {
 				t.Fatalf("clockFailure = %v, want failure %v", v, tt.fail)

@@ -51,6 +51,7 @@ const (
 	ReasonClockOffsetTooLarge = "ClockOffsetTooLarge"
 	ReasonClockSkew           = "ClockSkew"
 	ReasonClocksAgree         = "ClocksAgree"
+	ReasonClocksNotMeasured   = "ClocksNotMeasured"
 	ReasonSteady              = "Steady"
 	ReasonNotSteady           = "NotSteady"
 	ReasonVariationAboveLimit = "VariationAboveLimit"
