@@ -368,9 +368,13 @@ func (r *Reconciler) collect(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 	merged := results.NewMerger(order.Index)
 	var reader exchange.ResultReader
 	err := r.eachClientData(ctx, b, func(i int) bool { return obs.clients[i] != nil }, func(_ int, cm *corev1.ConfigMap) error {
-		res, _, err := reader.Read(cm)
+		res, found, err := reader.Read(cm)
 		if err != nil {
 			return err
+		}
+		if !found { // never merged as a result of zeros
+			return fmt.Errorf("%w: ConfigMap %s is marked as holding step %d's result (%s) but holds none", exchange.ErrInvalidClientData,
+				cm.Name, order.Index+1, exchange.AnnotationResultStep)
 		}
 		if err := merged.Add(res); err != nil {
 			return fmt.Errorf("%w: ConfigMap %s: %w", exchange.ErrInvalidClientData, cm.Name, err)
