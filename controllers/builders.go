@@ -91,27 +91,30 @@ func buildClaims(b *v1alpha1.StorageBenchmark) []*corev1.PersistentVolumeClaim {
 	return out
 }
 
-// buildRunnerRBAC returns the runner's ServiceAccount, and a Role allowing
-// exactly what the runner does: read the plan ConfigMap (get, and watch by
-// name) and patch its client ConfigMap.
-func buildRunnerRBAC(b *v1alpha1.StorageBenchmark) (*corev1.ServiceAccount, *rbacv1.Role, *rbacv1.RoleBinding) {
-	name := exchange.RunnerName(b.Name)
-	sa := &corev1.ServiceAccount{ObjectMeta: objectMeta(b, name, exchange.RoleRunner), AutomountServiceAccountToken: ptr.To(true)}
-	clients := make([]string, b.Spec.Clients.Count)
-	for i := range clients {
-		clients[i] = exchange.ClientName(b.Name, i)
+// buildClientRBAC returns client i's identity: a ServiceAccount of its
+// own, and a Role allowing exactly what its runner does: read the plan
+// ConfigMap (get, and watch by name) and patch its own client ConfigMap.
+// One identity per client, so that no client can write another's result:
+// the API server refuses it (docs/security.md).
+func buildClientRBAC(b *v1alpha1.StorageBenchmark, i int) (*corev1.ServiceAccount, *rbacv1.Role, *rbacv1.RoleBinding) {
+	name := exchange.ClientName(b.Name, i)
+	meta := func() metav1.ObjectMeta {
+		m := objectMeta(b, name, exchange.RoleRunner)
+		m.Labels[exchange.LabelClient] = strconv.Itoa(i)
+		return m
 	}
+	sa := &corev1.ServiceAccount{ObjectMeta: meta(), AutomountServiceAccountToken: ptr.To(true)}
 	role := &rbacv1.Role{
-		ObjectMeta: objectMeta(b, name, exchange.RoleRunner),
+		ObjectMeta: meta(),
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch"},
 				ResourceNames: []string{exchange.PlanName(b.Name)}},
 			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "patch"},
-				ResourceNames: clients},
+				ResourceNames: []string{name}},
 		},
 	}
 	binding := &rbacv1.RoleBinding{
-		ObjectMeta: objectMeta(b, name, exchange.RoleRunner),
+		ObjectMeta: meta(),
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: b.Namespace}},
 	}
@@ -218,7 +221,7 @@ func buildJob(b *v1alpha1.StorageBenchmark, i int, claim string, opts JobOptions
 		security.FSGroup, security.FSGroupChangePolicy = nil, nil
 	}
 	pod := corev1.PodSpec{
-		ServiceAccountName:            exchange.RunnerName(b.Name),
+		ServiceAccountName:            exchange.ClientName(b.Name, i),
 		ActiveDeadlineSeconds:         opts.ActiveDeadlineSeconds,
 		RestartPolicy:                 corev1.RestartPolicyNever,
 		TerminationGracePeriodSeconds: ptr.To[int64](30),

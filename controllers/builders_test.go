@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"sort"
 	"strconv"
 	"testing"
 	"time"
@@ -482,8 +481,8 @@ func TestBuildJobSpec(t *testing.T) {
 	if pod.RestartPolicy != corev1.RestartPolicyNever {
 		t.Errorf("restartPolicy %s, want Never", pod.RestartPolicy)
 	}
-	if pod.ServiceAccountName != "bench-runner" {
-		t.Errorf("serviceAccountName %q, want bench-runner", pod.ServiceAccountName)
+	if pod.ServiceAccountName != "bench-client-011" {
+		t.Errorf("serviceAccountName %q, want bench-client-011 (the client's own)", pod.ServiceAccountName)
 	}
 	c := &pod.Containers[0]
 	if !slices.Equal(c.Command, []string{exchange.RunnerCommand}) {
@@ -655,86 +654,73 @@ func TestBuildJobWithoutPlacement(t *testing.T) {
 	}
 }
 
-func TestBuildRunnerRBAC(t *testing.T) {
+func TestBuildClientRBAC(t *testing.T) {
 	for _, n := range []int32{1, 3, 100} {
 		t.Run(fmt.Sprintf("%d clients", n), func(t *testing.T) {
 			b := newBench(clients(n))
-			sa, role, binding := buildRunnerRBAC(b)
-			for _, m := range []metav1.ObjectMeta{sa.ObjectMeta, role.ObjectMeta, binding.ObjectMeta} {
-				if m.Name != "bench-runner" || m.Namespace != testNamespace {
-					t.Errorf("object %s/%s, want %s/bench-runner", m.Namespace, m.Name, testNamespace)
-				}
-				if !reflect.DeepEqual(m.Labels, wantLabels(exchange.RoleRunner)) {
-					t.Errorf("%s labels %v", m.Name, m.Labels)
-				}
-			}
-			if sa.AutomountServiceAccountToken == nil || !*sa.AutomountServiceAccountToken {
-				t.Error("the runner needs its token mounted")
-			}
-
-			// Every (verb, name) pair the Role grants, which must be exactly
-			// the runner's needs.
-			type grant struct{ verb, name string }
-			got := map[grant]bool{}
-			for i, r := range role.Rules {
-				if !slices.Equal(r.APIGroups, []string{""}) || !slices.Equal(r.Resources, []string{"configmaps"}) {
-					t.Errorf("rule %d: groups %q resources %q, want core configmaps only", i, r.APIGroups, r.Resources)
-				}
-				if len(r.ResourceNames) == 0 {
-					t.Errorf("rule %d has no resourceNames: it grants every ConfigMap in the namespace", i)
-				}
-				if len(r.NonResourceURLs) > 0 {
-					t.Errorf("rule %d grants non-resource URLs %v", i, r.NonResourceURLs)
-				}
-				for _, v := range r.Verbs {
-					if v == "*" {
-						t.Errorf("rule %d grants every verb", i)
-					}
-					for _, name := range r.ResourceNames {
-						got[grant{v, name}] = true
-					}
-				}
-			}
-			want := map[grant]bool{}
-			for _, v := range []string{"get", "list", "watch"} {
-				want[grant{v, "bench-plan"}] = true
-			}
 			for i := range int(n) {
-				for _, v := range []string{"get", "patch"} {
-					want[grant{v, exchange.ClientName(testName, i)}] = true
-				}
-			}
-			if !reflect.DeepEqual(got, want) {
-				var extra, missing []string
-				for g := range got {
-					if !want[g] {
-						extra = append(extra, g.verb+" "+g.name)
+				name := exchange.ClientName(testName, i)
+				sa, role, binding := buildClientRBAC(b, i)
+				wantMeta := wantLabels(exchange.RoleRunner)
+				wantMeta[exchange.LabelClient] = strconv.Itoa(i)
+				for _, m := range []metav1.ObjectMeta{sa.ObjectMeta, role.ObjectMeta, binding.ObjectMeta} {
+					if m.Name != name || m.Namespace != testNamespace {
+						t.Errorf("object %s/%s, want %s/%s", m.Namespace, m.Name, testNamespace, name)
+					}
+					if !reflect.DeepEqual(m.Labels, wantMeta) {
+						t.Errorf("%s labels %v", m.Name, m.Labels)
 					}
 				}
-				for g := range want {
-					if !got[g] {
-						missing = append(missing, g.verb+" "+g.name)
-					}
+				if sa.AutomountServiceAccountToken == nil || !*sa.AutomountServiceAccountToken {
+					t.Error("the runner needs its token mounted")
 				}
-				sort.Strings(extra)
-				sort.Strings(missing)
-				t.Errorf("role grants extra %v, misses %v", extra, missing)
-			}
-			if len(role.Rules) != 2 {
-				t.Errorf("%d rules, want 2 (plan, clients)", len(role.Rules))
-			}
 
-			wantRef := rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "bench-runner"}
-			if binding.RoleRef != wantRef {
-				t.Errorf("roleRef %+v, want %+v", binding.RoleRef, wantRef)
-			}
-			wantSubjects := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "bench-runner", Namespace: testNamespace}}
-			if !reflect.DeepEqual(binding.Subjects, wantSubjects) {
-				t.Errorf("subjects %+v, want %+v", binding.Subjects, wantSubjects)
-			}
-			// The pods run as that ServiceAccount.
-			if pod, _ := job(t, b, 0, JobOptions{Image: testImage}); pod.ServiceAccountName != sa.Name {
-				t.Errorf("pods run as %q, the binding names %q", pod.ServiceAccountName, sa.Name)
+				// Every (verb, name) pair the Role grants, which must be
+				// exactly this client's needs: the plan, and its own
+				// ConfigMap, never another client's.
+				type grant struct{ verb, name string }
+				got := map[grant]bool{}
+				for k, r := range role.Rules {
+					if !slices.Equal(r.APIGroups, []string{""}) || !slices.Equal(r.Resources, []string{"configmaps"}) {
+						t.Errorf("rule %d: groups %q resources %q, want core configmaps only", k, r.APIGroups, r.Resources)
+					}
+					if len(r.ResourceNames) == 0 {
+						t.Errorf("rule %d has no resourceNames: it grants every ConfigMap in the namespace", k)
+					}
+					if len(r.NonResourceURLs) > 0 {
+						t.Errorf("rule %d grants non-resource URLs %v", k, r.NonResourceURLs)
+					}
+					for _, v := range r.Verbs {
+						if v == "*" {
+							t.Errorf("rule %d grants every verb", k)
+						}
+						for _, rn := range r.ResourceNames {
+							got[grant{v, rn}] = true
+						}
+					}
+				}
+				want := map[grant]bool{}
+				for _, v := range []string{"get", "list", "watch"} {
+					want[grant{v, "bench-plan"}] = true
+				}
+				for _, v := range []string{"get", "patch"} {
+					want[grant{v, name}] = true
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("client %d's role grants %v, want %v", i, got, want)
+				}
+				wantRef := rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name}
+				if binding.RoleRef != wantRef {
+					t.Errorf("roleRef %+v, want %+v", binding.RoleRef, wantRef)
+				}
+				wantSubjects := []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: testNamespace}}
+				if !reflect.DeepEqual(binding.Subjects, wantSubjects) {
+					t.Errorf("subjects %+v, want %+v", binding.Subjects, wantSubjects)
+				}
+				// Client i's pod runs as client i's ServiceAccount.
+				if pod, _ := job(t, b, i, JobOptions{Image: testImage}); pod.ServiceAccountName != sa.Name {
+					t.Errorf("client %d's pod runs as %q, its binding names %q", i, pod.ServiceAccountName, sa.Name)
+				}
 			}
 		})
 	}

@@ -99,10 +99,12 @@ func (r *Reconciler) storageClass(ctx context.Context, b *v1alpha1.StorageBenchm
 // creates the plan it also checks that no object holds a step ConfigMap's
 // name, so a conflict fails the run before any I/O.
 func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired) error {
-	sa, role, binding := buildRunnerRBAC(b)
-	for _, o := range []client.Object{sa, role, binding} {
-		if err := r.ensure(ctx, b, o, true); err != nil {
-			return err
+	for i := range int(b.Spec.Clients.Count) {
+		sa, role, binding := buildClientRBAC(b, i)
+		for _, o := range []client.Object{sa, role, binding} {
+			if err := r.ensure(ctx, b, o, true); err != nil {
+				return err
+			}
 		}
 	}
 	owned := b.Spec.Cleanup.Volumes != v1alpha1.VolumesRetain

@@ -90,14 +90,12 @@ const (
 // PlanName is the ConfigMap holding the plan and the current order.
 func PlanName(benchmark string) string { return benchmark + "-plan" }
 
-// ClientName is client i's ConfigMap, Job and pod-name prefix.
+// ClientName is client i's ConfigMap, Job and pod-name prefix, and its
+// runner's ServiceAccount, Role and RoleBinding.
 func ClientName(benchmark string, i int) string { return fmt.Sprintf("%s-client-%03d", benchmark, i) }
 
 // StepName is the ConfigMap holding step k's merged result.
 func StepName(benchmark string, k int) string { return fmt.Sprintf("%s-step-%03d", benchmark, k) }
-
-// RunnerName names the runner's ServiceAccount, Role and RoleBinding.
-func RunnerName(benchmark string) string { return benchmark + "-runner" }
 
 // SharedClaimName is the one claim of a Shared benchmark.
 func SharedClaimName(benchmark string) string { return benchmark + "-data" }

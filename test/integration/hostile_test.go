@@ -58,19 +58,19 @@ var _ = Describe("Hostile input", func() {
 			Entry("a PVC under a per-client claim's name", perClient, claimNamed("%s-data-001"), "PersistentVolumeClaim"),
 			Entry("a PVC under the claim's name carrying the operator's labels", nil,
 				labelled(claimNamed("%s-data")), "PersistentVolumeClaim"),
-			Entry("a ServiceAccount under the runner's name (its token would run the clients)", nil,
+			Entry("a ServiceAccount under a client runner's name (its token would run the client)", nil,
 				func(ns, name string) client.Object {
-					return &corev1.ServiceAccount{ObjectMeta: meta2(ns, name+"-runner")}
+					return &corev1.ServiceAccount{ObjectMeta: meta2(ns, name+"-client-001")}
 				}, "ServiceAccount"),
-			Entry("a ServiceAccount under the runner's name carrying the operator's labels", nil,
+			Entry("a ServiceAccount under a client runner's name carrying the operator's labels", nil,
 				labelled(func(ns, name string) client.Object {
-					return &corev1.ServiceAccount{ObjectMeta: meta2(ns, name+"-runner")}
+					return &corev1.ServiceAccount{ObjectMeta: meta2(ns, name+"-client-000")}
 				}), "ServiceAccount"),
-			Entry("a Role under the runner's name", nil, func(ns, name string) client.Object {
-				return &rbacv1.Role{ObjectMeta: meta2(ns, name+"-runner")}
+			Entry("a Role under a client runner's name", nil, func(ns, name string) client.Object {
+				return &rbacv1.Role{ObjectMeta: meta2(ns, name+"-client-002")}
 			}, "Role"),
-			Entry("a RoleBinding under the runner's name", nil, func(ns, name string) client.Object {
-				return &rbacv1.RoleBinding{ObjectMeta: meta2(ns, name+"-runner"),
+			Entry("a RoleBinding under a client runner's name", nil, func(ns, name string) client.Object {
+				return &rbacv1.RoleBinding{ObjectMeta: meta2(ns, name+"-client-000"),
 					RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "app"}}
 			}, "RoleBinding"),
 			Entry("a ConfigMap under the plan's name", nil, configMapNamed("%s-plan"), "ConfigMap"),

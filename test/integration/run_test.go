@@ -102,12 +102,14 @@ var _ = Describe("A benchmark run", func() {
 		Eventually(func() int { return len(jobsOf(b)) }, time.Minute).Should(BeZero())
 		Eventually(func() []corev1.PersistentVolumeClaim { return claimsOf(b) }, time.Minute).Should(BeEmpty())
 
-		By("the runner's Role names only this benchmark's ConfigMaps")
-		var role rbacv1.Role
-		Expect(k8s.Get(ctx, keyOf(ns, exchange.RunnerName(b.Name)), &role)).To(Succeed())
-		for _, rule := range role.Rules {
-			Expect(rule.Resources).To(Equal([]string{"configmaps"}))
-			Expect(rule.ResourceNames).NotTo(BeEmpty())
+		By("each client's Role names only the plan and its own ConfigMap")
+		for i := range int(b.Spec.Clients.Count) {
+			var role rbacv1.Role
+			Expect(k8s.Get(ctx, keyOf(ns, exchange.ClientName(b.Name, i)), &role)).To(Succeed())
+			for _, rule := range role.Rules {
+				Expect(rule.Resources).To(Equal([]string{"configmaps"}))
+				Expect(rule.ResourceNames).To(Or(Equal([]string{exchange.PlanName(b.Name)}), Equal([]string{exchange.ClientName(b.Name, i)})))
+			}
 		}
 	})
 
