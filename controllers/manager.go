@@ -46,6 +46,10 @@ type ManagerOptions struct {
 	// previous one stopped (tests of a manager restart); controller names
 	// are otherwise unique per process.
 	Restartable bool
+	// RunKey signs the runs schedules create (LoadRunKey reads it from its
+	// Secret); nil: a key of this process alone, so a restarted manager
+	// would not recognise the runs it created.
+	RunKey *RunKey
 	// Workers is how many benchmarks (and schedules) are reconciled at
 	// once (default DefaultWorkers). Requests leave the work queue
 	// namespace by namespace in turn (queue.go), so one busy tenant
@@ -119,10 +123,14 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 		r.Recorder = mgr.GetEventRecorderFor("storagebench")
 	}
 	r.workers = o.Workers
+	if o.RunKey == nil {
+		o.RunKey = ephemeralRunKey()
+	}
+	r.RunKey = o.RunKey
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
-	sr := &ScheduleReconciler{Client: mgr.GetClient(), Recorder: r.Recorder, Clock: o.ScheduleClock, workers: o.Workers}
+	sr := &ScheduleReconciler{Client: mgr.GetClient(), Recorder: r.Recorder, Clock: o.ScheduleClock, Key: o.RunKey, workers: o.Workers}
 	if err := sr.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -159,8 +158,8 @@ func (r *Reconciler) baselineOf(ctx context.Context, b *v1alpha1.StorageBenchmar
 // reason in rec, when there is none.
 func (r *Reconciler) previousRun(ctx context.Context, b *v1alpha1.StorageBenchmark, rec *regressionRecord) (*v1alpha1.StorageBenchmark, error) {
 	ref := metav1.GetControllerOfNoCopy(b)
-	if ref == nil || ref.Kind != "StorageBenchmarkSchedule" || !strings.HasPrefix(ref.APIVersion, v1alpha1.GroupVersion.Group+"/") {
-		rec.none(ReasonNotScheduled, "regression.baseline.previousRun needs a run of a StorageBenchmarkSchedule, and no schedule controls this benchmark")
+	if ref == nil || !isScheduleRef(ref) || r.runKey().provenanceOf(b, ref.UID) != signed {
+		rec.none(ReasonNotScheduled, "regression.baseline.previousRun needs a run of a StorageBenchmarkSchedule, and no schedule created this benchmark")
 		return nil, nil
 	}
 	var list v1alpha1.StorageBenchmarkList
@@ -171,8 +170,9 @@ func (r *Reconciler) previousRun(ctx context.Context, b *v1alpha1.StorageBenchma
 	var best *v1alpha1.StorageBenchmark
 	for i := range list.Items {
 		x := &list.Items[i]
-		c := metav1.GetControllerOfNoCopy(x)
-		if c == nil || c.UID != ref.UID || x.UID == b.UID || v1alpha1.RunStateOf(x) != v1alpha1.RunComplete ||
+		// Only a run the schedule created (signed): a benchmark made to
+		// look like one is never a baseline.
+		if x.UID == b.UID || r.runKey().provenanceOf(x, ref.UID) != signed || v1alpha1.RunStateOf(x) != v1alpha1.RunComplete ||
 			!scheduledTimeOf(x).Before(mine) {
 			continue
 		}

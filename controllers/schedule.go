@@ -61,6 +61,9 @@ type ScheduleReconciler struct {
 	// Clock tells the time (tests inject a fake one); nil is the real
 	// clock.
 	Clock clock.PassiveClock
+	// Key signs the runs the schedules create and tells them from runs
+	// somebody else made look like theirs (provenance.go).
+	Key *RunKey
 	// workers is ManagerOptions.Workers.
 	workers int
 }
@@ -68,7 +71,7 @@ type ScheduleReconciler struct {
 // +kubebuilder:rbac:groups=storagebench.io,resources=storagebenchmarkschedules,verbs=get;list;watch
 // +kubebuilder:rbac:groups=storagebench.io,resources=storagebenchmarkschedules/status,verbs=update
 // +kubebuilder:rbac:groups=storagebench.io,resources=storagebenchmarkschedules/finalizers,verbs=update
-// +kubebuilder:rbac:groups=storagebench.io,resources=storagebenchmarks,verbs=create
+// +kubebuilder:rbac:groups=storagebench.io,resources=storagebenchmarks,verbs=create;patch
 
 // SetupWithManager registers the reconciler: a run's status change (it
 // finished) wakes its schedule.
@@ -194,20 +197,34 @@ type scheduledRun struct {
 }
 
 // runs lists the schedule's runs, oldest scheduled first: benchmarks
-// labelled with its name that it controls (a benchmark somebody else
-// labelled is not a run, and is never touched).
+// labelled with its name that it controls and created (signed with the run
+// key). Anything else is not a run, and is never counted, trimmed or
+// touched. A run whose creation was interrupted before its signature was
+// written is signed here, when it is the latest the schedule knows of.
 func (r *ScheduleReconciler) runs(ctx context.Context, s *v1alpha1.StorageBenchmarkSchedule) ([]scheduledRun, error) {
 	var list v1alpha1.StorageBenchmarkList
 	if err := r.List(ctx, &list, client.InNamespace(s.Namespace), client.MatchingLabels{LabelSchedule: s.Name}); err != nil {
 		return nil, err
 	}
 	var out []scheduledRun
+	var interrupted []*v1alpha1.StorageBenchmark
 	for i := range list.Items {
 		b := &list.Items[i]
-		if ref := metav1.GetControllerOfNoCopy(b); ref == nil || ref.UID != s.UID {
-			continue
+		switch r.key().provenanceOf(b, s.UID) {
+		case signed:
+			out = append(out, runOf(b))
+		case unsigned:
+			interrupted = append(interrupted, b)
 		}
-		out = append(out, scheduledRun{b: b, scheduled: scheduledTimeOf(b), state: v1alpha1.RunStateOf(b), deleting: !b.DeletionTimestamp.IsZero()})
+	}
+	for _, b := range interrupted {
+		if !scheduledTimeOf(b).After(lastScheduled(s, out)) {
+			continue // an old time: not a creation of this manager's in flight
+		}
+		if err := r.key().sign(ctx, r.Client, b, s.UID); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		out = append(out, runOf(b))
 	}
 	slices.SortFunc(out, func(x, y scheduledRun) int {
 		if c := x.scheduled.Compare(y.scheduled); c != 0 {
@@ -216,6 +233,18 @@ func (r *ScheduleReconciler) runs(ctx context.Context, s *v1alpha1.StorageBenchm
 		return cmp.Compare(x.b.Name, y.b.Name)
 	})
 	return out, nil
+}
+
+func runOf(b *v1alpha1.StorageBenchmark) scheduledRun {
+	return scheduledRun{b: b, scheduled: scheduledTimeOf(b), state: v1alpha1.RunStateOf(b), deleting: !b.DeletionTimestamp.IsZero()}
+}
+
+// key is the run key; an ephemeral one without a manager (unit tests).
+func (r *ScheduleReconciler) key() *RunKey {
+	if r.Key == nil {
+		r.Key = ephemeralRunKey()
+	}
+	return r.Key
 }
 
 // scheduledTimeOf is a run's scheduled time: its annotation, else when it
@@ -349,6 +378,8 @@ func (r *ScheduleReconciler) start(ctx context.Context, s *v1alpha1.StorageBench
 	}
 	b.Labels[LabelSchedule] = s.Name
 	b.Annotations[AnnotationScheduledTime] = at.UTC().Format(time.RFC3339)
+	delete(b.Annotations, AnnotationRunSignature)
+	r.key().stampToken(b, s.UID)
 	if err := controllerutil.SetControllerReference(s, b, r.Scheme()); err != nil {
 		return false, err
 	}
@@ -359,11 +390,18 @@ func (r *ScheduleReconciler) start(ctx context.Context, s *v1alpha1.StorageBench
 		if err := r.Get(ctx, client.ObjectKeyFromObject(b), &cur); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
-		if ref := metav1.GetControllerOfNoCopy(&cur); ref == nil || ref.UID != s.UID {
-			// Somebody else's benchmark holds the name: never adopted.
+		switch r.key().provenanceOf(&cur, s.UID) {
+		case signed:
+		case unsigned: // this manager's creation, interrupted before its signature
+			if err := r.key().sign(ctx, r.Client, &cur, s.UID); err != nil {
+				return false, client.IgnoreNotFound(err)
+			}
+		default:
+			// Somebody else's benchmark holds the name, whatever its
+			// owner reference says: never adopted.
 			if report {
 				r.Recorder.Eventf(s, corev1.EventTypeWarning, EventRunNameTaken,
-					"the run for %s cannot be created: %s exists and is not this schedule's", when, b.Name)
+					"the run for %s cannot be created: %s exists and this schedule did not create it", when, b.Name)
 			}
 			return false, nil
 		}
@@ -375,6 +413,9 @@ func (r *ScheduleReconciler) start(ctx context.Context, s *v1alpha1.StorageBench
 	case err != nil:
 		return false, err
 	default:
+		if err := r.key().sign(ctx, r.Client, b, s.UID); err != nil {
+			return false, err // signed at the next reconcile (runs)
+		}
 		r.Recorder.Eventf(s, corev1.EventTypeNormal, EventRunCreated, "created %s for %s", b.Name, when)
 	}
 	s.Status.LastScheduleTime = stamp(at)

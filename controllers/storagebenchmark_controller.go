@@ -69,6 +69,9 @@ type Reconciler struct {
 	// (image, tolerations, node selector): creating a benchmark creates
 	// pods, so the cluster admin decides what they may be.
 	Policy policy.Policy
+	// RunKey tells the runs schedules created from benchmarks made to look
+	// like them (provenance.go); nil: an ephemeral key.
+	RunKey *RunKey
 	// Now is the clock (tests may override).
 	Now func() time.Time
 	// steps remembers decoded step ConfigMaps (steps.go); without it
@@ -136,6 +139,13 @@ func (r *Reconciler) metadata() client.Reader {
 		return r.Cache
 	}
 	return r.Client
+}
+
+func (r *Reconciler) runKey() *RunKey {
+	if r.RunKey == nil {
+		r.RunKey = ephemeralRunKey()
+	}
+	return r.RunKey
 }
 
 func (r *Reconciler) now() time.Time {

@@ -2,6 +2,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -9,7 +11,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/storagebench/storagebench/controllers"
@@ -21,6 +25,7 @@ func main() {
 	var o controllers.ManagerOptions
 	var runnerImage, pullPolicy, namespaces string
 	var allowedImages, allowedTolerationKeys, allowedNodeSelectorKeys string
+	var runKeySecret, runKeyNamespace string
 	r := &o.Reconciler
 	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", "address of the metrics endpoint; 0 disables it")
 	flag.BoolVar(&o.SecureMetrics, "metrics-secure", true, "serve metrics over HTTPS, authenticating and authorizing every request")
@@ -39,6 +44,8 @@ func main() {
 	flag.StringVar(&allowedNodeSelectorKeys, "allowed-node-selector-keys", "", "comma-separated node label keys a benchmark's client pods may select nodes by; * allows any; empty: none")
 	flag.IntVar(&o.Workers, "max-concurrent-reconciles", controllers.DefaultWorkers, "benchmarks (and schedules) reconciled at once; waiting work is served namespace by namespace in turn")
 	flag.StringVar(&r.TridentNamespace, "trident-namespace", controllers.DefaultTridentNamespace, "namespace of Trident's TridentVolume and TridentBackend resources (read only if Trident is installed)")
+	flag.StringVar(&runKeySecret, "run-key-secret", controllers.DefaultRunKeySecret, "Secret holding the key that signs the runs schedules create; made with a random key when missing")
+	flag.StringVar(&runKeyNamespace, "run-key-namespace", os.Getenv("POD_NAMESPACE"), "namespace of --run-key-secret: the manager's own (default $POD_NAMESPACE)")
 	zo := zap.Options{}
 	zo.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -53,7 +60,12 @@ func main() {
 		os.Exit(1)
 	}
 	r.Policy = pol
-	mgr, err := controllers.NewManager(ctrl.GetConfigOrDie(), o)
+	cfg := ctrl.GetConfigOrDie()
+	if o.RunKey, err = runKey(cfg, runKeyNamespace, runKeySecret); err != nil {
+		log.Error(err, "reading the run key")
+		os.Exit(1)
+	}
+	mgr, err := controllers.NewManager(cfg, o)
 	if err != nil {
 		log.Error(err, "creating the manager")
 		os.Exit(1)
@@ -64,6 +76,22 @@ func main() {
 		log.Error(err, "running the manager")
 		os.Exit(1)
 	}
+}
+
+// runKey reads (or makes) the key that signs schedules' runs, from the API
+// server before the manager starts: every replica, and every later
+// version, must sign with the same key.
+func runKey(cfg *rest.Config, namespace, name string) (*controllers.RunKey, error) {
+	if namespace == "" {
+		return nil, errors.New("--run-key-namespace is empty and $POD_NAMESPACE is unset: the manager keeps its run key in its own namespace")
+	}
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return controllers.LoadRunKey(ctx, c, namespace, name)
 }
 
 // list splits a comma-separated flag value; spaces also separate.

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
@@ -214,6 +216,8 @@ func TestAdmissionPolicy(t *testing.T) {
 		})
 	}
 
+	t.Run("schedule runs", func(t *testing.T) { scheduleRunsPolicy(ctx, t, env.Config, k8s) })
+
 	// With watchNamespaces, the binding is limited to those namespaces.
 	t.Run("watchNamespaces", func(t *testing.T) {
 		for _, o := range cluster {
@@ -240,4 +244,88 @@ func TestAdmissionPolicy(t *testing.T) {
 			t.Errorf("team-a is watched: %v", err)
 		}
 	})
+}
+
+// scheduleRunsPolicy installs the chart's schedule-runs policy and checks
+// that only the manager's ServiceAccount gives a StorageBenchmark a
+// schedule's label or owner reference, and that the garbage collector may
+// still take an owner reference off.
+func scheduleRunsPolicy(ctx context.Context, t *testing.T, cfg *rest.Config, tenant client.Client) {
+	out, err := helmTemplateErr(t, release, namespace, "--show-only", "templates/schedule-runs-policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range parse(t, out) {
+		if err := tenant.Create(ctx, o); err != nil {
+			t.Fatalf("creating %s: %v", id(o), err)
+		}
+	}
+	mcfg := rest.CopyConfig(cfg)
+	// The manager's user name (the policy checks it), with rights to create
+	// (RBAC is not what is tested here).
+	mcfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + namespace + ":storagebench-manager", Groups: []string{"system:masters"}}
+	manager, err := client.New(mcfg, client.Options{Scheme: tenant.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(name string, label bool, owner bool) *unstructured.Unstructured {
+		b := benchmark("tenant", map[string]any{"count": int64(1)})
+		b.SetName(name)
+		if label {
+			b.SetLabels(map[string]string{"storagebench.io/schedule": "nightly"})
+		}
+		if owner {
+			b.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "storagebench.io/v1alpha1", Kind: "StorageBenchmarkSchedule",
+				Name: "nightly", UID: "0b1f0e8c-0000-4000-8000-000000000001", Controller: ptr.To(true)}})
+		}
+		return b
+	}
+	// The binding takes effect once the API server has observed it.
+	if err := eventually(30*time.Second, func() error {
+		return refusal(tenant.Create(ctx, run("forged", true, true), client.DryRunAll))
+	}); err != nil {
+		t.Fatalf("a tenant's run with a schedule's label and owner was never refused: %v", err)
+	}
+	for _, tc := range []struct {
+		name         string
+		label, owner bool
+	}{{"a schedule's label", true, false}, {"a schedule's owner reference", false, true}, {"both", true, true}} {
+		if err := refusal(tenant.Create(ctx, run("forged", tc.label, tc.owner), client.DryRunAll)); err != nil {
+			t.Errorf("a tenant creating a benchmark with %s: %v", tc.name, err)
+		}
+	}
+	if err := tenant.Create(ctx, run("plain", false, false)); err != nil {
+		t.Fatalf("a plain benchmark was refused: %v", err)
+	}
+	genuine := run("nightly-29000000", true, true)
+	if err := manager.Create(ctx, genuine); err != nil {
+		t.Fatalf("the manager's run was refused: %v", err)
+	}
+	update := func(c client.Client, name string, change func(*unstructured.Unstructured)) error {
+		var cur unstructured.Unstructured
+		cur.SetGroupVersionKind(genuine.GroupVersionKind())
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "tenant", Name: name}, &cur); err != nil {
+			return err
+		}
+		change(&cur)
+		return c.Update(ctx, &cur)
+	}
+	if err := refusal(update(tenant, "plain", func(u *unstructured.Unstructured) {
+		u.SetLabels(map[string]string{"storagebench.io/schedule": "nightly"})
+	})); err != nil {
+		t.Errorf("a tenant adding a schedule's label: %v", err)
+	}
+	if err := refusal(update(tenant, genuine.GetName(), func(u *unstructured.Unstructured) {
+		u.SetLabels(map[string]string{"storagebench.io/schedule": "other"})
+	})); err != nil {
+		t.Errorf("a tenant moving a run to another schedule: %v", err)
+	}
+	if err := update(tenant, genuine.GetName(), func(u *unstructured.Unstructured) {
+		u.SetLabels(map[string]string{"storagebench.io/schedule": "nightly", "team": "storage"})
+	}); err != nil {
+		t.Errorf("a tenant labelling a run otherwise was refused: %v", err)
+	}
+	if err := update(tenant, genuine.GetName(), func(u *unstructured.Unstructured) { u.SetOwnerReferences(nil) }); err != nil {
+		t.Errorf("taking the owner reference off (the garbage collector orphaning a run) was refused: %v", err)
+	}
 }

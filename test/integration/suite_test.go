@@ -40,6 +40,15 @@ var (
 	// scheduleClock is the schedule controller's clock: specs move it to
 	// scheduled times (schedule_test.go).
 	scheduleClock = clocktesting.NewFakePassiveClock(time.Now())
+	// runKey signs schedules' runs for every manager of the suite, as the
+	// run key Secret does for every manager of a cluster.
+	runKey = func() *controllers.RunKey {
+		k, err := controllers.NewRunKey([]byte("integration-suite-run-key-0123456789"), time.Time{})
+		if err != nil {
+			panic(err)
+		}
+		return k
+	}()
 )
 
 func TestIntegration(t *testing.T) {
@@ -103,6 +112,7 @@ func managerOptions() controllers.ManagerOptions {
 		ProbeAddr:     "0",
 		Restartable:   true,
 		ScheduleClock: scheduleClock,
+		RunKey:        runKey,
 		Reconciler: controllers.Reconciler{
 			Jobs:             controllers.JobOptions{Image: "storagebench-runner:test"},
 			ClaimBindTimeout: testBindWait,
