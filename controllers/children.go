@@ -54,8 +54,9 @@ type unusable struct{ reason, message string }
 
 // storageClass finds the class the claims use: the named one, the cluster
 // default when none is named, or the existing claim's — once the claim's
-// owner consented (consent.go). What rules the run out is an *unusable.
-func (r *Reconciler) storageClass(ctx context.Context, b *v1alpha1.StorageBenchmark) (*storagev1.StorageClass, *unusable, error) {
+// owner consented and it can hold perClient bytes for each client (0: not
+// checked) (consent.go). What rules the run out is an *unusable.
+func (r *Reconciler) storageClass(ctx context.Context, b *v1alpha1.StorageBenchmark, perClient int64) (*storagev1.StorageClass, *unusable, error) {
 	name := b.Spec.Storage.StorageClassName
 	if claim := b.Spec.Storage.ExistingClaim; claim != nil {
 		var pvc corev1.PersistentVolumeClaim
@@ -68,6 +69,9 @@ func (r *Reconciler) storageClass(ctx context.Context, b *v1alpha1.StorageBenchm
 		}
 		if msg := consentMissing(b, &pvc); msg != "" {
 			return nil, &unusable{ReasonClaimNotConsented, msg}, nil
+		}
+		if msg := capacityShort(b, &pvc, perClient); msg != "" {
+			return nil, &unusable{ReasonClaimTooSmall, msg}, nil
 		}
 		if pvc.Spec.StorageClassName == nil || *pvc.Spec.StorageClassName == "" {
 			return nil, nil, nil // a statically bound claim: no class to record

@@ -2,10 +2,13 @@ package controllers
 
 import (
 	"fmt"
+	"math"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/numfmt"
+	"github.com/storagebench/storagebench/internal/protocol"
 )
 
 // A benchmark on storage.existingClaim writes to a volume somebody else
@@ -62,4 +65,39 @@ func consentMeaning(v string) string {
 		return "the raw device is overwritten and its data destroyed"
 	}
 	return "files are written only in a directory of the benchmark's own, then removed"
+}
+
+// capacityShort explains why an existing claim cannot hold what the
+// benchmark writes on it, or returns "": every client writes on the one
+// claim (its own files in the benchmark's directory, or its own region of
+// the raw device), perClient bytes each, and a Filesystem claim keeps
+// protocol.AppReservePercent of its capacity for the application. The
+// capacity is the bound volume's (status.capacity), else the request. The
+// runners check the free space they see too, before they write.
+func capacityShort(b *v1alpha1.StorageBenchmark, pvc *corev1.PersistentVolumeClaim, perClient int64) string {
+	capacity, ok := pvc.Status.Capacity[corev1.ResourceStorage]
+	if !ok {
+		capacity, ok = pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+	}
+	clients := int64(b.Spec.Clients.Count)
+	if !ok || perClient <= 0 || clients <= 0 {
+		return ""
+	}
+	size := capacity.Value()
+	usable, what := size, "its capacity"
+	if b.Spec.Storage.VolumeMode != corev1.PersistentVolumeBlock {
+		// size less its reserve rounded up, without overflowing.
+		reserve := size/100*protocol.AppReservePercent + (size%100*protocol.AppReservePercent+99)/100
+		usable = size - reserve
+		what = fmt.Sprintf("%d %% of its capacity (the rest stays free for the application)", 100-protocol.AppReservePercent)
+	}
+	if perClient <= usable/clients {
+		return ""
+	}
+	need := "more"
+	if perClient <= math.MaxInt64/clients {
+		need = numfmt.Size(perClient * clients)
+	}
+	return fmt.Sprintf("storage.existingClaim %q holds %s, and %d clients × workload.workingSetPerClient (%s) need %s, more than %s (%s): lower workingSetPerClient or clients.count, or use a larger claim",
+		pvc.Name, numfmt.Size(size), clients, numfmt.Size(perClient), need, what, numfmt.Size(usable))
 }

@@ -70,7 +70,7 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 	// 2. Admit and create: what the run needs, once it may start.
 	var sc *storagev1.StorageClass
 	if !ended {
-		if sc, err = r.admit(ctx, b); err != nil {
+		if sc, err = r.admit(ctx, b, &d); err != nil {
 			return endOn(b, now, err)
 		}
 		if err := r.ensureChildren(ctx, b, &d); err != nil {
@@ -91,7 +91,7 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 	}
 	if ended {
 		if b.Status.Storage == nil { // rebuilt: describe what is left
-			sc, _, _ = r.storageClass(ctx, b)
+			sc, _, _ = r.storageClass(ctx, b, 0)
 			if err := r.observeStorage(ctx, b, sc, obs, 0); err != nil {
 				return ctrl.Result{}, err
 			}
@@ -200,8 +200,8 @@ func (r *Reconciler) endedStatusCurrent(ctx context.Context, b *v1alpha1.Storage
 // admit finds the storage class and checks that the run may start: the
 // class or claim exists (and consented), the pod-shaped fields are within
 // the cluster's policy, and the storage is supported.
-func (r *Reconciler) admit(ctx context.Context, b *v1alpha1.StorageBenchmark) (*storagev1.StorageClass, error) {
-	sc, missing, err := r.storageClass(ctx, b)
+func (r *Reconciler) admit(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired) (*storagev1.StorageClass, error) {
+	sc, missing, err := r.storageClass(ctx, b, d.Workload.WorkingSetBytesPerClient)
 	if err != nil {
 		return nil, err
 	}

@@ -45,6 +45,7 @@ const (
 	ReasonNameConflict        = "NameConflict"
 	ReasonCreateRefused       = "CreateRefused"
 	ReasonClaimNotConsented   = "ClaimNotConsented"
+	ReasonClaimTooSmall       = "ClaimTooSmall"
 	ReasonForbiddenByPolicy   = "ForbiddenByPolicy"
 	ReasonInvalidResult       = "InvalidResult"
 	ReasonExchangeLost        = "ExchangeObjectLost"

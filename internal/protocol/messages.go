@@ -71,6 +71,16 @@ type Volume struct {
 	RemoveWhenDone bool `json:"removeWhenDone,omitempty"`
 }
 
+// AppReservePercent is the share of an existing claim's capacity that must
+// stay free once the benchmark's files are laid out: the claim belongs to
+// an application that keeps writing while the benchmark runs (a
+// database's WAL, logs, temporary files), consent to files is not consent
+// to take the last bytes it needs, and file systems slow down and fragment
+// when nearly full. 10 % is the margin most volume alerts fire at. The
+// operator checks it against the claim's capacity before any pod exists;
+// each runner against the free space it sees before it writes.
+const AppReservePercent = 10
+
 // StepOrder tells the clients to run one step, or that there is none left.
 type StepOrder struct {
 	Index int `json:"index"`
