@@ -3,6 +3,7 @@ package controllers
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
@@ -31,4 +32,14 @@ func (r *Reconciler) runDeadline(d *desired) time.Duration {
 	t := r.timeouts()
 	perStep := t.nextStepLead + d.Load.RampTime + d.Load.StepDuration + t.resultGrace
 	return t.ready + t.startLead + time.Duration(d.StepsPlanned+1)*perStep
+}
+
+// hasMemoryLimit reports whether the benchmark sets its clients' memory
+// limit itself (the policy bounds it in Check).
+func hasMemoryLimit(b *v1alpha1.StorageBenchmark) bool {
+	if r := b.Spec.Clients.Resources; r != nil {
+		_, set := r.Limits[corev1.ResourceMemory]
+		return set
+	}
+	return false
 }

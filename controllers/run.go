@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -210,6 +211,12 @@ func (r *Reconciler) admit(ctx context.Context, b *v1alpha1.StorageBenchmark, d 
 	}
 	if err := r.Policy.Check(&b.Spec, r.Jobs.Image); err != nil {
 		return nil, &verdictError{verdict{ReasonForbiddenByPolicy, err.Error()}}
+	}
+	if !hasMemoryLimit(b) { // the limit derived from the workload is bounded too
+		derived := ptr.Deref(r.jobOptions(b, d).MemoryLimit, resource.Quantity{})
+		if err := r.Policy.CheckMemory("the client memory limit the workload needs", derived); err != nil {
+			return nil, &verdictError{verdict{ReasonForbiddenByPolicy, err.Error() + " (or ask for less: workload.ioDepth, blockSize, clients.jobsPerClient)"}}
+		}
 	}
 	refusal, warnings := preflight(b, sc)
 	if refusal != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,7 +26,7 @@ func main() {
 	var o controllers.ManagerOptions
 	var runnerImage, pullPolicy, namespaces string
 	var allowedImages, allowedTolerationKeys, allowedNodeSelectorKeys string
-	var runKeySecret, runKeyNamespace string
+	var runKeySecret, runKeyNamespace, maxClientMemory string
 	r := &o.Reconciler
 	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", "address of the metrics endpoint; 0 disables it")
 	flag.BoolVar(&o.SecureMetrics, "metrics-secure", true, "serve metrics over HTTPS, authenticating and authorizing every request")
@@ -44,6 +45,7 @@ func main() {
 	flag.StringVar(&allowedNodeSelectorKeys, "allowed-node-selector-keys", "", "comma-separated node label keys a benchmark's client pods may select nodes by; * allows any; empty: none")
 	flag.IntVar(&o.Workers, "max-concurrent-reconciles", controllers.DefaultWorkers, "benchmarks (and schedules) reconciled at once; waiting work is served namespace by namespace in turn")
 	flag.StringVar(&r.TridentNamespace, "trident-namespace", controllers.DefaultTridentNamespace, "namespace of Trident's TridentVolume and TridentBackend resources (read only if Trident is installed)")
+	flag.StringVar(&maxClientMemory, "max-client-memory", policy.DefaultMaxClientMemory.String(), "the most memory a client pod may ask for: its spec.clients.resources limit and request, and the limit derived from its workload")
 	flag.StringVar(&runKeySecret, "run-key-secret", controllers.DefaultRunKeySecret, "Secret holding the key that signs the runs schedules create; made with a random key when missing")
 	flag.StringVar(&runKeyNamespace, "run-key-namespace", os.Getenv("POD_NAMESPACE"), "namespace of --run-key-secret: the manager's own (default $POD_NAMESPACE)")
 	zo := zap.Options{}
@@ -54,7 +56,7 @@ func main() {
 
 	r.Jobs = controllers.JobOptions{Image: runnerImage, ImagePullPolicy: corev1.PullPolicy(pullPolicy)}
 	o.Namespaces = list(namespaces)
-	pol, err := policyOf(allowedImages, allowedTolerationKeys, allowedNodeSelectorKeys)
+	pol, err := policyOf(allowedImages, allowedTolerationKeys, allowedNodeSelectorKeys, maxClientMemory)
 	if err != nil {
 		log.Error(err, "invalid policy flags")
 		os.Exit(1)
@@ -101,8 +103,13 @@ func list(s string) []string {
 
 // policyOf maps the --allowed-* flags to the policy. Images are exact
 // references: a "*" among them is refused rather than read as "any".
-func policyOf(images, tolerationKeys, nodeSelectorKeys string) (policy.Policy, error) {
+func policyOf(images, tolerationKeys, nodeSelectorKeys, maxMemory string) (policy.Policy, error) {
 	p := policy.Policy{AllowedImages: list(images), AllowedTolerationKeys: list(tolerationKeys), AllowedNodeSelectorKeys: list(nodeSelectorKeys)}
+	q, err := resource.ParseQuantity(maxMemory)
+	if err != nil || q.Sign() <= 0 {
+		return policy.Policy{}, fmt.Errorf("%s: %q is not a positive quantity of bytes, such as 8Gi", policy.FlagMaxClientMemory, maxMemory)
+	}
+	p.MaxClientMemory = &q
 	for _, img := range p.AllowedImages {
 		if strings.Contains(img, policy.Any) {
 			return policy.Policy{}, fmt.Errorf("%s: %q: list exact image references; wildcards are not supported", policy.FlagImages, img)

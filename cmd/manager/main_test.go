@@ -34,7 +34,7 @@ func TestPolicyOf(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := policyOf(tc.images, tc.tolKeys, tc.nsKeys)
+			got, err := policyOf(tc.images, tc.tolKeys, tc.nsKeys, "8Gi")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,9 +51,22 @@ func TestPolicyOf(t *testing.T) {
 // as "any image" would open what the flag exists to close.
 func TestPolicyOfRefusesImageWildcards(t *testing.T) {
 	for _, images := range []string{"*", "registry.example/runner:1,registry.example/*"} {
-		_, err := policyOf(images, "", "")
+		_, err := policyOf(images, "", "", "8Gi")
 		if err == nil || !strings.Contains(err.Error(), "--allowed-runner-images") {
 			t.Errorf("%q: got %v, want an error naming --allowed-runner-images", images, err)
+		}
+	}
+}
+
+// TestPolicyOfMaxClientMemory: --max-client-memory is a positive quantity.
+func TestPolicyOfMaxClientMemory(t *testing.T) {
+	p, err := policyOf("", "", "", "16Gi")
+	if max := p.MaxMemory(); err != nil || max.String() != "16Gi" {
+		t.Fatalf("16Gi: %v, %v", p.MaxClientMemory, err)
+	}
+	for _, bad := range []string{"", "lots", "0", "-1Gi"} {
+		if _, err := policyOf("", "", "", bad); err == nil || !strings.Contains(err.Error(), "--max-client-memory") {
+			t.Errorf("%q: got %v, want an error naming --max-client-memory", bad, err)
 		}
 	}
 }

@@ -31,7 +31,14 @@ const (
 	FlagImages           = "--allowed-runner-images"
 	FlagTolerationKeys   = "--allowed-toleration-keys"
 	FlagNodeSelectorKeys = "--allowed-node-selector-keys"
+	FlagMaxClientMemory  = "--max-client-memory"
 )
+
+// DefaultMaxClientMemory is the most memory a client pod may ask for
+// unless the admin sets MaxClientMemory: far above what the profiles need
+// (a few hundred MiB), below what a tenant should take from a node
+// without asking.
+var DefaultMaxClientMemory = resource.MustParse("8Gi")
 
 // Policy is what benchmarks may ask for. The zero value is the safe
 // default: only the configured runner image, no tolerations, no node
@@ -50,6 +57,27 @@ type Policy struct {
 	// spec.clients.nodeSelector may use. Empty: no node selector. Any ("*")
 	// allows every key.
 	AllowedNodeSelectorKeys []string
+	// MaxClientMemory bounds a client pod's memory: the limit and request
+	// a benchmark's spec.clients.resources sets, and the limit the
+	// operator derives from its workload. Nil: DefaultMaxClientMemory.
+	MaxClientMemory *resource.Quantity
+}
+
+// MaxMemory is the bound on a client pod's memory.
+func (p Policy) MaxMemory() resource.Quantity {
+	if p.MaxClientMemory != nil {
+		return *p.MaxClientMemory
+	}
+	return DefaultMaxClientMemory
+}
+
+// CheckMemory returns a *Violation when q, the memory of field, is above
+// MaxMemory.
+func (p Policy) CheckMemory(field string, q resource.Quantity) error {
+	if limit := p.MaxMemory(); q.Cmp(limit) > 0 {
+		return &Violation{Field: field, Value: q.String(), Allowed: []string{"at most " + limit.String()}, Flag: FlagMaxClientMemory}
+	}
+	return nil
 }
 
 // Violation is one benchmark field the policy does not allow.
@@ -75,6 +103,9 @@ func (v *Violation) Error() string {
 	if len(v.Allowed) > 0 {
 		allowed = strings.Join(v.Allowed, ", ")
 	}
+	if v.Flag == FlagMaxClientMemory {
+		return fmt.Sprintf("%s %s is above the operator's policy (%s); ask the cluster admin to raise %s", v.Field, v.Value, allowed, v.Flag)
+	}
 	if v.Value == "" && v.Flag == FlagTolerationKeys {
 		return fmt.Sprintf("%s is empty, which tolerates every taint: the operator's policy allows that only with %q in %s (allowed: %s)",
 			v.Field, Any, v.Flag, allowed)
@@ -93,7 +124,7 @@ func quote(s string) string {
 
 // Check returns a *Violation for the first field of spec the policy does
 // not allow (the image, then tolerations in order, then node selector keys
-// in sorted order), or nil. runnerImage is the manager's configured runner
+// in sorted order, then the memory limit and request), or nil. runnerImage is the manager's configured runner
 // image.
 func (p Policy) Check(spec *v1alpha1.StorageBenchmarkSpec, runnerImage string) error {
 	if spec == nil {
@@ -117,6 +148,18 @@ func (p Policy) Check(spec *v1alpha1.StorageBenchmarkSpec, runnerImage string) e
 	for _, k := range keys {
 		if !allowsKey(p.AllowedNodeSelectorKeys, k) {
 			return &Violation{Field: "spec.clients.nodeSelector key", Value: k, Allowed: p.AllowedNodeSelectorKeys, Flag: FlagNodeSelectorKeys}
+		}
+	}
+	if r := c.Resources; r != nil {
+		if q, ok := r.Limits[corev1.ResourceMemory]; ok {
+			if err := p.CheckMemory("spec.clients.resources.limits.memory", q); err != nil {
+				return err
+			}
+		}
+		if q, ok := r.Requests[corev1.ResourceMemory]; ok {
+			if err := p.CheckMemory("spec.clients.resources.requests.memory", q); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

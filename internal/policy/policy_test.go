@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/plan"
@@ -36,6 +37,16 @@ func TestCheck(t *testing.T) {
 		AllowedNodeSelectorKeys: []string{"pool"},
 	}
 	star := Policy{AllowedTolerationKeys: []string{Any}, AllowedNodeSelectorKeys: []string{Any}}
+	mem := func(limit, request string) *corev1.ResourceRequirements {
+		r := &corev1.ResourceRequirements{Limits: corev1.ResourceList{}, Requests: corev1.ResourceList{}}
+		if limit != "" {
+			r.Limits[corev1.ResourceMemory] = resource.MustParse(limit)
+		}
+		if request != "" {
+			r.Requests[corev1.ResourceMemory] = resource.MustParse(request)
+		}
+		return r
+	}
 	long := strings.Repeat("x", 300)
 
 	for _, tc := range []struct {
@@ -74,6 +85,14 @@ func TestCheck(t *testing.T) {
 		{"* does not allow images", star, clients(v1alpha1.ClientsSpec{Image: "*"}), `spec.clients.image "*" is not allowed`},
 		{"the image is reported first", Policy{}, clients(v1alpha1.ClientsSpec{Image: "x:1", Tolerations: tol("a"), NodeSelector: map[string]string{"b": ""}}),
 			`spec.clients.image "x:1"`},
+		{"a memory limit within the default bound", Policy{}, clients(v1alpha1.ClientsSpec{Resources: mem("8Gi", "")}), ""},
+		{"a memory limit above the default bound", Policy{}, clients(v1alpha1.ClientsSpec{Resources: mem("1Ti", "")}),
+			`spec.clients.resources.limits.memory 1Ti is above the operator's policy (at most 8Gi); ask the cluster admin to raise --max-client-memory`},
+		{"a memory request above the bound", Policy{}, clients(v1alpha1.ClientsSpec{Resources: mem("", "9Gi")}),
+			`spec.clients.resources.requests.memory 9Gi is above the operator's policy (at most 8Gi)`},
+		{"a memory limit in bytes, above the bound", Policy{}, clients(v1alpha1.ClientsSpec{Resources: mem("8589934593", "")}),
+			`spec.clients.resources.limits.memory 8589934593 is above the operator's policy (at most 8Gi)`},
+		{"an admin's higher bound", Policy{MaxClientMemory: ptr.To(resource.MustParse("64Gi"))}, clients(v1alpha1.ClientsSpec{Resources: mem("32Gi", "32Gi")}), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.policy.Check(tc.spec, runner)

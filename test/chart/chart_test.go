@@ -53,6 +53,7 @@ func TestChartDefaults(t *testing.T) {
 		"--metrics-bind-address=:8443",
 		"--runner-image=localhost/storagebench-runner:" + v,
 		"--runner-image-pull-policy=IfNotPresent",
+		"--max-client-memory=8Gi",
 		"--trident-namespace=trident",
 		"--claim-bind-timeout=5m",
 		"--ready-timeout=30m",

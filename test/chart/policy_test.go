@@ -77,8 +77,12 @@ func checkAdmissionPolicy(t *testing.T, objs []*unstructured.Unstructured, name 
 			t.Errorf("%s variable %s = %q, want %q", id(vap), v, got, want)
 		}
 	}
-	if n, _ := field(vap.Object, "spec", "validations").([]any); len(n) != 3 {
-		t.Errorf("%s: %d validations, want 3 (image, tolerations, node selector)", id(vap), len(n))
+	if n, _ := field(vap.Object, "spec", "validations").([]any); len(n) != 5 {
+		t.Errorf("%s: %d validations, want 5 (image, tolerations, node selector, memory limit and request)", id(vap), len(n))
+	}
+	var maxMemory string
+	if err := json.Unmarshal([]byte(variable(t, vap, "maxMemory")), &maxMemory); err != nil || maxMemory != "8Gi" {
+		t.Errorf("%s variable maxMemory = %q (%v), want \"8Gi\", policy.maxClientMemory's default", id(vap), maxMemory, err)
 	}
 	b := must(t, objs, "ValidatingAdmissionPolicyBinding", name)
 	if p := field(b.Object, "spec", "policyName"); p != name {
