@@ -24,6 +24,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/internal/report"
 	"github.com/storagebench/storagebench/internal/report/apireport"
 )
 
@@ -65,6 +66,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// controller-runtime's client logs through its global logger; without
 	// one it complains after 30 s.
 	ctrllog.SetLogger(logr.Discard())
+	// Messages quote benchmarks' text (names, conditions, errors): what
+	// reaches standard error is escaped as report.SafeText escapes it, an
+	// error as report.SafeLine does (one line).
+	stderr = safeWriter{stderr}
 	a := &app{out: stdout, errOut: stderr, now: time.Now}
 	root := a.command()
 	root.SetArgs(args)
@@ -77,12 +82,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var ce *codeError
 	if errors.As(err, &ce) {
 		if ce.err != nil {
-			fmt.Fprintln(stderr, "error:", ce.err)
+			fmt.Fprintln(stderr, "error:", report.SafeLine(ce.err.Error()))
 		}
 		return ce.code
 	}
-	fmt.Fprintln(stderr, "error:", err)
+	fmt.Fprintln(stderr, "error:", report.SafeLine(err.Error()))
 	return exitError
+}
+
+// safeWriter writes text as report.SafeText escapes it: terminal control
+// characters in what is written are shown, not obeyed. Each write must
+// hold whole characters (one fmt.Fprint does).
+type safeWriter struct{ w io.Writer }
+
+func (s safeWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(s.w, report.SafeText(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // app holds the global flags and where benchmarks come from.

@@ -236,7 +236,7 @@ NotMeasurable, or no objectives); 4 --timeout passed first.
 				return &codeError{code: exitTimeout, err: fmt.Errorf("timed out waiting for storagebenchmark %s (--for=%s): %s", args[0], forWhat, state)}
 			}
 			if verdict.code == exitOK {
-				fmt.Fprintf(a.out, "storagebenchmark.storagebench.io/%s %s\n", args[0], verdict.err)
+				fmt.Fprintln(a.out, report.SafeLine(fmt.Sprintf("storagebenchmark.storagebench.io/%s %s", args[0], verdict.err)))
 				return nil
 			}
 			return verdict
@@ -325,7 +325,21 @@ func (o *outputFlags) resolve(formats []report.Format, def report.Format) (repor
 
 // emit renders into --file or standard output. For Markdown written to a
 // file, the figure goes beside it as a PNG that the Markdown references.
+// The formats for people (text, md, html, svg) are written as
+// report.SafeText escapes them: they quote benchmarks' text, and terminals
+// show them; JSON is data, escaped by encoding/json, and PNG an image.
 func (a *app) emit(o *outputFlags, f report.Format, opts report.Options, render func(io.Writer, report.Options) error, png func(report.Options) ([]byte, error)) error {
+	if forPeople(f) {
+		inner := render
+		render = func(w io.Writer, opts report.Options) error {
+			var b bytes.Buffer
+			if err := inner(&b, opts); err != nil {
+				return err
+			}
+			_, err := io.WriteString(w, report.SafeText(b.String()))
+			return err
+		}
+	}
 	if o.file == "" {
 		if f == report.FormatPNG && isTerminal(a.out) {
 			return errors.New("refusing to write a PNG to a terminal: use --file or redirect standard output")
@@ -353,6 +367,16 @@ func (a *app) emit(o *outputFlags, f report.Format, opts report.Options, render 
 	}
 	fmt.Fprintf(a.errOut, "wrote %s\n", o.file)
 	return nil
+}
+
+// forPeople reports whether emit escapes a format's output
+// (report.SafeText).
+func forPeople(f report.Format) bool {
+	switch f {
+	case report.FormatText, report.FormatMarkdown, report.FormatHTML, report.FormatSVG:
+		return true
+	}
+	return false
 }
 
 var reportFormats = []report.Format{report.FormatMarkdown, report.FormatHTML, report.FormatSVG, report.FormatPNG, report.FormatJSON}

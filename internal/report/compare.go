@@ -137,19 +137,19 @@ func (c *Comparison) Table() Table {
 	return t
 }
 
-// Names are the compared runs' names: "a vs b".
+// Names are the compared runs' names: "a vs b", as SafeLine escapes them.
 func (c *Comparison) Names() string {
 	n := make([]string, len(c.Runs))
 	for i, r := range c.Runs {
 		n[i] = r.Name
 	}
-	return strings.Join(n, " vs ")
+	return SafeLine(strings.Join(n, " vs "))
 }
 
-// Note says what the comparison is judged on.
+// Note says what the comparison is judged on, as SafeLine escapes it.
 func (c *Comparison) Note() string {
-	return fmt.Sprintf("Judged on %s against achieved %s with a latency target of %s; Δ is relative to %s.",
-		c.Selector, c.Unit.Label(), numfmt.Duration(c.Target), c.Runs[0].Name)
+	return SafeLine(fmt.Sprintf("Judged on %s against achieved %s with a latency target of %s; Δ is relative to %s.",
+		c.Selector, c.Unit.Label(), numfmt.Duration(c.Target), c.Runs[0].Name))
 }
 
 // WriteText writes the comparison as compare's text format: the aligned

@@ -93,7 +93,8 @@ func Bar(fraction float64, width int) string {
 }
 
 // Line renders the progress on one line: "Running  step 4/8
-// [#########-----------]  44 %  ~9m40s left  last step 29,989 IOPS".
+// [#########-----------]  44 %  ~9m40s left  last step 29,989 IOPS", as
+// SafeLine escapes it (a failed run's message quotes clients' errors).
 func (p Progress) Line() string {
 	parts := []string{p.Phase}
 	switch {
@@ -123,5 +124,5 @@ func (p Progress) Line() string {
 	if p.State == StateFailed && p.Message != "" {
 		parts = append(parts, "— "+p.Message)
 	}
-	return strings.Join(parts, "  ")
+	return SafeLine(strings.Join(parts, "  "))
 }

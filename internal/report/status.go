@@ -204,7 +204,8 @@ func opLatency(o *OperationFigures, m string) string {
 
 // SummaryLines are the run's result: peak, latency at the peak,
 // performance at the latency target, knee, SLO verdicts, how the load ended
-// and, for a failed run, why.
+// and, for a failed run, why. They quote the operator's messages, which
+// quote clients' errors: each line is as SafeLine escapes it.
 func (r *Run) SummaryLines() []string {
 	var out []string
 	sel, unit := r.Target, r.Unit
@@ -279,17 +280,19 @@ func (r *Run) SummaryLines() []string {
 	if r.Failure != "" {
 		out = append(out, "FAILED: "+r.Failure)
 	}
-	return out
+	return SafeLines(out)
 }
 
 // StorageLines describe the storage used: class and provisioner, claims,
 // capacity and modes, Trident's driver and backend, the mounts the clients
 // saw, the volumes, a NetApp Volumes entitlement and storage warnings.
+// Each line is as SafeLine escapes it (the mounts are as clients reported
+// them).
 func (r *Run) StorageLines() []string {
 	s := r.Storage
 	if s == nil {
 		if r.Class != "" {
-			return []string{"class " + r.Class + " (not provisioned yet)"}
+			return SafeLines([]string{"class " + r.Class + " (not provisioned yet)"})
 		}
 		return nil
 	}
@@ -363,11 +366,12 @@ func (r *Run) StorageLines() []string {
 	if r.StorageWarning != "" {
 		out = append(out, "WARNING "+r.StorageWarning)
 	}
-	return out
+	return SafeLines(out)
 }
 
 // WorkloadLine describes the I/O pattern: "oltp: 8 KiB, 80 % reads,
-// random, iodepth 16, libaio, direct, 32 GiB per client; 5 clients × 4 jobs".
+// random, iodepth 16, libaio, direct, 32 GiB per client; 5 clients × 4 jobs",
+// as SafeLine escapes it.
 func (r *Run) WorkloadLine() string {
 	line := r.ProfileName()
 	if w := r.Workload; w != nil {
@@ -381,7 +385,7 @@ func (r *Run) WorkloadLine() string {
 		}
 		line += ": " + strings.Join(parts, ", ")
 	}
-	return line + fmt.Sprintf("; %d clients × %d jobs", max(r.Clients, 1), max(r.JobsPerClient, 1))
+	return SafeLine(line + fmt.Sprintf("; %d clients × %d jobs", max(r.Clients, 1), max(r.JobsPerClient, 1)))
 }
 
 // LoadLine describes the load plan: "8/8 steps of 2m (+15s ramp), offered
@@ -414,7 +418,8 @@ func shortDuration(d time.Duration) string {
 
 // WriteStatus prints what `kubectl storagebench status` shows: the
 // benchmark, its state, storage and workload, the per-step table and the
-// summary.
+// summary. Text from the benchmark is printed as SafeLine escapes it
+// (keyValues, Table.Text, SummaryLines).
 func (r *Run) WriteStatus(w io.Writer, now time.Time) error {
 	state := r.Phase
 	if r.Message != "" {

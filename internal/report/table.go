@@ -21,8 +21,10 @@ type Table struct {
 func (t *Table) numeric(i int) bool { return i < len(t.Numeric) && t.Numeric[i] }
 
 // Text writes the table as kubectl prints tables: columns separated by at
-// least two spaces, numbers aligned right, text aligned left.
+// least two spaces, numbers aligned right, text aligned left. Cells are
+// printed as SafeLine escapes them, and measured so.
 func (t *Table) Text(w io.Writer) error {
+	t = t.safe()
 	width := make([]int, len(t.Header))
 	measure := func(row []string) {
 		for i, c := range row {
@@ -63,8 +65,10 @@ func (t *Table) Text(w io.Writer) error {
 	return err
 }
 
-// Markdown writes the table as a GitHub-flavoured Markdown table.
+// Markdown writes the table as a GitHub-flavoured Markdown table, its
+// cells as SafeLine escapes them.
 func (t *Table) Markdown(w io.Writer) error {
+	t = t.safe()
 	esc := func(s string) string {
 		if s == "" {
 			return " "
@@ -96,8 +100,10 @@ func (t *Table) Markdown(w io.Writer) error {
 	return err
 }
 
-// HTML writes the table as an HTML <table> element.
+// HTML writes the table as an HTML <table> element, its cells as
+// SafeLine escapes them.
 func (t *Table) HTML(w io.Writer) error {
+	t = t.safe()
 	var b strings.Builder
 	cell := func(tag string, i int, c string) {
 		class := ""
@@ -123,13 +129,16 @@ func (t *Table) HTML(w io.Writer) error {
 	return err
 }
 
-// keyValues writes "key:  value" lines aligned on the values.
+// keyValues writes "key:  value" lines aligned on the values, each key and
+// value as SafeLine escapes it (a tab or a newline in a value would break
+// the alignment or start a line of its own).
 func keyValues(w io.Writer, kv [][2]string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, p := range kv {
 		if p[1] == "" {
 			continue
 		}
+		p = [2]string{SafeLine(p[0]), SafeLine(p[1])}
 		if p[0] == "" {
 			fmt.Fprintf(tw, "\t%s\n", p[1]) // a continuation line
 			continue
@@ -145,4 +154,20 @@ func cellOf(r []string, i int) string {
 		return r[i]
 	}
 	return ""
+}
+
+// safe is a copy of the table with its header and cells as SafeLine
+// escapes them.
+func (t *Table) safe() *Table {
+	out := &Table{Header: make([]string, len(t.Header)), Numeric: t.Numeric, Rows: make([][]string, len(t.Rows))}
+	for i, h := range t.Header {
+		out.Header[i] = SafeLine(h)
+	}
+	for i, r := range t.Rows {
+		out.Rows[i] = make([]string, len(r))
+		for j, c := range r {
+			out.Rows[i][j] = SafeLine(c)
+		}
+	}
+	return out
 }

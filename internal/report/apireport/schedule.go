@@ -85,7 +85,8 @@ func WriteScheduleDocument(w io.Writer, s *v1alpha1.StorageBenchmarkSchedule) er
 }
 
 // WriteScheduleStatus prints a schedule: its settings and times, then its
-// history.
+// history, each line as report.SafeLine escapes it (the spec is a
+// namespace editor's, the Stalled condition may quote an error).
 func WriteScheduleStatus(w io.Writer, s *v1alpha1.StorageBenchmarkSchedule, now time.Time) error {
 	state := "scheduled"
 	switch {
@@ -104,7 +105,7 @@ func WriteScheduleStatus(w io.Writer, s *v1alpha1.StorageBenchmarkSchedule, now 
 		"Last success:  " + orDash(ago(s.Status.LastSuccessfulTime, now)),
 		"Next:          " + orDash(in(s.Status.NextScheduleTime, now)),
 	}
-	for _, l := range lines {
+	for _, l := range report.SafeLines(lines) {
 		if _, err := fmt.Fprintln(w, l); err != nil {
 			return err
 		}
