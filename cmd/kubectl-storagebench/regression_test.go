@@ -338,3 +338,55 @@ func out0(t *testing.T, args ...string) string {
 	}
 	return out
 }
+
+// TestStepRecordsOwnership: compare --baseline and baseline read a step's
+// ConfigMap as the run's record only when the benchmark controls it, as
+// the operator does (controllers/steps.go readSteps, ownedBy); one without
+// a controller, planted by anybody who may create ConfigMaps, or one that
+// another object controls, is refused by name, from the cluster and from
+// saved objects.
+func TestStepRecordsOwnership(t *testing.T) {
+	saved := regressionRuns(t)
+	ctx := context.Background()
+	var base v1alpha1.StorageBenchmark
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: live, Name: "reg-base"}, &base); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		// plant replaces step 3's record of the run.
+		plant func(*corev1.ConfigMap)
+		want  string
+	}{
+		{"reg-planted", func(cm *corev1.ConfigMap) { cm.OwnerReferences = nil },
+			"ConfigMap reg-planted-step-002 is not a record of storagebenchmark reg-planted: it has no controller"},
+		{"reg-foreign", func(cm *corev1.ConfigMap) {
+			cm.OwnerReferences = []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "StorageBenchmark", Name: "reg-base", UID: base.UID, Controller: ptrTo(true)}}
+		}, "ConfigMap reg-foreign-step-002 is not a record of storagebenchmark reg-foreign: StorageBenchmark reg-base controls it"},
+	} {
+		items := regressionRun(t, c.name, 1, -1, nil)
+		cm := items[3].(*corev1.ConfigMap)
+		c.plant(cm)
+		recreate(t, cm)
+		data, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), c.name+".yaml")
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{
+			{"compare", "reg-slow", "--baseline", c.name, "-n", live},
+			{"compare", c.name, "--baseline", "reg-base", "-n", live},
+			{"baseline", c.name, "-n", live},
+			{"compare", "reg-slow", "--baseline", c.name, "-f", saved, "-f", file},
+			{"baseline", c.name, "-f", file},
+		} {
+			out, errOut, code := plugin(t, args...)
+			if code != exitError || errOut != "error: "+c.want+"\n" {
+				t.Errorf("%v: exit %d, %q; want exit %d, %q\n%.300s", args, code, errOut, exitError, "error: "+c.want+"\n", out)
+			}
+		}
+	}
+}

@@ -38,15 +38,14 @@ func RegressionOptions(sb *v1alpha1.StorageBenchmark) (analysis.RegressionOption
 // ConfigMap, every recorded step in order; a step that a rerun superseded
 // is left out and the others are numbered in order, IOPS and p99 taken
 // from each window of the step's timeline, and labelled with the step's
-// load.
+// load. Every ConfigMap must be a record of sb (recordOf): one that is
+// not is an error that names it.
 func RunSamples(sb *v1alpha1.StorageBenchmark, steps []*corev1.ConfigMap) ([]analysis.StepSamples, error) {
 	ran := make([]plan.Step, len(steps))
 	aggs := make([]results.StepAggregate, len(steps))
 	for k, cm := range steps {
-		if ref := metav1.GetControllerOfNoCopy(cm); ref != nil && sb.UID != "" && ref.UID != sb.UID {
-			// A ConfigMap of the same name that another object controls is
-			// not this run's record, as the operator would not read it.
-			return nil, fmt.Errorf("ConfigMap %s is not a record of storagebenchmark %s: %s %s controls it", cm.Name, sb.Name, ref.Kind, ref.Name)
+		if err := recordOf(sb, cm); err != nil {
+			return nil, err
 		}
 		order, agg, err := exchange.Step(cm, k)
 		if err != nil {
@@ -65,6 +64,30 @@ func RunSamples(sb *v1alpha1.StorageBenchmark, steps []*corev1.ConfigMap) ([]ana
 		run[k] = analysis.RunStep{Index: k, Label: ran[k].Load(), Offered: ran[k].Offered(), Superseded: plan.SupersededAt(ran, k), IOPS: iops, P99Ns: p99}
 	}
 	return analysis.SamplesOf(run), nil
+}
+
+// recordOf fails unless cm is a record of sb by the operator's rule
+// (ownedBy in controllers/ownership.go, which readSteps applies to every
+// step's ConfigMap): sb is its controller, by UID. The operator stops
+// reading a run's steps at a ConfigMap that is not its record; here, where
+// every step the status lists needs its record (a missing one is an
+// error too), it is an error that names the ConfigMap and who controls it.
+// Anybody who may create ConfigMaps in the namespace can create one under
+// a step's name, without a controller or with one of their own; its
+// samples are not the run's.
+func recordOf(sb *v1alpha1.StorageBenchmark, cm *corev1.ConfigMap) error {
+	ref := metav1.GetControllerOfNoCopy(cm)
+	switch {
+	case ref == nil:
+		return fmt.Errorf("ConfigMap %s is not a record of storagebenchmark %s: it has no controller", cm.Name, sb.Name)
+	case sb.UID == "":
+		// Saved without metadata.uid: nothing tells its records from a
+		// namesake's.
+		return fmt.Errorf("ConfigMap %s is not a record of storagebenchmark %s: the benchmark has no metadata.uid to match its controller's", cm.Name, sb.Name)
+	case ref.UID != sb.UID:
+		return fmt.Errorf("ConfigMap %s is not a record of storagebenchmark %s: %s %s controls it", cm.Name, sb.Name, ref.Kind, ref.Name)
+	}
+	return nil
 }
 
 // BaselineConfigMap is the manifest that pins sb's samples as a baseline

@@ -67,8 +67,11 @@ func TestRunSamples(t *testing.T) {
 		stepConfigMap(t, "oltp", 2, plan.Step{Index: 2, OfferedIOPS: 2000, Attempt: 2}, []float64{2000, 0, 2000, 2000}, 400_000),
 		stepConfigMap(t, "oltp", 3, plan.Step{Index: 3, OfferedIOPS: 3000}, flat(5, 3000), 800_000),
 	}
-	// The recorded owner is the benchmark: read.
-	cms[0].OwnerReferences = []metav1.OwnerReference{{APIVersion: "storagebench.io/v1alpha1", Kind: "StorageBenchmark", Name: "oltp", UID: "u-1", Controller: ptrTo(true)}}
+	// The benchmark controls its records, as the operator writes them:
+	// read.
+	for _, cm := range cms {
+		ofOltp(cm)
+	}
 	got, err := RunSamples(sb, cms)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +89,7 @@ func TestRunSamples(t *testing.T) {
 
 	// A timeline longer than the operator writes is dropped, as the
 	// operator drops it: the step counts, without samples.
-	long := stepConfigMap(t, "oltp", 0, plan.Step{OfferedIOPS: 1000}, flat(results.MaxWindows+1, 10), 200_000)
+	long := ofOltp(stepConfigMap(t, "oltp", 0, plan.Step{OfferedIOPS: 1000}, flat(results.MaxWindows+1, 10), 200_000))
 	if got, err := RunSamples(sb, []*corev1.ConfigMap{long}); err != nil || len(got) != 1 || len(got[0].IOPS) != 0 || len(got[0].P99Ns) != 0 {
 		t.Errorf("an overlong timeline: %+v, %v; want one step without samples", got, err)
 	}
@@ -102,7 +105,7 @@ func TestRunSamples(t *testing.T) {
 			cm.OwnerReferences[0].UID, cm.OwnerReferences[0].Name = types.UID("u-0"), "oltp-old"
 			return []*corev1.ConfigMap{cm}
 		}(), "ConfigMap oltp-step-000 is not a record of storagebenchmark oltp: StorageBenchmark oltp-old controls it"},
-		{"no order", []*corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Name: "oltp-step-000"}, Data: map[string]string{}}}, "step 1 of oltp: ConfigMap oltp-step-000 has no order.json"},
+		{"no order", []*corev1.ConfigMap{ofOltp(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "oltp-step-000"}, Data: map[string]string{}})}, "step 1 of oltp: ConfigMap oltp-step-000 has no order.json"},
 	} {
 		if _, err := RunSamples(sb, c.cms); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err %v, want %q", c.name, err, c.want)
@@ -111,6 +114,60 @@ func TestRunSamples(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// ofOltp makes the benchmark of TestRunSamples, oltp of UID u-1, cm's
+// controller, as the operator does for its records.
+func ofOltp(cm *corev1.ConfigMap) *corev1.ConfigMap {
+	cm.OwnerReferences = []metav1.OwnerReference{{APIVersion: "storagebench.io/v1alpha1", Kind: "StorageBenchmark", Name: "oltp", UID: "u-1", Controller: ptrTo(true)}}
+	return cm
+}
+
+// TestRunSamplesOwnership: a step's ConfigMap is the run's record only
+// when the benchmark controls it (controllers/steps.go readSteps,
+// ownedBy): one anybody who may create ConfigMaps planted, with no
+// controller, or one another object controls, is refused by name.
+func TestRunSamplesOwnership(t *testing.T) {
+	sb := &v1alpha1.StorageBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "oltp", Namespace: "storagebench", UID: "u-1"}}
+	step := func(k int) *corev1.ConfigMap {
+		return stepConfigMap(t, "oltp", k, plan.Step{Index: k, OfferedIOPS: int64(1000 * (k + 1))}, flat(6, float64(1000*(k+1))), 200_000)
+	}
+	controlledBy := func(cm *corev1.ConfigMap, kind, name string, uid types.UID) *corev1.ConfigMap {
+		cm.OwnerReferences = []metav1.OwnerReference{{APIVersion: "storagebench.io/v1alpha1", Kind: kind, Name: name, UID: uid, Controller: ptrTo(true)}}
+		return cm
+	}
+	ours := func(k int) *corev1.ConfigMap { return ofOltp(step(k)) }
+	if got, err := RunSamples(sb, []*corev1.ConfigMap{ours(0), ours(1)}); err != nil || len(got) != 2 {
+		t.Fatalf("the benchmark's own records: %d steps, %v; want 2", len(got), err)
+	}
+	for _, c := range []struct {
+		name string
+		cm   *corev1.ConfigMap
+		want string
+	}{
+		{"no controller", step(1), "ConfigMap oltp-step-001 is not a record of storagebenchmark oltp: it has no controller"},
+		{"an owner that is not its controller", func() *corev1.ConfigMap {
+			cm := ours(1)
+			cm.OwnerReferences[0].Controller = nil
+			return cm
+		}(), "ConfigMap oltp-step-001 is not a record of storagebenchmark oltp: it has no controller"},
+		{"controlled by another object", controlledBy(step(1), "StorageBenchmark", "oltp-old", "u-0"),
+			"ConfigMap oltp-step-001 is not a record of storagebenchmark oltp: StorageBenchmark oltp-old controls it"},
+		{"controlled by a namesake of another UID", controlledBy(step(1), "StorageBenchmark", "oltp", "u-0"),
+			"ConfigMap oltp-step-001 is not a record of storagebenchmark oltp: StorageBenchmark oltp controls it"},
+	} {
+		if got, err := RunSamples(sb, []*corev1.ConfigMap{ours(0), c.cm}); err == nil || err.Error() != c.want {
+			t.Errorf("%s: %d steps, err %v; want %q", c.name, len(got), err, c.want)
+		}
+	}
+	// A benchmark saved without its UID cannot tell its records from
+	// others: none is read.
+	noUID := sb.DeepCopy()
+	noUID.UID = ""
+	want := "ConfigMap oltp-step-000 is not a record of storagebenchmark oltp: the benchmark has no metadata.uid to match its controller's"
+	if _, err := RunSamples(noUID, []*corev1.ConfigMap{ours(0)}); err == nil || err.Error() != want {
+		t.Errorf("a benchmark without UID: err %v; want %q", err, want)
+	}
+}
 
 func TestRegressionOptions(t *testing.T) {
 	sb := &v1alpha1.StorageBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "oltp"}}
