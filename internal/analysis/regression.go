@@ -44,7 +44,8 @@ type RegressionOptions struct {
 	// 0 and at most 1000.
 	MinP99RisePercent float64 `json:"minP99RisePercent"`
 	// MinSamples: with fewer finite per-second samples than this on either
-	// side, a test is not judged. Valid: 3..1000.
+	// side, a test is not judged; in CompareWithRuns a baseline run with
+	// fewer at a step is left out of that step's tests. Valid: 3..1000.
 	MinSamples int `json:"minSamples"`
 }
 
@@ -155,7 +156,20 @@ type StepSamples struct {
 	// P99Ns is the p99 completion latency, in ns, of each second with I/O
 	// (a second without any has no p99, so it may be shorter than IOPS).
 	P99Ns []float64 `json:"p99Ns"`
+	// ClosedLoop (closedLoop): the step's latency was closed-loop — it
+	// offered no rate (unthrottled, a queue depth) or it saturated
+	// (achieved less than it offered). Its latency then follows the queue
+	// depth the clients keep rather than the storage's speed at a load,
+	// and CompareWithRuns does not judge p99 against such a baseline step.
+	// A step that offered 0 is closed-loop whatever this says (a pinned
+	// baseline written before the field existed has it false; a saturated
+	// step in such a baseline cannot be told).
+	ClosedLoop bool `json:"closedLoop,omitempty"`
 }
+
+// closedLoop reports whether the step's latency was closed-loop
+// (StepSamples.ClosedLoop).
+func (s *StepSamples) closedLoop() bool { return s.ClosedLoop || s.Offered == 0 }
 
 // RegressionMetric is the figure a RegressionTest compares.
 type RegressionMetric string
@@ -188,23 +202,41 @@ type RegressionTest struct {
 	Metric  RegressionMetric `json:"metric"`
 	// BaselineMedian and CurrentMedian are the medians of the finite
 	// samples (0 for a side without any); BaselineN and CurrentN count
-	// those samples.
+	// those samples. In a run-level test of CompareWithRuns
+	// (baselineRuns at least MinBaselineRuns) baselineMedian is the
+	// geometric mean of the baseline runs' medians, the figure the current
+	// median is tested against, and baselineN counts the samples of those
+	// runs; when CompareWithRuns falls back to the per-second test it is
+	// the median of the runs' samples pooled.
 	BaselineMedian float64 `json:"baselineMedian"`
 	CurrentMedian  float64 `json:"currentMedian"`
 	BaselineN      int     `json:"baselineN"`
 	CurrentN       int     `json:"currentN"`
+	// BaselineRuns is, for a test of CompareWithRuns, the number of
+	// baseline runs the test rests on: those with the step and enough
+	// samples at it. With at least MinBaselineRuns the test is run-level;
+	// with fewer, IOPS is judged on the per-second samples and p99 is not
+	// judged. 0 (left out of JSON) for CompareRuns' tests.
+	BaselineRuns int `json:"baselineRuns,omitempty"`
 	// Change is (current − baseline) / baseline median, signed: −0.25 means
 	// it fell by 25 %. It is 0 when a side has no samples or the baseline
 	// median is not positive.
 	Change float64 `json:"change"`
-	// P is the one-sided Mann–Whitney p-value in the direction of "worse"
-	// (fewer IOPS, higher p99); PAdjusted is Holm's adjustment of it over
-	// all judged tests of the comparison. Both are 1 when not judged.
+	// P is the one-sided p-value in the direction of "worse" (fewer IOPS,
+	// higher p99): the Mann–Whitney test's of the per-second samples, or
+	// in a run-level test of CompareWithRuns the prediction test's of the
+	// run's median among the baseline runs'. PAdjusted is Holm's
+	// adjustment of it over all judged tests of the comparison. Both are 1
+	// when not judged.
 	P         float64 `json:"p"`
 	PAdjusted float64 `json:"pAdjusted"`
 	// Judged is false when the test could not be made; Reason then says
 	// why (too few samples, no baseline step, baseline median not
-	// positive, different offered loads).
+	// positive, different offered loads; with CompareWithRuns also
+	// closed-loop latency in the baseline and too few baseline runs for
+	// p99). A judged test of CompareWithRuns may have a Reason too: a note
+	// on baseline runs left out of it, or that it fell back to the
+	// per-second test.
 	Judged bool   `json:"judged"`
 	Reason string `json:"reason,omitempty"`
 	// Regressed: Judged, PAdjusted below the significance and the change at
@@ -245,6 +277,10 @@ type RegressionResult struct {
 	Tests []RegressionTest `json:"tests"`
 	// Regressed is true when any test regressed.
 	Regressed bool `json:"regressed"`
+	// BaselineRuns is the number of baseline runs CompareWithRuns was
+	// given, which Verdict names; 0 (left out of JSON) for CompareRuns,
+	// whose baseline is one run.
+	BaselineRuns int `json:"baselineRuns,omitempty"`
 }
 
 // Worst returns the regressed test with the smallest adjusted p-value (on a
@@ -284,6 +320,12 @@ func (r RegressionResult) Worst() (RegressionTest, bool) {
 // moved by at least the minimum effect, so that a certain but harmless
 // difference is not flagged. Invalid options take their defaults (see
 // RegressionOptions.Validate). The inputs are not modified.
+//
+// The per-second samples of one run are not independent: they share that
+// run's conditions, so the test takes the difference between any two runs
+// for significant, and on storage whose tail latency moves from run to run
+// it flags p99 "regressions" of unchanged storage. CompareWithRuns, against
+// several baseline runs, models that run-to-run variation.
 func CompareRuns(baseline, current []StepSamples, opts RegressionOptions) RegressionResult {
 	opts = opts.usable()
 	byPlanned := make(map[int]*StepSamples, len(baseline))
@@ -306,22 +348,28 @@ func CompareRuns(baseline, current []StepSamples, opts RegressionOptions) Regres
 		}
 		res.Tests = append(res.Tests, compareMetric(cur, MetricIOPS, base != nil, baseIOPS, cur.IOPS, opts), p99)
 	}
+	res.adjust(opts)
+	return res
+}
 
+// adjust makes the verdicts: Holm's adjustment over every judged test, and
+// Regressed where the adjusted p-value is below the significance and the
+// change is at least the minimum effect in the worse direction.
+func (r *RegressionResult) adjust(opts RegressionOptions) {
 	var judged []int
 	var ps []float64
-	for i := range res.Tests {
-		if res.Tests[i].Judged {
+	for i := range r.Tests {
+		if r.Tests[i].Judged {
 			judged = append(judged, i)
-			ps = append(ps, res.Tests[i].P)
+			ps = append(ps, r.Tests[i].P)
 		}
 	}
 	for k, adj := range holm(ps) {
-		t := &res.Tests[judged[k]]
+		t := &r.Tests[judged[k]]
 		t.PAdjusted = adj
 		t.Regressed = adj < opts.Significance && t.largeEnough(opts)
-		res.Regressed = res.Regressed || t.Regressed
+		r.Regressed = r.Regressed || t.Regressed
 	}
-	return res
 }
 
 // compareMetric makes one step's test of one metric, all but the Holm
@@ -547,8 +595,17 @@ const (
 // its outcome and one sentence that says it — the worst test and how many
 // regressed, how many tests on how many steps did not, or why none could
 // be judged. The operator's Regressed condition and the plugin's compare
-// both say it in these words.
+// both say it in these words. A result of CompareWithRuns names how many
+// runs the baseline had ("against 5 baseline runs of ConfigMap/golden");
+// CompareRuns' sentences are as they always were.
 func (r RegressionResult) Verdict(baseline string, o RegressionOptions) (RegressionOutcome, string) {
+	if r.BaselineRuns > 0 {
+		runs := "runs"
+		if r.BaselineRuns == 1 {
+			runs = "run"
+		}
+		baseline = fmt.Sprintf("%d baseline %s of %s", r.BaselineRuns, runs, baseline)
+	}
 	judged, regressed, steps := 0, 0, map[int]bool{}
 	for _, t := range r.Tests {
 		if t.Judged {
