@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -93,8 +94,10 @@ func encodeRegression(rec regressionRecord) string {
 }
 
 // samplesOf are a run's steps as a comparison sees them
-// (analysis.SamplesOf): a superseded step's rerun stands for it.
-func samplesOf(steps []stepRecord) []analysis.StepSamples {
+// (analysis.SamplesOf): a superseded step's rerun stands for it; status
+// is the run's status.steps, which says which steps' latency was
+// closed-loop (saturated, or without a rate limit).
+func samplesOf(steps []stepRecord, status []v1alpha1.StepStatus) []analysis.StepSamples {
 	ran := make([]plan.Step, len(steps))
 	for i, s := range steps {
 		ran[i] = s.order.Step
@@ -102,61 +105,110 @@ func samplesOf(steps []stepRecord) []analysis.StepSamples {
 	run := make([]analysis.RunStep, len(steps))
 	for i, s := range steps {
 		iops, _ := analysis.TimelineSamples(s.agg.Timeline)
+		closed := !s.order.Step.RateLimited()
+		if i < len(status) && int(status[i].Index) == s.order.Index {
+			closed = status[i].ClosedLoop
+		}
 		run[i] = analysis.RunStep{Index: s.order.Index, Label: s.order.Step.Load(), Offered: s.order.Step.Offered(), Superseded: plan.SupersededAt(ran, i),
-			IOPS: iops, P99Ns: s.p99Ns}
+			ClosedLoop: closed, IOPS: iops, P99Ns: s.p99Ns}
 	}
 	return analysis.SamplesOf(run)
 }
 
-// regressionOf compares the run's recorded steps with its baseline. An
-// error is one to retry (the API server's); a baseline that cannot be
-// used is a record with a reason.
-func (r *Reconciler) regressionOf(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired, steps []stepRecord) (regressionRecord, error) {
+// regressionOf compares the run's recorded steps with its baseline runs.
+// The steps' samples are read again from their ConfigMaps, once: the memo
+// keeps none. An error is one to retry (the API server's); a baseline that
+// cannot be used is a record with a reason.
+func (r *Reconciler) regressionOf(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired) (regressionRecord, error) {
 	rec := regressionRecord{Version: regressionRecordVersion, Options: d.Regression.WithDefaults()}
 	base, err := r.baselineOf(ctx, b, b.Spec.RegressionFingerprint(), &rec)
 	if err != nil || rec.Reason != "" {
 		return rec, err
 	}
-	rec.Result = analysis.CompareRuns(base, samplesOf(steps), *d.Regression)
+	steps, err := r.readSteps(ctx, b, d.StepsPlanned, nil)
+	if err != nil {
+		return rec, err
+	}
+	rec.Result = analysis.CompareWithRuns(base, samplesOf(steps, b.Status.Steps), *d.Regression)
 	return rec, nil
 }
 
-// baselineOf reads the baseline spec.regression names.
-func (r *Reconciler) baselineOf(ctx context.Context, b *v1alpha1.StorageBenchmark, fp string, rec *regressionRecord) ([]analysis.StepSamples, error) {
+// baselineOf reads the baseline runs spec.regression names.
+func (r *Reconciler) baselineOf(ctx context.Context, b *v1alpha1.StorageBenchmark, fp string, rec *regressionRecord) ([][]analysis.StepSamples, error) {
 	bl := b.Spec.Regression.Baseline
 	switch {
 	case bl.ConfigMap != nil:
 		return r.pinnedBaseline(ctx, b, *bl.ConfigMap, fp, rec)
-	case bl.Benchmark != nil:
-		rec.Baseline = "StorageBenchmark/" + *bl.Benchmark
-		if *bl.Benchmark == b.Name {
-			rec.none(ReasonBaselineInvalid, "a run cannot be its own baseline")
-			return nil, nil
+	case bl.Benchmark != nil || len(bl.Benchmarks) > 0:
+		names := bl.Benchmarks
+		if bl.Benchmark != nil {
+			names = []string{*bl.Benchmark}
 		}
-		var base v1alpha1.StorageBenchmark
-		err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: *bl.Benchmark}, &base)
-		if apierrors.IsNotFound(err) {
-			rec.none(ReasonBaselineNotFound, "%s does not exist in namespace %s", rec.Baseline, b.Namespace)
-			return nil, nil
+		rec.Baseline = baselineName(names)
+		var runs [][]analysis.StepSamples
+		for _, name := range names {
+			what := "StorageBenchmark/" + name
+			if name == b.Name {
+				rec.none(ReasonBaselineInvalid, "a run cannot be its own baseline")
+				return nil, nil
+			}
+			var base v1alpha1.StorageBenchmark
+			err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, &base)
+			if apierrors.IsNotFound(err) {
+				rec.none(ReasonBaselineNotFound, "%s does not exist in namespace %s", what, b.Namespace)
+				return nil, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			if why := notComparable(&base, fp, what); why != nil {
+				rec.none(why.reason, "%s", why.message)
+				return nil, nil
+			}
+			run, err := r.benchmarkBaseline(ctx, &base, what, rec)
+			if err != nil || run == nil {
+				return nil, err
+			}
+			runs = append(runs, run)
 		}
-		if err != nil {
-			return nil, err
-		}
-		return r.benchmarkBaseline(ctx, &base, fp, rec)
+		return runs, nil
 	default:
-		base, err := r.previousRun(ctx, b, rec)
-		if err != nil || base == nil {
-			return nil, err
-		}
-		rec.Baseline = "StorageBenchmark/" + base.Name
-		return r.benchmarkBaseline(ctx, base, fp, rec)
+		return r.previousRuns(ctx, b, fp, rec)
 	}
 }
 
-// previousRun finds the newest successful run of b's schedule scheduled
-// before b: a benchmark the same schedule (by UID) controls. nil, with a
-// reason in rec, when there is none.
-func (r *Reconciler) previousRun(ctx context.Context, b *v1alpha1.StorageBenchmark, rec *regressionRecord) (*v1alpha1.StorageBenchmark, error) {
+// baselineName names baseline benchmarks for messages and status,
+// bounded: the first three and how many more.
+func baselineName(names []string) string {
+	parts := make([]string, 0, 4)
+	for i, n := range names {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("%d more", len(names)-3))
+			break
+		}
+		parts = append(parts, "StorageBenchmark/"+clip(n, 253))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// notComparable says why base cannot be a baseline of a run with
+// fingerprint fp: not Complete, or another workload, clients or load.
+func notComparable(base *v1alpha1.StorageBenchmark, fp, what string) *verdict {
+	if st := v1alpha1.RunStateOf(base); st != v1alpha1.RunComplete {
+		return &verdict{ReasonBaselineNotComplete, fmt.Sprintf("%s is %s, not Complete", what, st)}
+	}
+	if theirs := base.Spec.RegressionFingerprint(); theirs != fp {
+		return &verdict{ReasonBaselineNotComparable, fmt.Sprintf("%s measured another %s: compare runs of the same workload, clients and load",
+			what, v1alpha1.FingerprintDiff(theirs, fp))}
+	}
+	return nil
+}
+
+// previousRuns finds the newest successful runs of b's schedule scheduled
+// before b (regression.baseline.previousRun.runs of them): benchmarks the
+// same schedule created (signed), of the same workload, clients and load.
+// None, with a reason in rec, when there is none.
+func (r *Reconciler) previousRuns(ctx context.Context, b *v1alpha1.StorageBenchmark, fp string, rec *regressionRecord) ([][]analysis.StepSamples, error) {
 	ref := metav1.GetControllerOfNoCopy(b)
 	if ref == nil || !isScheduleRef(ref) || r.runKey().provenanceOf(b, ref.UID) != signed {
 		rec.none(ReasonNotScheduled, "regression.baseline.previousRun needs a run of a StorageBenchmarkSchedule, and no schedule created this benchmark")
@@ -167,7 +219,7 @@ func (r *Reconciler) previousRun(ctx context.Context, b *v1alpha1.StorageBenchma
 		return nil, err
 	}
 	mine := scheduledTimeOf(b)
-	var best *v1alpha1.StorageBenchmark
+	var done []*v1alpha1.StorageBenchmark
 	for i := range list.Items {
 		x := &list.Items[i]
 		// Only a run the schedule created (signed): a benchmark made to
@@ -176,46 +228,72 @@ func (r *Reconciler) previousRun(ctx context.Context, b *v1alpha1.StorageBenchma
 			!scheduledTimeOf(x).Before(mine) {
 			continue
 		}
-		if best == nil || scheduledTimeOf(x).After(scheduledTimeOf(best)) {
-			best = x
-		}
+		done = append(done, x)
 	}
-	if best == nil {
+	slices.SortFunc(done, func(x, y *v1alpha1.StorageBenchmark) int { return scheduledTimeOf(y).Compare(scheduledTimeOf(x)) })
+	want := int(b.Spec.Regression.Baseline.PreviousRun.Runs)
+	if want <= 0 {
+		want = 5 // the API's default
+	}
+	var runs [][]analysis.StepSamples
+	var names []string
+	var incomparable *verdict
+	for _, x := range done {
+		if len(runs) == want {
+			break
+		}
+		what := "StorageBenchmark/" + x.Name
+		if why := notComparable(x, fp, what); why != nil {
+			// A run of an earlier template: not part of this baseline.
+			if incomparable == nil {
+				incomparable = why
+			}
+			continue
+		}
+		run, err := r.benchmarkBaseline(ctx, x, what, rec)
+		if err != nil {
+			return nil, err
+		}
+		if run == nil {
+			return nil, nil
+		}
+		runs = append(runs, run)
+		names = append(names, x.Name)
+	}
+	switch {
+	case len(runs) > 0:
+		rec.Baseline = fmt.Sprintf("%d previous runs of StorageBenchmarkSchedule/%s (%s)", len(runs), clip(ref.Name, 253), baselineName(names))
+	case incomparable != nil:
+		rec.none(incomparable.reason, "%s", incomparable.message)
+	default:
 		rec.none(ReasonNoBaseline, "StorageBenchmarkSchedule/%s keeps no successful run scheduled before this one", ref.Name)
 	}
-	return best, nil
+	return runs, nil
 }
 
-// benchmarkBaseline reads a completed benchmark's steps as a baseline.
-func (r *Reconciler) benchmarkBaseline(ctx context.Context, base *v1alpha1.StorageBenchmark, fp string, rec *regressionRecord) ([]analysis.StepSamples, error) {
-	if st := v1alpha1.RunStateOf(base); st != v1alpha1.RunComplete {
-		rec.none(ReasonBaselineNotComplete, "%s is %s, not Complete", rec.Baseline, st)
-		return nil, nil
-	}
-	if theirs := base.Spec.RegressionFingerprint(); theirs != fp {
-		rec.none(ReasonBaselineNotComparable, "%s measured another %s: compare runs of the same workload, clients and load",
-			rec.Baseline, v1alpha1.FingerprintDiff(theirs, fp))
-		return nil, nil
-	}
+// benchmarkBaseline reads a completed, comparable benchmark's steps as
+// one baseline run (nil, with a reason in rec, when they cannot be read).
+func (r *Reconciler) benchmarkBaseline(ctx context.Context, base *v1alpha1.StorageBenchmark, what string, rec *regressionRecord) ([]analysis.StepSamples, error) {
 	// Read, not remembered: the memo is for the benchmarks this manager
-	// reconciles, which forget their records when they go.
+	// runs.
 	steps, err := r.readSteps(ctx, base, int(base.Status.StepsPlanned), nil)
 	if errors.Is(err, exchange.ErrInvalidClientData) {
-		rec.none(ReasonBaselineInvalid, "%s: %v", rec.Baseline, err)
+		rec.none(ReasonBaselineInvalid, "%s: %v", what, err)
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	if len(steps) == 0 {
-		rec.none(ReasonBaselineInvalid, "%s has no step records left", rec.Baseline)
+		rec.none(ReasonBaselineInvalid, "%s has no step records left", what)
 		return nil, nil
 	}
-	return samplesOf(steps), nil
+	return samplesOf(steps, base.Status.Steps), nil
 }
 
-// pinnedBaseline reads a pinned baseline from a labelled ConfigMap.
-func (r *Reconciler) pinnedBaseline(ctx context.Context, b *v1alpha1.StorageBenchmark, name, fp string, rec *regressionRecord) ([]analysis.StepSamples, error) {
+// pinnedBaseline reads a pinned baseline, one run or several, from a
+// labelled ConfigMap.
+func (r *Reconciler) pinnedBaseline(ctx context.Context, b *v1alpha1.StorageBenchmark, name, fp string, rec *regressionRecord) ([][]analysis.StepSamples, error) {
 	rec.Baseline = "ConfigMap/" + name
 	var cm corev1.ConfigMap
 	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, &cm)
@@ -245,7 +323,11 @@ func (r *Reconciler) pinnedBaseline(ctx context.Context, b *v1alpha1.StorageBenc
 			rec.Baseline, clip(pinned.Source, 128), v1alpha1.FingerprintDiff(pinned.Fingerprint, fp))
 		return nil, nil
 	}
-	return pinned.Steps, nil
+	var runs [][]analysis.StepSamples
+	for _, run := range pinned.PinnedRuns() {
+		runs = append(runs, run.Steps)
+	}
+	return runs, nil
 }
 
 // regressionFrom reads the plan ConfigMap's comparison; ok false when it
@@ -276,7 +358,7 @@ func setRegression(b *v1alpha1.StorageBenchmark, rec regressionRecord, recorded,
 		return
 	}
 	if rec.Baseline != "" {
-		b.Status.Regression = &v1alpha1.RegressionStatus{Baseline: rec.Baseline}
+		b.Status.Regression = &v1alpha1.RegressionStatus{Baseline: clip(rec.Baseline, 1024), BaselineRuns: int32(rec.Result.BaselineRuns)}
 	}
 	if rec.Reason != "" {
 		setConditionStatus(b, v1alpha1.ConditionRegressed, metav1.ConditionUnknown, rec.Reason, at, rec.Message)

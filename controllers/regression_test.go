@@ -34,7 +34,9 @@ func TestSamplesOfLeavesSupersededStepsOut(t *testing.T) {
 		recordWith(1, 2000, 1, []float64{1500, 2500}, []float64{300}), // not steady: run again
 		recordWith(2, 2000, 2, []float64{2000, 2001}, []float64{200, 210}),
 	}
-	got := samplesOf(steps)
+	// Status marks step 2 (index 2) saturated: its latency was closed-loop.
+	status := []v1alpha1.StepStatus{{Index: 0}, {Index: 1}, {Index: 2, ClosedLoop: true}}
+	got := samplesOf(steps, status)
 	if len(got) != 2 {
 		t.Fatalf("got %d steps, want 2 (the superseded run left out): %+v", len(got), got)
 	}
@@ -49,6 +51,13 @@ func TestSamplesOfLeavesSupersededStepsOut(t *testing.T) {
 	}
 	if got[1].Label != "2000 IOPS offered" {
 		t.Errorf("label %q", got[1].Label)
+	}
+	if got[0].ClosedLoop || !got[1].ClosedLoop {
+		t.Errorf("closed loop %v, %v; want the saturated step's only", got[0].ClosedLoop, got[1].ClosedLoop)
+	}
+	// Without status, a rated step is taken as open-loop.
+	if bare := samplesOf(steps, nil); bare[1].ClosedLoop {
+		t.Error("a rated step without status taken as closed-loop")
 	}
 }
 

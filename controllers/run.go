@@ -438,7 +438,7 @@ func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark
 		annotations = map[string]string{annotationSpread: rec}
 	}
 	if order.Done && order.Failure == "" && d.Regression != nil {
-		rec, err := r.regressionOf(ctx, b, d, obs.steps)
+		rec, err := r.regressionOf(ctx, b, d)
 		if err != nil {
 			return nil, err
 		}

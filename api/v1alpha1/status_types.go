@@ -603,10 +603,14 @@ type ClockStatus struct {
 
 // RegressionStatus is a completed run compared with its baseline.
 type RegressionStatus struct {
-	// baseline is what the run was compared with: StorageBenchmark/<name>
-	// or ConfigMap/<name>.
+	// baseline is what the run was compared with: StorageBenchmark/<name>,
+	// several of them, or ConfigMap/<name>.
 	// +optional
+	// +kubebuilder:validation:MaxLength=1024
 	Baseline string `json:"baseline,omitempty"`
+	// baselineRuns is how many baseline runs the comparison had.
+	// +optional
+	BaselineRuns int32 `json:"baselineRuns,omitempty"`
 	// tests are the comparisons made, IOPS and p99 of each step.
 	// +optional
 	// +listType=atomic

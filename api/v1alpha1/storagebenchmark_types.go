@@ -738,12 +738,15 @@ type MiBpsAtLatency struct {
 	MinMiBps int64 `json:"minMiBps"`
 }
 
-// RegressionSpec compares a run with a baseline run: for each step, its
-// per-second IOPS and per-second p99 latencies against the baseline step of
-// the same position, by a one-sided Mann–Whitney U test whose p-values are
-// Holm-adjusted over all the run's tests. A test regresses when its
-// adjusted p-value is below significance and the change of the medians is
-// at least the minimum effect, in the worse direction.
+// RegressionSpec compares a run with its baseline, step by step: its IOPS
+// and p99 latency against the same figures of several baseline runs, so
+// that a change is judged against how much runs of unchanged storage
+// differ (a one-sided prediction test of the run's figure among the
+// baseline runs', Holm-adjusted over all the run's tests). A test
+// regresses when its adjusted p-value is below significance and the change
+// is at least the minimum effect, in the worse direction. With fewer than
+// 3 baseline runs p99 is not judged and IOPS are judged by their
+// per-second samples (docs/schedules.md).
 type RegressionSpec struct {
 	// baseline is the run to compare with.
 	// +required
@@ -777,19 +780,31 @@ type RegressionSpec struct {
 
 // RegressionBaseline names the baseline. Exactly one field is set.
 //
-// +kubebuilder:validation:XValidation:rule="(has(self.previousRun) ? 1 : 0) + (has(self.benchmark) ? 1 : 0) + (has(self.configMap) ? 1 : 0) == 1",message="regression.baseline must set exactly one of previousRun, benchmark or configMap"
+// +kubebuilder:validation:XValidation:rule="(has(self.previousRun) ? 1 : 0) + (has(self.benchmark) ? 1 : 0) + (has(self.benchmarks) ? 1 : 0) + (has(self.configMap) ? 1 : 0) == 1",message="regression.baseline must set exactly one of previousRun, benchmark, benchmarks or configMap"
 type RegressionBaseline struct {
-	// previousRun is the newest successful run of the same
+	// previousRun is the newest successful runs of the same
 	// StorageBenchmarkSchedule scheduled before this one: for a schedule's
-	// template. A benchmark no schedule controls has no previous run.
+	// template. A benchmark no schedule created has no previous run.
 	// +optional
 	PreviousRun *PreviousRunBaseline `json:"previousRun,omitempty"`
 
-	// benchmark is a completed StorageBenchmark in this namespace.
+	// benchmark is a completed StorageBenchmark in this namespace: one
+	// baseline run (p99 is then not judged; see benchmarks).
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Benchmark *string `json:"benchmark,omitempty"`
+
+	// benchmarks are completed StorageBenchmarks in this namespace, runs of
+	// the same workload on storage that is known good: their spread is the
+	// run-to-run variation a change is judged against.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Benchmarks []string `json:"benchmarks,omitempty"`
 
 	// configMap is a pinned baseline in this namespace: a ConfigMap
 	// labelled storagebench.io/baseline=true whose key baseline.json holds
@@ -801,9 +816,23 @@ type RegressionBaseline struct {
 	ConfigMap *string `json:"configMap,omitempty"`
 }
 
-// PreviousRunBaseline selects the previous successful run of the
-// benchmark's schedule; it has no fields.
-type PreviousRunBaseline struct{}
+// PreviousRunBaseline selects the previous successful runs of the
+// benchmark's schedule.
+type PreviousRunBaseline struct {
+	// runs is how many of them make the baseline: the newest that the
+	// schedule keeps (successfulRunsHistoryLimit), up to this many. At
+	// least 3 are needed to judge p99 and to judge IOPS against the
+	// run-to-run variation; the first runs of a schedule have fewer.
+	// +optional
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=20
+	Runs int32 `json:"runs,omitempty"`
+}
+
+// MinBaselineRuns is how many baseline runs a run-level comparison needs
+// (analysis.MinBaselineRuns).
+const MinBaselineRuns = 3
 
 // VolumePolicy says what happens to provisioned volumes after the run.
 // +kubebuilder:validation:Enum=Delete;Retain

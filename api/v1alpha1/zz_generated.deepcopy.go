@@ -568,6 +568,11 @@ func (in *RegressionBaseline) DeepCopyInto(out *RegressionBaseline) {
 		*out = new(string)
 		**out = **in
 	}
+	if in.Benchmarks != nil {
+		in, out := &in.Benchmarks, &out.Benchmarks
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.ConfigMap != nil {
 		in, out := &in.ConfigMap, &out.ConfigMap
 		*out = new(string)
