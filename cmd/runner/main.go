@@ -8,6 +8,16 @@
 //	runner local [flags]
 //	    a whole benchmark on this machine: N client processes in lockstep on
 //	    one directory, then the aggregated curve and its analysis.
+//	runner cleanup --subdir storagebench-<name>-<uid8> [--volume DIR] [--report FILE]
+//	    after a run on an existing claim, in the operator's cleanup pod (same
+//	    claim, same path, same user as the clients): remove the benchmark's
+//	    directory and everything in it, if it is this user's own (a real
+//	    directory, mode 0700), never following a link. One JSON line to
+//	    stdout and to --report (default /dev/termination-log; "" or "-":
+//	    stdout only):
+//	    {"removedFiles":N,"removedDirs":N,"remaining":[...],"remainingCount":N,"error":"..."}
+//	    Exit 0: nothing of the directory is left (or it was missing); 3:
+//	    something is left, or it refused; 2: bad flags.
 //
 // Test hook: STORAGEBENCH_TEST_CLOCK_OFFSET=DURATION (e.g. 2s, -1.5s) shifts
 // a client's own clock, simulating a node whose clock is off; with --kube
@@ -21,6 +31,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -55,6 +66,8 @@ func run() int {
 	defer stop()
 	var err error
 	switch os.Args[1] {
+	case "cleanup": // its exit status says what is left (cleanup)
+		return cleanup(os.Args[2:], os.Stdout, os.Stderr)
 	case "client":
 		err = client(ctx, os.Args[2:])
 	case "local":
@@ -77,8 +90,64 @@ func run() int {
 const clientEnvHelp = "environment (test hook): " + exchange.EnvTestClockOffset + "=DURATION (e.g. 2s, -1.5s) shifts the client's own clock"
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: runner client (--kube | --plan FILE --exchange DIR) --workdir DIR\n       runner local [flags] (runner local -h)\n"+clientEnvHelp)
+	fmt.Fprintln(os.Stderr, "usage: runner client (--kube | --plan FILE --exchange DIR) --workdir DIR\n       runner local [flags] (runner local -h)\n       "+cleanupUsage+"\n"+clientEnvHelp)
 	os.Exit(2)
+}
+
+const cleanupUsage = "runner cleanup --subdir " + runner.BenchmarkDirPrefix + "<name>-<uid8> [--volume DIR] [--report FILE]"
+
+// Exit statuses of runner cleanup.
+const (
+	cleanupExitLeft     = 3 // something of the directory is left, or it refused
+	cleanupExitBadFlags = 2
+)
+
+// cleanup is `runner cleanup`, which the operator runs once a run on an
+// existing claim has ended, in a pod with the same claim mounted at the
+// same path and the same user as the clients: it removes the benchmark's
+// directory, which a runner killed before its own removal left behind
+// (runner.Cleanup), and reports what it removed and what is left as one
+// JSON line, to stdout and to --report. It returns the exit status: 0 when
+// nothing of the directory is left, cleanupExitLeft when something is or it
+// refused, cleanupExitBadFlags for bad flags.
+func cleanup(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("cleanup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	volume := fs.String("volume", exchange.DataMountPath, "the volume's mount path")
+	subdir := fs.String("subdir", "", "the benchmark's directory on the volume, one name starting with "+runner.BenchmarkDirPrefix+" (required)")
+	report := fs.String("report", exchange.TerminationLog, `file that receives the report too; "" or "-": stdout only`)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: "+cleanupUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return cleanupExitBadFlags
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "runner cleanup: unexpected arguments %q\n", fs.Args())
+		fs.Usage()
+		return cleanupExitBadFlags
+	}
+	rep := runner.CleanupReport{Remaining: []string{}, Error: "refused: --subdir is required"}
+	if *subdir != "" {
+		rep = runner.Cleanup(*volume, *subdir)
+	}
+	line := rep.JSON()
+	_, _ = stdout.Write(line)
+	if *report != "" && *report != "-" {
+		// The operator reads it from the pod's termination message; the
+		// exit status says the same.
+		if err := os.WriteFile(*report, line, 0o644); err != nil {
+			fmt.Fprintln(stderr, "runner cleanup: writing the report:", err)
+		}
+	}
+	if !rep.OK() {
+		return cleanupExitLeft
+	}
+	return 0
 }
 
 // waiter is this binary, as the runner's Waiter (its wait-until command);

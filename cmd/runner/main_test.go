@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +87,96 @@ func TestParseSize(t *testing.T) {
 			}
 			if err != nil || got != c.want {
 				t.Fatalf("parseSize(%q) = %d, %v; want %d", c.in, got, err, c.want)
+			}
+		})
+	}
+}
+
+// TestCleanupCommand: runner cleanup's flags, report and exit status.
+func TestCleanupCommand(t *testing.T) {
+	const sub = "storagebench-pg-0123abcd"
+	cases := []struct {
+		name     string
+		ours     bool // the benchmark's directory exists, the runner user's own
+		args     []string
+		code     int
+		inFile   bool   // the report is in the --report file too
+		errorHas string // in the report's error
+	}{
+		{"removed, reported to the file too", true, []string{"--subdir", sub, "--report", "@report"}, 0, true, ""},
+		{"missing: nothing left", false, []string{"--subdir", sub, "--report", "@report"}, 0, true, ""},
+		{"stdout only with -", true, []string{"--subdir", sub, "--report", "-"}, 0, false, ""},
+		{"stdout only with an empty --report", true, []string{"--subdir", sub, "--report="}, 0, false, ""},
+		{"somebody else's directory under the name", false, []string{"--subdir", sub, "--report", "@report"}, 3, true, "not this runner's directory"},
+		{"--subdir is required", true, []string{"--report", "@report"}, 3, true, "--subdir is required"},
+		{"a path is refused", true, []string{"--subdir", sub + "/..", "--report", "@report"}, 3, true, "not a single name"},
+		{"an unknown flag", true, []string{"--subdir", sub, "--force"}, 2, false, ""},
+		{"extra arguments", true, []string{"--subdir", sub, "extra"}, 2, false, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			vol, out := t.TempDir(), t.TempDir()
+			t.Chdir(out) // a report named "-" would land here
+			dir := filepath.Join(vol, sub)
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "job0.dat"), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case c.name == "somebody else's directory under the name":
+				if err := os.Chmod(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			case !c.ours:
+				if err := os.RemoveAll(dir); err != nil {
+					t.Fatal(err)
+				}
+			}
+			reportPath := filepath.Join(out, "termination-log")
+			args := []string{"--volume", vol}
+			for _, a := range c.args {
+				args = append(args, strings.ReplaceAll(a, "@report", reportPath))
+			}
+			var stdout, stderr strings.Builder
+			code := cleanup(args, &stdout, &stderr)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d (stdout %q, stderr %q)", code, c.code, stdout.String(), stderr.String())
+			}
+			if c.code == 2 {
+				if stdout.Len() != 0 || !strings.Contains(stderr.String(), "usage: runner cleanup") {
+					t.Fatalf("stdout %q, stderr %q", stdout.String(), stderr.String())
+				}
+				return
+			}
+			var rep struct {
+				RemovedFiles, RemovedDirs, RemainingCount *int
+				Remaining                                 []string
+				Error                                     *string
+			}
+			if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil || rep.RemovedFiles == nil || rep.RemovedDirs == nil ||
+				rep.RemainingCount == nil || rep.Remaining == nil || rep.Error == nil || strings.Count(stdout.String(), "\n") != 1 {
+				t.Fatalf("report %q: %v", stdout.String(), err)
+			}
+			if !strings.Contains(*rep.Error, c.errorHas) || (c.errorHas == "") != (*rep.Error == "") {
+				t.Fatalf("report error %q, want %q", *rep.Error, c.errorHas)
+			}
+			if c.code == 0 && c.ours && (*rep.RemovedFiles != 1 || *rep.RemovedDirs != 1) {
+				t.Fatalf("report %s", stdout.String())
+			}
+			b, err := os.ReadFile(reportPath)
+			switch {
+			case c.inFile && (err != nil || string(b) != stdout.String()):
+				t.Fatalf("report file %q, %v; stdout %q", b, err, stdout.String())
+			case !c.inFile && err == nil:
+				t.Fatal("a report file was written")
+			}
+			if entries, _ := os.ReadDir(out); !c.inFile && len(entries) != 0 {
+				t.Fatalf("written in the working directory: %v", entries)
+			}
+			if _, err := os.Lstat(dir); c.code == 0 && err == nil {
+				t.Fatal("the benchmark's directory is left")
 			}
 		})
 	}

@@ -232,6 +232,10 @@ func (r *Runner) layout() (fio.Layout, error) {
 		if fi.Mode()&os.ModeDevice == 0 || fi.Mode()&os.ModeCharDevice != 0 {
 			return fio.Layout{}, fmt.Errorf("volume %s is not a block device (mode %s)", p.Volume.Path, fi.Mode())
 		}
+		// The jobs' ranges must end within the device (space.go).
+		if err := r.checkDevice(perJob); err != nil {
+			return fio.Layout{}, err
+		}
 		l := fio.Layout{Device: p.Volume.Path, BytesPerJob: perJob}
 		if p.Volume.Shared {
 			// Clients sharing the device get consecutive, disjoint ranges.
@@ -259,6 +263,10 @@ func (r *Runner) layout() (fio.Layout, error) {
 			// creates: an existing one (or a link) is not the runner's.
 			return fio.Layout{}, fmt.Errorf("%s already exists on the volume: the runner writes only files it creates", f)
 		}
+	}
+	// Nothing is laid out or preconditioned unless it fits (space.go).
+	if err := r.checkSpace(dir, perJob); err != nil {
+		return fio.Layout{}, err
 	}
 	return fio.Layout{Directory: dir, BytesPerJob: perJob}, nil
 }

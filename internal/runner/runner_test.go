@@ -183,8 +183,10 @@ func TestFioErrorReachesTheConductor(t *testing.T) {
 	if err := os.MkdirAll(vol, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", vol).CombinedOutput(); err != nil {
-		t.Fatalf("mounting a 1 MiB tmpfs as the volume (tests run as root): %v: %s", err, out)
+	// Room for the blocks (the runner checks the free space before it
+	// writes) but no inode for the job file: fio itself runs out of space.
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=8m,nr_inodes=2", "tmpfs", vol).CombinedOutput(); err != nil {
+		t.Fatalf("mounting an 8 MiB tmpfs with no free inode as the volume (tests run as root): %v: %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", vol).Run() })
 	// tmpfs has no O_DIRECT.
