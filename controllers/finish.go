@@ -86,6 +86,26 @@ func (r *Reconciler) finish(ctx context.Context, b *v1alpha1.StorageBenchmark, n
 			return ctrl.Result{}, err
 		}
 	}
+	if needsCleanup(b) {
+		// The run's files on the application's claim go first; then
+		// nothing of the benchmark holds the claim: the cleanup Job goes,
+		// and after a complete run the clients' too.
+		rec, again, err := r.cleanUp(ctx, b, plan)
+		if err != nil || rec == nil {
+			return ctrl.Result{RequeueAfter: again}, err
+		}
+		var job batchv1.Job
+		err = r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: CleanupName(b.Name)}, &job)
+		if client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, err
+		}
+		if err == nil {
+			if err := r.deleteOwned(ctx, b, &job, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		e.deleteJobs = !e.suspendJobs
+	}
 	if e.deleteJobs {
 		for _, j := range jobs {
 			if err := r.deleteOwned(ctx, b, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {

@@ -9,7 +9,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,7 +44,7 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 	}
 	// 1. Has the run ended? The final order says so; before the plan
 	// exists (or before finish writes it), only status can.
-	final, ended, err := r.final(ctx, b)
+	plan, final, ended, err := r.final(ctx, b)
 	var garbled *garbledOrderError
 	if errors.As(err, &garbled) && !finished(b) {
 		return fail(b, now, ReasonExchangeLost, err.Error())
@@ -60,7 +62,7 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 		// a long history costs what its running benchmarks cost.
 		r.steps.forget(client.ObjectKeyFromObject(b))
 		memo = nil
-		current, err := r.endedStatusCurrent(ctx, b, final, d.StepsPlanned)
+		current, err := r.endedStatusCurrent(ctx, b, plan, final, d.StepsPlanned)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -150,16 +152,16 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 // final returns the plan ConfigMap's final order, and whether there is
 // one: the run has ended. An order annotation that cannot be read is
 // invalid data (it ends the run), never a reason to retry for ever.
-func (r *Reconciler) final(ctx context.Context, b *v1alpha1.StorageBenchmark) (protocol.StepOrder, bool, error) {
+func (r *Reconciler) final(ctx context.Context, b *v1alpha1.StorageBenchmark) (*metav1.PartialObjectMetadata, protocol.StepOrder, bool, error) {
 	cm, err := r.plan(ctx, b)
 	if err != nil || cm == nil {
-		return protocol.StepOrder{}, false, err
+		return cm, protocol.StepOrder{}, false, err
 	}
 	o, ordered, err := orderOf(cm)
 	if err != nil {
-		return o, false, &garbledOrderError{name: cm.Name, err: err}
+		return cm, o, false, &garbledOrderError{name: cm.Name, err: err}
 	}
-	return o, ordered && o.Done, nil
+	return cm, o, ordered && o.Done, nil
 }
 
 // garbledOrderError says the plan ConfigMap's order annotation, which only
@@ -181,7 +183,7 @@ func (e *garbledOrderError) Unwrap() error { return e.err }
 // step (counted from the step ConfigMaps' metadata, no data read). Such a
 // status is final: it is not rebuilt. A status that was wiped, or written
 // before the run ended, is.
-func (r *Reconciler) endedStatusCurrent(ctx context.Context, b *v1alpha1.StorageBenchmark, final protocol.StepOrder, planned int) (bool, error) {
+func (r *Reconciler) endedStatusCurrent(ctx context.Context, b *v1alpha1.StorageBenchmark, plan *metav1.PartialObjectMetadata, final protocol.StepOrder, planned int) (bool, error) {
 	st := &b.Status
 	reason := ReasonCompleted
 	if final.Failure != "" {
@@ -193,6 +195,13 @@ func (r *Reconciler) endedStatusCurrent(ctx context.Context, b *v1alpha1.Storage
 		c == nil, c.Reason != reason, int(st.StepsPlanned) != planned, st.Storage == nil,
 		b.Spec.Regression != nil && final.Failure == "" && meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionRegressed) == nil:
 		return false, nil
+	}
+	if needsCleanup(b) { // its outcome comes after the end
+		want := b.DeepCopy()
+		setCleanup(want, plan, true)
+		if !equality.Semantic.DeepEqual(want.Status.Cleanup, st.Cleanup) {
+			return false, nil
+		}
 	}
 	n, err := r.recordedSteps(ctx, b, planned)
 	return err == nil && n == len(st.Steps), err
@@ -281,6 +290,7 @@ func project(b *v1alpha1.StorageBenchmark, d *desired, obs *observed) error {
 	}
 	rec, recorded := regressionFrom(obs.plan)
 	setRegression(b, rec, recorded, complete, obs.order.EndedAt)
+	setCleanup(b, obs.plan, obs.ordered && obs.order.Done)
 	setSpread(b, obs.plan)
 	return analyze(b, d, obs.steps, complete)
 }

@@ -20,6 +20,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -115,8 +116,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !b.DeletionTimestamp.IsZero() {
-		// Children are owned: the garbage collector removes them.
+		// Children are owned: the garbage collector removes them, once
+		// the files on an existing claim are removed (cleanup.go).
+		if controllerutil.ContainsFinalizer(&b, FinalizerCleanup) {
+			again, err := r.finalize(ctx, &b)
+			return ctrl.Result{RequeueAfter: again}, err
+		}
 		return ctrl.Result{}, nil
+	}
+	if err := r.addCleanupFinalizer(ctx, &b); err != nil {
+		return ctrl.Result{}, err
 	}
 	old := b.DeepCopy()
 	res, err := r.reconcile(ctx, &b)

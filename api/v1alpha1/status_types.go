@@ -152,6 +152,42 @@ type StorageBenchmarkStatus struct {
 	// the run has completed.
 	// +optional
 	Regression *RegressionStatus `json:"regression,omitempty"`
+
+	// cleanup says, for a benchmark on an existing Filesystem claim,
+	// whether the files its runners wrote there are gone once the run
+	// ended: a cleanup pod removes whatever a killed runner left.
+	// +optional
+	Cleanup *CleanupStatus `json:"cleanup,omitempty"`
+}
+
+// CleanupState is where the removal of a benchmark's files on an existing
+// claim stands.
+// +kubebuilder:validation:Enum=Pending;Removed;Remaining
+type CleanupState string
+
+// Cleanup states.
+const (
+	// CleanupPending: the run ended; the files are being removed.
+	CleanupPending CleanupState = "Pending"
+	// CleanupRemoved: nothing of the benchmark's directory is left.
+	CleanupRemoved CleanupState = "Removed"
+	// CleanupRemaining: something could not be removed; the message says
+	// what and where.
+	CleanupRemaining CleanupState = "Remaining"
+)
+
+// CleanupStatus is the removal of a benchmark's files on an existing claim.
+type CleanupStatus struct {
+	// state of the removal.
+	State CleanupState `json:"state"`
+	// directory is the benchmark's directory on the claim.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Directory string `json:"directory,omitempty"`
+	// message says what was removed, or what is left and why.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	Message string `json:"message,omitempty"`
 }
 
 // ResolvedWorkload is the workload actually run.

@@ -26,6 +26,9 @@ const (
 	RoleStep   = "step"
 	RoleData   = "data"
 	RoleRunner = "runner"
+	// RoleCleanup is the Job and pod that remove a run's files from an
+	// existing claim after the run.
+	RoleCleanup = "cleanup"
 )
 
 // Annotations the runner sets on its client ConfigMap so the operator can

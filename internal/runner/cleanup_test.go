@@ -343,7 +343,7 @@ func TestCleanupWithoutTheVolume(t *testing.T) {
 }
 
 // TestCleanupReportIsBounded: whatever the paths and the error, the line is
-// JSON of at most MaxCleanupReportBytes, listing at most
+// JSON of at most protocol.MaxCleanupReportBytes, listing at most
 // MaxCleanupRemaining paths and counting all.
 func TestCleanupReportIsBounded(t *testing.T) {
 	long := strings.Repeat("\x01<é>", 2000) // escaped by JSON to several times its length
@@ -356,7 +356,7 @@ func TestCleanupReportIsBounded(t *testing.T) {
 	}
 	for i, c := range cases {
 		line := c.JSON()
-		if len(line) > MaxCleanupReportBytes || line[len(line)-1] != '\n' || bytes.Count(line, []byte("\n")) != 1 {
+		if len(line) > protocol.MaxCleanupReportBytes || line[len(line)-1] != '\n' || bytes.Count(line, []byte("\n")) != 1 {
 			t.Fatalf("case %d: a line of %d bytes", i, len(line))
 		}
 		var back CleanupReport
