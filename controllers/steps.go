@@ -15,6 +15,7 @@ import (
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/fio"
+	sbmetrics "github.com/storagebench/storagebench/internal/metrics"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
 )
@@ -82,6 +83,14 @@ func recordOf(order protocol.StepOrder, agg results.StepAggregate, name string) 
 type stepMemo struct {
 	mu          sync.Mutex
 	byBenchmark map[types.NamespacedName]*benchmarkMemo
+	// n counts the records held (storagebench_manager_step_records).
+	n int
+}
+
+// count adds d to the records held and publishes the count.
+func (m *stepMemo) count(d int) {
+	m.n += d
+	sbmetrics.StepRecords.Set(float64(m.n))
 }
 
 // benchmarkMemo is one benchmark's records; uid tells a benchmark created
@@ -134,8 +143,14 @@ func (m *stepMemo) put(b *v1alpha1.StorageBenchmark, k int, cm *corev1.ConfigMap
 	key := client.ObjectKeyFromObject(b)
 	bm := m.byBenchmark[key]
 	if bm == nil || bm.uid != b.UID {
+		if bm != nil {
+			m.count(-len(bm.steps))
+		}
 		bm = &benchmarkMemo{uid: b.UID, steps: map[int]memoEntry{}}
 		m.byBenchmark[key] = bm
+	}
+	if _, held := bm.steps[k]; !held {
+		m.count(1)
 	}
 	bm.steps[k] = memoEntry{uid: cm.UID, resourceVersion: cm.ResourceVersion, record: rec}
 }
@@ -147,7 +162,10 @@ func (m *stepMemo) forget(b types.NamespacedName) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.byBenchmark, b)
+	if bm := m.byBenchmark[b]; bm != nil {
+		m.count(-len(bm.steps))
+		delete(m.byBenchmark, b)
+	}
 }
 
 // records counts the records held, for tests and the heap benchmark.
@@ -157,11 +175,7 @@ func (m *stepMemo) records() int {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	n := 0
-	for _, bm := range m.byBenchmark {
-		n += len(bm.steps)
-	}
-	return n
+	return m.n
 }
 
 // ReplacedError says a step's record was replaced by another object during

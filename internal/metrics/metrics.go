@@ -402,13 +402,17 @@ var (
 	RunsCompleted = prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "runs_completed_total", Help: "Runs that completed."})
 	// RunsFailed counts failed runs by reason.
 	RunsFailed = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "runs_failed_total", Help: "Runs that failed, by the Failed condition's reason."}, []string{LabelReason})
+	// StepRecords is how many step records the manager holds decoded: at
+	// most one per step of each running benchmark, none of ended ones.
+	StepRecords = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "manager_step_records",
+		Help: "Step records the manager holds decoded in memory: at most one per planned step of each running benchmark, none of ended ones."})
 )
 
 // counters are the operator's own counters. Reconcile errors are not among
 // them: controller-runtime counts those as
 // controller_runtime_reconcile_errors_total{controller="storagebenchmark"}.
 func counters() []prometheus.Collector {
-	return []prometheus.Collector{RunsStarted, RunsCompleted, RunsFailed}
+	return []prometheus.Collector{RunsStarted, RunsCompleted, RunsFailed, StepRecords}
 }
 
 var (
