@@ -26,6 +26,21 @@ import (
 	"github.com/storagebench/storagebench/internal/protocol"
 )
 
+// annotationBegan on the plan ConfigMap is when the run began (the claims
+// and the plan were created), on the manager's clock.
+const annotationBegan = "storagebench.io/began"
+
+// began is when b's run began on the manager's clock: the plan's record,
+// else (a plan of an older manager, or none yet) the benchmark's creation.
+func began(b *v1alpha1.StorageBenchmark, plan *metav1.PartialObjectMetadata) time.Time {
+	if plan != nil {
+		if t, err := time.Parse(time.RFC3339Nano, plan.Annotations[annotationBegan]); err == nil {
+			return t
+		}
+	}
+	return b.CreationTimestamp.Time
+}
+
 // observed is everything a reconcile looks at, read fresh every time.
 type observed struct {
 	claims map[string]*corev1.PersistentVolumeClaim
@@ -126,6 +141,10 @@ func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenc
 		value, err := exchange.Encode(clientPlan(b, d))
 		cm := &corev1.ConfigMap{ObjectMeta: objectMeta(b, exchange.PlanName(b.Name), exchange.RolePlan),
 			Data: map[string]string{exchange.KeyPlan: value}}
+		// When the run began, on this manager's clock: its deadlines count
+		// from here, never from the API server's timestamps, which another
+		// clock wrote.
+		cm.Annotations = map[string]string{annotationBegan: r.now().UTC().Format(time.RFC3339Nano)}
 		return cm, err
 	})
 	if err != nil {

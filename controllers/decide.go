@@ -49,7 +49,7 @@ type verdict struct{ reason, message string }
 // readyError says why client i could not prepare (read on demand).
 func failureOf(b *v1alpha1.StorageBenchmark, obs *observed, t timeouts, now time.Time, readyError func(int) string) (*verdict, time.Duration) {
 	var retry time.Duration
-	created := b.CreationTimestamp.Time
+	created := began(b, obs.plan)
 	bindDeadline := created.Add(t.claimBind)
 	for _, name := range slices.Sorted(maps.Keys(obs.claims)) {
 		if pvc := obs.claims[name]; pvc != nil && pvc.Status.Phase == corev1.ClaimBound {

@@ -135,6 +135,13 @@ func TestFailureOf(t *testing.T) {
 			obs: observedRun(func(o *observed) { o.clients[0] = clientCM(false, -1) }), retry: 29 * time.Minute},
 		{name: "a claim not bound yet: re-check at the bind deadline", now: created.Add(time.Minute),
 			obs: observedRun(func(o *observed) { o.claims["bench-data"] = nil; o.bound = 0 }), retry: 4 * time.Minute},
+		{name: "deadlines count from the run's beginning on the manager's clock, not the API server's", now: created.Add(time.Hour + time.Minute),
+			obs: observedRun(func(o *observed) {
+				// The API server's clock is an hour behind the manager's.
+				o.plan.Annotations = map[string]string{annotationBegan: created.Add(time.Hour).Format(time.RFC3339Nano)}
+				o.claims["bench-data"] = nil
+				o.bound = 0
+			}), retry: 4 * time.Minute},
 		{name: "a claim not bound in time", now: created.Add(5*time.Minute + time.Second),
 			obs:    observedRun(func(o *observed) { o.claims["bench-data"] = &corev1.PersistentVolumeClaim{} }),
 			reason: ReasonClaimNotBound, msg: "claim bench-data is not bound 5m0s after the benchmark was created"},

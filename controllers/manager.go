@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"crypto/tls"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -50,12 +51,33 @@ type ManagerOptions struct {
 	// Secret); nil: a key of this process alone, so a restarted manager
 	// would not recognise the runs it created.
 	RunKey *RunKey
+	// Clock is the manager's time: what its reconcilers take for now, and
+	// how long they wait; nil is the real clock. Test hook: the soak
+	// (test/soak) runs the manager on a simulated clock that runs faster
+	// than the real one.
+	Clock Clock
 	// Workers is how many benchmarks (and schedules) are reconciled at
 	// once (default DefaultWorkers). Requests leave the work queue
 	// namespace by namespace in turn (queue.go), so one busy tenant
 	// cannot hold the workers from another's steps.
 	Workers int
 }
+
+// Clock is a time source for the manager (ManagerOptions.Clock).
+type Clock interface {
+	// Now is the current time.
+	Now() time.Time
+	// Wait is how long to wait in real time for d to pass on this clock.
+	Wait(d time.Duration) time.Duration
+}
+
+// passiveClock is a Clock as k8s.io/utils/clock's PassiveClock.
+type passiveClock struct{ Clock }
+
+func (c passiveClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// realWait is the real clock's Wait.
+func realWait(d time.Duration) time.Duration { return d }
 
 // DefaultWorkers is the default ManagerOptions.Workers: reconciles wait
 // mostly on the API server, so a few run well on one core.
@@ -112,6 +134,14 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 	}
 	r := o.Reconciler
 	r.Client, r.APIReader, r.Cache = mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache()
+	wait := realWait
+	if o.Clock != nil {
+		r.Now, wait = o.Clock.Now, o.Clock.Wait
+		if o.ScheduleClock == nil {
+			o.ScheduleClock = passiveClock{o.Clock}
+		}
+	}
+	r.wait = wait
 	r.steps = &stepMemo{}
 	r.since = r.now()
 	if r.Dynamic == nil {
@@ -130,7 +160,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
-	sr := &ScheduleReconciler{Client: mgr.GetClient(), Recorder: r.Recorder, Clock: o.ScheduleClock, Key: o.RunKey, workers: o.Workers}
+	sr := &ScheduleReconciler{Client: mgr.GetClient(), Recorder: r.Recorder, Clock: o.ScheduleClock, Key: o.RunKey, workers: o.Workers, wait: wait}
 	if err := sr.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}

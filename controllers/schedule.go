@@ -66,6 +66,8 @@ type ScheduleReconciler struct {
 	Key *RunKey
 	// workers is ManagerOptions.Workers.
 	workers int
+	// wait turns a duration on Clock into a real one; nil: the same.
+	wait func(time.Duration) time.Duration
 }
 
 // +kubebuilder:rbac:groups=storagebench.io,resources=storagebenchmarkschedules,verbs=get;list;watch
@@ -108,7 +110,7 @@ func (r *ScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			return ctrl.Result{}, errors.Join(err, uerr)
 		}
 	}
-	return res, err
+	return realRequeue(res, r.wait), err
 }
 
 func (r *ScheduleReconciler) reconcile(ctx context.Context, s *v1alpha1.StorageBenchmarkSchedule) (ctrl.Result, error) {

@@ -80,6 +80,9 @@ type Reconciler struct {
 	steps *stepMemo
 	// workers is ManagerOptions.Workers.
 	workers int
+	// wait turns a duration on the clock (Now) into a real one
+	// (ManagerOptions.Clock); nil: the same.
+	wait func(time.Duration) time.Duration
 	// since is when this manager started: transitions a status rebuilt
 	// from the children dates before it were reported by an earlier one
 	// (events.go). Zero without a manager: every transition is new.
@@ -138,7 +141,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	// An error returned here is counted by controller-runtime's
 	// controller_runtime_reconcile_errors_total{controller="storagebenchmark"}.
-	return res, err
+	return realRequeue(res, r.wait), err
+}
+
+// realRequeue turns a requeue on the manager's clock into a real one.
+func realRequeue(res ctrl.Result, wait func(time.Duration) time.Duration) ctrl.Result {
+	if wait != nil && res.RequeueAfter > 0 {
+		res.RequeueAfter = max(wait(res.RequeueAfter), time.Millisecond)
+	}
+	return res
 }
 
 // metadata is where ConfigMaps' metadata is read: the cache (Cache), or in
