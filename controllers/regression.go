@@ -262,7 +262,7 @@ func (r *Reconciler) previousRuns(ctx context.Context, b *v1alpha1.StorageBenchm
 	}
 	switch {
 	case len(runs) > 0:
-		rec.Baseline = fmt.Sprintf("%d previous runs of StorageBenchmarkSchedule/%s (%s)", len(runs), clip(ref.Name, 253), baselineName(names))
+		rec.Baseline = fmt.Sprintf("StorageBenchmarkSchedule/%s (%s)", clip(ref.Name, 253), baselineName(names))
 	case incomparable != nil:
 		rec.none(incomparable.reason, "%s", incomparable.message)
 	default:

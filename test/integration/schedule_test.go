@@ -16,6 +16,7 @@ import (
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/controllers"
 	"github.com/storagebench/storagebench/internal/schedule"
+	"github.com/storagebench/storagebench/test/k8stest"
 )
 
 // The schedule controller's clock is scheduleClock, which these specs move;
@@ -195,7 +196,7 @@ var _ = Describe("A StorageBenchmarkSchedule", func() {
 		two := controllers.RunName(s.Name, second)
 		Eventually(regression(two), 2*time.Minute).Should(And(Not(BeNil()),
 			HaveField("Reason", BeElementOf(controllers.ReasonRegressed, controllers.ReasonNotRegressed)),
-			HaveField("Message", ContainSubstring("against StorageBenchmark/"+one))))
+			HaveField("Message", ContainSubstring("against 1 baseline run of StorageBenchmarkSchedule/"+s.Name+" (StorageBenchmark/"+one+")"))))
 		poke(s)
 		Eventually(func() []v1alpha1.ScheduledRun { return status(s).History }, wait).Should(HaveExactElements(
 			And(HaveField("Name", two), HaveField("Regression", BeElementOf(controllers.ReasonRegressed, controllers.ReasonNotRegressed))),
@@ -269,6 +270,85 @@ var _ = Describe("A StorageBenchmarkSchedule", func() {
 		}, 3*time.Second).Should(BeEmpty())
 		Expect(status(s).History).To(BeEmpty(), "a labelled benchmark the schedule does not control is not its run")
 		Expect(status(s).LastScheduleTime).To(BeNil())
+	})
+
+	It("acts only on runs it created: forged runs are never counted, trimmed, adopted, a baseline, or a time", func() {
+		s, first, second := newSchedule("guarded", classLocal, func(s *v1alpha1.StorageBenchmarkSchedule) {
+			s.Spec.SuccessfulRunsHistoryLimit = ptr.To[int32](2)
+			s.Spec.Template.Spec.Clients.Count = 1
+			s.Spec.Template.Spec.Load.Rate.Steps = []int64{100}
+			s.Spec.Template.Spec.Regression = &v1alpha1.RegressionSpec{Baseline: v1alpha1.RegressionBaseline{PreviousRun: &v1alpha1.PreviousRunBaseline{Runs: 1}}}
+		})
+		third := second.Add(time.Hour)
+		complete := func(name string) {
+			GinkgoHelper()
+			k8stest.WaitComplete(k8s, &v1alpha1.StorageBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: name}}, 2*time.Minute)
+		}
+		at(s, first.Add(time.Second))
+		genuine := controllers.RunName(s.Name, first)
+		Eventually(names(s), wait).Should(ConsistOf(genuine))
+		complete(genuine)
+
+		By("a tenant who may create benchmarks forges runs: the schedule's label, its controller reference, any time")
+		forge := func(name string, at time.Time) *v1alpha1.StorageBenchmark {
+			b := benchmark(s.Namespace, name, nil)
+			b.Spec = *s.Spec.Template.Spec.DeepCopy()
+			b.Labels = map[string]string{controllers.LabelSchedule: s.Name}
+			b.Annotations = map[string]string{controllers.AnnotationScheduledTime: at.UTC().Format(time.RFC3339)}
+			b.OwnerReferences = []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "StorageBenchmarkSchedule",
+				Name: s.Name, UID: s.UID, Controller: ptr.To(true)}}
+			Expect(k8s.Create(ctx, b)).To(Succeed())
+			return b
+		}
+		forged := []*v1alpha1.StorageBenchmark{
+			forge("forged-future", time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)),
+			forge("forged-earlier", first.Add(-30*time.Minute)),
+			forge("forged-baseline", first.Add(90*time.Minute)), // between the second and third times
+		}
+		// The next run's name, taken before its time.
+		forge(controllers.RunName(s.Name, second), second)
+		for _, f := range forged {
+			complete(f.Name)
+		}
+		poke(s)
+		Consistently(func() error {
+			st := status(s)
+			if st.LastScheduleTime == nil || !st.LastScheduleTime.Time.Equal(first) {
+				return fmt.Errorf("lastScheduleTime %v, want %s", st.LastScheduleTime, first)
+			}
+			for _, row := range st.History {
+				if row.Name != genuine {
+					return fmt.Errorf("history lists %s", row.Name)
+				}
+			}
+			return nil
+		}, 3*time.Second).Should(Succeed())
+		Expect(names(s)()).To(ContainElements(genuine, "forged-future", "forged-earlier", "forged-baseline"),
+			"the genuine run is not trimmed for forged ones, and forged ones are not touched")
+
+		By("the name of the second run is taken: never adopted, the time waits")
+		at(s, second.Add(time.Second))
+		Eventually(func() *metav1.Time { return status(s).PendingScheduleTime }, wait).Should(HaveValue(
+			WithTransform(func(t metav1.Time) time.Time { return t.Time }, BeTemporally("==", second))))
+		Expect(status(s).Active).To(BeNil(), "the squatter is not the schedule's run")
+
+		By("the third run's baseline is the genuine run, never a forged one scheduled in between")
+		at(s, third.Add(time.Second))
+		three := controllers.RunName(s.Name, third)
+		Eventually(names(s), wait).Should(ContainElement(three))
+		complete(three)
+		var run v1alpha1.StorageBenchmark
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: three}, &run)).To(Succeed())
+		Expect(run.Status.Regression).NotTo(BeNil())
+		Expect(run.Status.Regression.Baseline).To(Equal("StorageBenchmarkSchedule/" + s.Name + " (StorageBenchmark/" + genuine + ")"))
+		poke(s)
+		Eventually(func() []string {
+			var rows []string
+			for _, r := range status(s).History {
+				rows = append(rows, r.Name)
+			}
+			return rows
+		}, wait).Should(Equal([]string{three, genuine}))
 	})
 
 	It("refuses an invalid schedule or template with a condition, not a run", func() {
