@@ -239,6 +239,9 @@ var _ = Describe("Hostile input", func() {
 			Entry("a node selector key nobody allowed", func(b *v1alpha1.StorageBenchmark) {
 				b.Spec.Clients.NodeSelector = map[string]string{"dedicated": "payments"}
 			}, "spec.clients.nodeSelector"),
+			Entry("a memory limit above the policy's bound", func(b *v1alpha1.StorageBenchmark) {
+				b.Spec.Clients.Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Ti")}}
+			}, "spec.clients.resources.limits.memory 1Ti is above the operator's policy"),
 		)
 
 		It("bounds every client pod: a memory limit, a deadline, and no service account of anybody else", func() {
