@@ -1,0 +1,193 @@
+// Package outage stops the real manager for longer than every grace in the
+// middle of a run, on a real kube-apiserver, etcd and kube-controller-
+// manager (test/harness) with real runners and fio: a manager away (a
+// restart, an upgrade, a failover, a crash loop) is never the clients'
+// failure. Its specs mostly wait, so `make integration` runs this package
+// beside the main integration suite, on a control plane of its own.
+package outage
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/controllers"
+	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/test/harness"
+	"github.com/storagebench/storagebench/test/k8stest"
+)
+
+const class = "local"
+
+var (
+	cluster *harness.Cluster
+	k8s     client.Client
+)
+
+func TestOutage(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "outage")
+}
+
+var _ = BeforeSuite(func() {
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	root, err := filepath.Abs("../..")
+	Expect(err).NotTo(HaveOccurred())
+	bin := filepath.Join(GinkgoT().TempDir(), "runner")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/runner")
+	build.Dir = root
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), string(out))
+	cluster, err = harness.Start(harness.Options{
+		CRDDirectoryPaths: []string{filepath.Join(root, "config", "crd", "bases")},
+		Scheme:            controllers.Scheme(),
+		Executables:       map[string]string{exchange.RunnerCommand: bin},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	k8s = cluster.Client
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: class}, Provisioner: harness.ProvisionerName}
+	Expect(k8s.Create(context.Background(), sc)).To(Succeed())
+})
+
+var _ = AfterSuite(func() {
+	if cluster != nil {
+		Expect(cluster.Stop()).To(Succeed())
+	}
+})
+
+var _ = ReportAfterEach(func(r SpecReport) {
+	if r.Failed() && cluster != nil {
+		cluster.Dump(GinkgoWriter)
+	}
+})
+
+// manager is the operator in this process, with the result grace and ready
+// timeout given (they size the client Jobs' deadline: runDeadline).
+type manager struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startManager(grace, ready time.Duration) *manager {
+	GinkgoHelper()
+	m, err := controllers.NewManager(cluster.Config, controllers.ManagerOptions{
+		MetricsAddr: "0", ProbeAddr: "0", Restartable: true,
+		Reconciler: controllers.Reconciler{Jobs: controllers.JobOptions{Image: "storagebench-runner:test"},
+			ReadyTimeout: ready, ResultGrace: grace, StartLead: 1500 * time.Millisecond},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithCancel(context.Background())
+	rm := &manager{cancel: cancel, done: make(chan error, 1)}
+	go func() { rm.done <- m.Start(ctx) }()
+	return rm
+}
+
+func (m *manager) stop() {
+	GinkgoHelper()
+	m.cancel()
+	Eventually(m.done, time.Minute).Should(Receive(BeNil()))
+}
+
+func newBenchmark(name string, steps []int64, step time.Duration) *v1alpha1.StorageBenchmark {
+	GinkgoHelper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "outage-"}}
+	Expect(k8s.Create(context.Background(), ns)).To(Succeed())
+	b := &v1alpha1.StorageBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: name},
+		Spec: v1alpha1.StorageBenchmarkSpec{
+			Storage: v1alpha1.StorageSpec{StorageClassName: ptr.To(class), Size: resource.MustParse("1Gi"),
+				Sharing: v1alpha1.SharingShared, AccessMode: corev1.ReadWriteMany},
+			Clients:  v1alpha1.ClientsSpec{Count: 2, JobsPerClient: 1},
+			Workload: v1alpha1.WorkloadSpec{Profile: "oltp", WorkingSetPerClient: ptr.To(resource.MustParse("8Mi"))},
+			Load: v1alpha1.LoadSpec{Rate: &v1alpha1.RateSteps{Steps: steps},
+				StepDuration: metav1.Duration{Duration: step}, RampTime: &metav1.Duration{Duration: time.Second}},
+		},
+	}
+	Expect(k8s.Create(context.Background(), b)).To(Succeed())
+	return b
+}
+
+var _ = Describe("A manager away", Ordered, func() {
+	It("for 10 minutes in the middle of a step, longer than every grace, then back: the run completes with every step once", func() {
+		// A result grace of 45 s, as the integration suite's, and a ready
+		// timeout that gives the clients' Jobs a deadline beyond the
+		// outage: the clients wait, the manager comes back.
+		mgr := startManager(45*time.Second, 15*time.Minute)
+		b := newBenchmark("away", []int64{100, 200, 300}, 10*time.Second)
+		k8stest.WaitFor(k8s, b, 2*time.Minute, "in step 2", k8stest.StepRunning(1))
+		mgr.stop()
+		began := time.Now()
+		// Step 2 ends, its results wait in the client ConfigMaps; every
+		// deadline that counted from the step's end passes.
+		for time.Since(began) < 10*time.Minute {
+			Expect(k8stest.Get(k8s, b).Status.Steps).To(HaveLen(1), "nothing is recorded while no manager runs")
+			time.Sleep(30 * time.Second)
+		}
+		mgr = startManager(45*time.Second, 15*time.Minute)
+		defer mgr.stop()
+		cur := k8stest.WaitComplete(k8s, b, 3*time.Minute)
+		Expect(cur.Status.Steps).To(HaveLen(3))
+		for k, s := range cur.Status.Steps {
+			Expect(s.Index).To(Equal(int32(k)))
+			Expect(s.OfferedIOPS).To(Equal([]int64{100, 200, 300}[k]), "step %d, once", k)
+			Expect(s.Clients).To(Equal(int32(2)))
+		}
+	})
+
+	It("longer than the clients wait: the run ends with the reason that names the manager, and nothing is left behind", func() {
+		// A deadline of under two minutes: ready timeout 30 s, then per
+		// planned step (2, and the final order) lead, ramp, 5 s and a
+		// 20 s grace.
+		mgr := startManager(20*time.Second, 30*time.Second)
+		b := newBenchmark("gone", []int64{100, 200}, 5*time.Second)
+		k8stest.WaitFor(k8s, b, 2*time.Minute, "in step 1", k8stest.StepRunning(0))
+		mgr.stop()
+		Eventually(func() int {
+			jobs := k8stest.Listed(k8s, b.Namespace, &batchv1.JobList{}, k8stest.OfBenchmark(b))
+			failed := 0
+			for _, j := range jobs.Items {
+				for _, c := range j.Status.Conditions {
+					if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue && c.Reason == batchv1.JobReasonDeadlineExceeded {
+						failed++
+					}
+				}
+			}
+			return failed
+		}, 5*time.Minute, 2*time.Second).Should(Equal(2), "the clients give up at their Jobs' deadline")
+		mgr = startManager(20*time.Second, 30*time.Second)
+		defer mgr.stop()
+		cur := k8stest.WaitFor(k8s, b, time.Minute, "failed", k8stest.ConditionTrue(v1alpha1.ConditionFailed))
+		c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionFailed)
+		Expect(c.Reason).To(Equal(controllers.ReasonManagerUnavailable), c.Message)
+		Expect(c.Message).To(ContainSubstring("the manager did not conduct the run"))
+		By("nothing is left behind: no client pod runs, the claims are deleted")
+		Eventually(func() int {
+			running := 0
+			for _, p := range k8stest.Listed(k8s, b.Namespace, &corev1.PodList{}, k8stest.OfBenchmark(b)).Items {
+				if p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodPending {
+					running++
+				}
+			}
+			return running
+		}, time.Minute, time.Second).Should(BeZero())
+		Eventually(func() int {
+			return len(k8stest.Listed(k8s, b.Namespace, &corev1.PersistentVolumeClaimList{}, k8stest.OfBenchmark(b)).Items)
+		}, time.Minute, time.Second).Should(BeZero())
+	})
+})
