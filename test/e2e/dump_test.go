@@ -62,6 +62,9 @@ func dump(r SpecReport) {
 // clusterDir is hack/cluster's work directory.
 func clusterDir() string {
 	if d := os.Getenv("STORAGEBENCH_CLUSTER_DIR"); d != "" {
+		if !filepath.IsAbs(d) { // as hack/cluster/lib.sh resolves it
+			d = filepath.Join(root, d)
+		}
 		return d
 	}
 	home, _ := os.UserHomeDir()

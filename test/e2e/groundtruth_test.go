@@ -227,17 +227,7 @@ type capWritten struct {
 // capsWritten reads hack/blkcap's record for one namespace.
 func capsWritten(ns string) []capWritten {
 	GinkgoHelper()
-	// As hack/cluster/lib.sh resolves it: relative to the clone.
-	dir := os.Getenv("STORAGEBENCH_CLUSTER_DIR")
-	if dir != "" && !filepath.IsAbs(dir) {
-		dir = filepath.Join(root, dir)
-	}
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		Expect(err).NotTo(HaveOccurred())
-		dir = filepath.Join(home, ".cache", "storagebench", "cluster")
-	}
-	f, err := os.Open(filepath.Join(dir, "block", "caps.jsonl"))
+	f, err := os.Open(filepath.Join(clusterDir(), "block", "caps.jsonl"))
 	Expect(err).NotTo(HaveOccurred(), "hack/blkcap's record")
 	defer func() { _ = f.Close() }()
 	var out []capWritten

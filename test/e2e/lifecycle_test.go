@@ -2,6 +2,10 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -171,4 +175,62 @@ func settledManagerPod() corev1.Pod {
 		pod = pods[0]
 	}, 3*time.Minute, time.Second).Should(Succeed())
 	return pod
+}
+
+// A manager upgraded in the middle of a run, as an operator upgrades it:
+// helm upgrade to another manager image (the same binary under another
+// image configuration, so another image ID: the kubelet really starts a new
+// container from it), while a benchmark runs.
+var _ = Describe("A helm upgrade to a new manager image in the middle of a run", func() {
+	It("replaces the manager pod, and the run completes with every step once", func() {
+		dir := clusterDir()
+		tag := strings.TrimSpace(string(must(os.ReadFile(filepath.Join(dir, "images.tag")))))
+		images := strings.TrimSpace(string(must(os.ReadFile(filepath.Join(dir, "images.dir")))))
+		upgraded := tag + "-upgrade"
+		By("deriving image localhost/storagebench-manager:" + upgraded)
+		tmp := GinkgoT().TempDir()
+		layout := filepath.Join(tmp, "oci")
+		run("skopeo", "copy", "docker-archive:"+filepath.Join(images, "manager.tar")+":localhost/storagebench-manager:"+tag, "oci:"+layout+":upgrade")
+		run("umoci", "config", "--image", layout+":upgrade", "--config.label", "storagebench.io/e2e-upgrade="+time.Now().UTC().Format(time.RFC3339Nano))
+		archive := filepath.Join(tmp, "manager-upgrade.tar")
+		run("skopeo", "copy", "oci:"+layout+":upgrade", "docker-archive:"+archive+":localhost/storagebench-manager:"+upgraded)
+		run("ctr", "--address", filepath.Join(dir, "containerd", "containerd.sock"), "-n", "k8s.io", "images", "import", archive)
+
+		ns := newNamespace("upgrade")
+		b := small(ns, "upgraded", 10*time.Second, 150, 300, 450, 600, 750)
+		apply(b)
+		k8stest.WaitFor(k8s, b, 3*time.Minute, "running step 2", k8stest.StepRunning(1))
+		old := settledManagerPod()
+		helmUpgrade := func(imageTag string) {
+			GinkgoHelper()
+			run(filepath.Join(root, "bin", "helm"), "upgrade", "storagebench", filepath.Join(root, "charts", "storagebench"),
+				"--kubeconfig", kubeconfig, "--namespace", systemNS, "--reuse-values", "--set", "image.tag="+imageTag, "--wait", "--timeout", "3m")
+		}
+		helmUpgrade(upgraded)
+		defer func() {
+			helmUpgrade(tag)
+			settledManagerPod()
+		}()
+		fresh := settledManagerPod()
+		Expect(fresh.Name).NotTo(Equal(old.Name))
+		Expect(fresh.Spec.Containers[0].Image).To(HaveSuffix(":" + upgraded))
+		Expect(fresh.Status.ContainerStatuses[0].ImageID).NotTo(Equal(old.Status.ContainerStatuses[0].ImageID), "another image")
+		AddReportEntry("upgrade", fmt.Sprintf("manager pod %s (%s) replaced by %s (%s) while step %d ran",
+			old.Name, old.Status.ContainerStatuses[0].ImageID, fresh.Name, fresh.Status.ContainerStatuses[0].ImageID, *k8stest.Get(k8s, b).Status.CurrentStep+1))
+
+		cur := k8stest.WaitComplete(k8s, b, 4*time.Minute)
+		Expect(cur.Status.Steps).To(HaveLen(5))
+		for k, s := range cur.Status.Steps {
+			Expect(s.Index).To(BeEquivalentTo(k))
+			Expect(s.OfferedIOPS).To(Equal([]int64{150, 300, 450, 600, 750}[k]), "step %d, once", k)
+			Expect(s.Interrupted).To(BeFalse())
+		}
+		Expect(cur.Status.Progress).To(Equal("5/5"))
+	})
+})
+
+func must[T any](v T, err error) T {
+	GinkgoHelper()
+	Expect(err).NotTo(HaveOccurred())
+	return v
 }
