@@ -113,7 +113,7 @@ func LoadRunKey(ctx context.Context, c client.Client, namespace, name string) (*
 	}
 	k, err := NewRunKey(s.Data[runKeyData], s.CreationTimestamp.Time)
 	if err != nil {
-		return nil, fmt.Errorf("Secret %s/%s: %w", namespace, name, err)
+		return nil, fmt.Errorf("the run key (Secret %s/%s): %w", namespace, name, err)
 	}
 	return k, nil
 }

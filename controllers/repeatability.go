@@ -92,7 +92,7 @@ func unstableLevels(levels []analysis.LevelVariation, limit float64, steps []ste
 	return out, len(out) > 0
 }
 
-// stepRecordAt is the record of step k, or nil: observeSteps reads the
+// stepRecordAt is the record of step k, or nil: readSteps reads the
 // records in step order from 0, so step k's is steps[k].
 func stepRecordAt(steps []stepRecord, k int) *stepRecord {
 	if k < 0 || k >= len(steps) {

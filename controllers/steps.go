@@ -186,18 +186,13 @@ func (e *ReplacedError) Error() string {
 	return fmt.Sprintf("ConfigMap %s, the record of a finished step, was deleted and created again during the run; the run cannot go on without trusting a record it did not write", e.Name)
 }
 
-// observeSteps reads b's finished steps, in order, from their ConfigMaps:
-// the metadata from the cache, the data (on a memo miss) from the API
-// server by name. The steps end at the first index without a ConfigMap b
+// readSteps reads b's finished steps, in order, from their ConfigMaps: the
+// metadata from the cache, the data (unless memo holds the record of the
+// object as it is) from the API server by name, remembered in memo (nil:
+// in none). The steps end at the first index without a ConfigMap b
 // controls. A step ConfigMap that cannot be read as step k's record is
 // invalid data (exchange.ErrInvalidClientData): the run ends on it; one
-// that replaced the record read before is a *ReplacedError.
-func (r *Reconciler) observeSteps(ctx context.Context, b *v1alpha1.StorageBenchmark, planned int) ([]stepRecord, error) {
-	return r.readSteps(ctx, b, planned, r.steps)
-}
-
-// readSteps is observeSteps remembering decoded records in memo (nil: in
-// none).
+// that replaced the record memo held is a *ReplacedError.
 func (r *Reconciler) readSteps(ctx context.Context, b *v1alpha1.StorageBenchmark, planned int, memo *stepMemo) ([]stepRecord, error) {
 	var out []stepRecord
 	for k := 0; k < planned; k++ {

@@ -123,7 +123,7 @@ type cleaner struct {
 
 // failAt notes that doing what to the tree's path rel failed.
 func (c *cleaner) failAt(what, rel string, err error) {
-	if pe, ok := err.(*fs.PathError); ok {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
 		err = pe.Err
 	}
 	c.fail(fmt.Errorf("%s %s: %w", what, path.Join(c.prefix, rel), err))

@@ -173,7 +173,7 @@ func blockUnit(st *unix.Statfs_t) uint64 {
 	if f := reflect.ValueOf(st).Elem().FieldByName("Frsize"); f.IsValid() && f.CanInt() && f.Int() > 0 {
 		return uint64(f.Int())
 	}
-	return uint64(max(int64(st.Bsize), 0))
+	return uint64(max(st.Bsize, 0))
 }
 
 // allocated is what a regular file holds on its file system, capped at
@@ -187,7 +187,7 @@ func allocated(path string, limit int64) uint64 {
 	if !ok {
 		return 0
 	}
-	return min(mulSat(uint64(max(int64(st.Blocks), 0)), 512), uint64(max(limit, 0)))
+	return min(mulSat(uint64(max(st.Blocks, 0)), 512), uint64(max(limit, 0)))
 }
 
 // clientDirName is a shared volume's client directory name (directory).
