@@ -367,9 +367,21 @@ var badSpecs = []badSpec{
 		field: "spec.load.extendUntilSteady", msg: "at least analysis.steadyState.rounds seconds"},
 	// regression: one baseline, a significance and effects in range
 	{name: "regression without a baseline", patch: `regression: {baseline: {}}`,
-		field: "spec.regression.baseline", msg: "regression.baseline must set exactly one of previousRun, benchmark or configMap"},
+		field: "spec.regression.baseline", msg: "regression.baseline must set exactly one of previousRun, benchmark, benchmarks or configMap"},
 	{name: "regression with two baselines", patch: `regression: {baseline: {previousRun: {}, benchmark: nightly}}`,
-		field: "spec.regression.baseline", msg: "exactly one of previousRun, benchmark or configMap"},
+		field: "spec.regression.baseline", msg: "exactly one of previousRun, benchmark, benchmarks or configMap"},
+	{name: "regression with one benchmark and a list", patch: `regression: {baseline: {benchmark: a, benchmarks: [b, c]}}`,
+		field: "spec.regression.baseline", msg: "exactly one of previousRun, benchmark, benchmarks or configMap"},
+	{name: "regression on an empty list of benchmarks", patch: `regression: {baseline: {benchmarks: []}}`,
+		field: "spec.regression.baseline.benchmarks", msg: "should have at least 1 items"},
+	{name: "regression on 21 benchmarks", patch: `regression: {baseline: {benchmarks: [` + names(21) + `]}}`,
+		field: "spec.regression.baseline.benchmarks", msg: "must have at most 20 items"},
+	{name: "regression on a benchmark name that is no name", patch: `regression: {baseline: {benchmarks: [Nightly_1]}}`,
+		field: "spec.regression.baseline.benchmarks[0]", msg: "should match"},
+	{name: "regression on the previous 0 runs", patch: `regression: {baseline: {previousRun: {runs: 0}}}`,
+		field: "spec.regression.baseline.previousRun.runs", msg: "should be greater than or equal to 1"},
+	{name: "regression on the previous 21 runs", patch: `regression: {baseline: {previousRun: {runs: 21}}}`,
+		field: "spec.regression.baseline.previousRun.runs", msg: "should be less than or equal to 20"},
 	{name: "regression significance 0.5", patch: `regression: {baseline: {benchmark: a}, significance: "0.5"}`,
 		field: "spec.regression.significance", msg: "regression.significance must be a decimal fraction above 0 and at most 0.2"},
 	{name: "regression significance 0", patch: `regression: {baseline: {benchmark: a}, significance: "0.0"}`,
@@ -551,6 +563,8 @@ func TestInvalidSpecsRejected(t *testing.T) {
 var goodSpecs = []struct{ name, patch string }{
 	{"minimal", ``},
 	{"regression on the previous run", `regression: {baseline: {previousRun: {}}}`},
+	{"regression on the previous 20 runs", `regression: {baseline: {previousRun: {runs: 20}}}`},
+	{"regression on 20 named runs", `regression: {baseline: {benchmarks: [` + names(20) + `]}}`},
 	{"regression on a pinned baseline, 0.1 % significance", `regression: {baseline: {configMap: oltp-baseline}, significance: ".001", minIOPSDropPercent: 5, minP99RisePercent: 1000}`},
 	{"Poisson arrivals on rate steps", `load: {arrivals: Poisson}`},
 	{"maxStall in whole seconds", `load: {stop: {maxStall: 2m3s}}`},
@@ -1043,4 +1057,13 @@ func TestEnumsMatchWorkload(t *testing.T) {
 			t.Errorf("spec.workload.%s enum drifted from internal/workload:\n CRD:      %q\n workload: %q", c.field, got, want)
 		}
 	}
+}
+
+// names lists n benchmark names, comma-separated.
+func names(n int) string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("nightly-%d", i)
+	}
+	return strings.Join(out, ", ")
 }
