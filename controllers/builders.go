@@ -150,6 +150,18 @@ var defaultRunnerResources = corev1.ResourceRequirements{
 	Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
 }
 
+// restricted is the runner container's security context, as the restricted
+// Pod Security profile wants it: no privilege escalation, no capabilities,
+// a read-only root file system, not root.
+func restricted() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		RunAsNonRoot:             ptr.To(true),
+	}
+}
+
 // buildJob is client i's Job: one pod for the whole run, never retried (a
 // replacement client would lay out its files again; see docs/operator.md).
 func buildJob(b *v1alpha1.StorageBenchmark, i int, claim string, opts JobOptions) *batchv1.Job {
@@ -195,12 +207,7 @@ func buildJob(b *v1alpha1.StorageBenchmark, i int, claim string, opts JobOptions
 		VolumeMounts:             []corev1.VolumeMount{{Name: "work", MountPath: exchange.WorkMountPath}},
 		TerminationMessagePath:   exchange.TerminationLog,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-		SecurityContext: &corev1.SecurityContext{
-			AllowPrivilegeEscalation: ptr.To(false),
-			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-			ReadOnlyRootFilesystem:   ptr.To(true),
-			RunAsNonRoot:             ptr.To(true),
-		},
+		SecurityContext:          restricted(),
 	}
 	if b.Spec.Storage.VolumeMode == corev1.PersistentVolumeBlock {
 		container.VolumeDevices = []corev1.VolumeDevice{{Name: "data", DevicePath: exchange.DevicePath}}

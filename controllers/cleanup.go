@@ -118,12 +118,7 @@ func buildCleanupJob(b *v1alpha1.StorageBenchmark, opts JobOptions) *batchv1.Job
 		VolumeMounts:             []corev1.VolumeMount{{Name: "data", MountPath: exchange.DataMountPath}},
 		TerminationMessagePath:   exchange.TerminationLog,
 		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
-		SecurityContext: &corev1.SecurityContext{
-			AllowPrivilegeEscalation: ptr.To(false),
-			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-			ReadOnlyRootFilesystem:   ptr.To(true),
-			RunAsNonRoot:             ptr.To(true),
-		},
+		SecurityContext:          restricted(),
 	}
 	pod := corev1.PodSpec{
 		AutomountServiceAccountToken:  ptr.To(false),
@@ -226,7 +221,9 @@ func (r *Reconciler) cleanUp(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := r.annotate(ctx, plan, map[string]string{annotationCleanup: string(value)}); err != nil {
+	// On the condition that the plan is still the object observed.
+	if err := r.patchPlan(ctx, plan, map[string]any{"metadata": map[string]any{"uid": plan.UID,
+		"annotations": map[string]string{annotationCleanup: string(value)}}}); err != nil {
 		return nil, 0, err
 	}
 	log.FromContext(ctx).Info("Cleaned up the existing claim", "state", rec.State, "message", rec.Message)
@@ -285,21 +282,6 @@ func (r *Reconciler) podsOf(ctx context.Context, b *v1alpha1.StorageBenchmark, r
 		}
 	}
 	return out, nil
-}
-
-// annotate merges annotations into the plan ConfigMap, on the condition
-// that it is still the object observed.
-func (r *Reconciler) annotate(ctx context.Context, plan *metav1.PartialObjectMetadata, annotations map[string]string) error {
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"uid": plan.UID, "annotations": annotations}})
-	if err != nil {
-		return err
-	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: plan.Namespace, Name: plan.Name}}
-	if err := r.Patch(ctx, cm, client.RawPatch(types.MergePatchType, body)); err != nil {
-		return err
-	}
-	plan.Annotations, plan.ResourceVersion = cm.Annotations, cm.ResourceVersion
-	return nil
 }
 
 // addCleanupFinalizer makes sure a benchmark that writes on an existing

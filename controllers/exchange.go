@@ -52,17 +52,23 @@ func orderOf(plan *metav1.PartialObjectMetadata) (protocol.StepOrder, bool, erro
 // plan reads b's plan ConfigMap's metadata from the cache: nil when it
 // does not exist or b does not control it.
 func (r *Reconciler) plan(ctx context.Context, b *v1alpha1.StorageBenchmark) (*metav1.PartialObjectMetadata, error) {
-	plan := metadataOf(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-	err := r.metadata().Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.PlanName(b.Name)}, plan)
+	return r.ownedConfigMap(ctx, b, exchange.PlanName(b.Name))
+}
+
+// ownedConfigMap reads the metadata of b's ConfigMap name from the cache:
+// nil when it does not exist or b does not control it.
+func (r *Reconciler) ownedConfigMap(ctx context.Context, b *v1alpha1.StorageBenchmark, name string) (*metav1.PartialObjectMetadata, error) {
+	cm := metadataOf(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	err := r.metadata().Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, cm)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
 		return nil, err
-	case !ownedBy(plan, b):
+	case !ownedBy(cm, b):
 		return nil, nil
 	}
-	return plan, nil
+	return cm, nil
 }
 
 // writeOrder writes o into the plan ConfigMap (data for the runners, the
@@ -86,10 +92,17 @@ func (r *Reconciler) writeOrder(ctx context.Context, plan *metav1.PartialObjectM
 		annotations = map[string]string{}
 	}
 	annotations[annotationOrder] = value
-	body, err := json.Marshal(map[string]any{
+	return r.patchPlan(ctx, plan, map[string]any{
 		"metadata": map[string]any{"resourceVersion": plan.ResourceVersion, "annotations": annotations},
 		"data":     data,
 	})
+}
+
+// patchPlan merges patch into the plan ConfigMap and updates plan to the
+// object written: what was written is what this reconcile projects, the
+// cache may not have seen it yet.
+func (r *Reconciler) patchPlan(ctx context.Context, plan *metav1.PartialObjectMetadata, patch map[string]any) error {
+	body, err := json.Marshal(patch)
 	if err != nil {
 		return err
 	}
@@ -97,8 +110,6 @@ func (r *Reconciler) writeOrder(ctx context.Context, plan *metav1.PartialObjectM
 	if err := r.Patch(ctx, cm, client.RawPatch(types.MergePatchType, body)); err != nil {
 		return err
 	}
-	// What was written is what this reconcile projects: the cache may
-	// not have seen it yet.
 	plan.Annotations, plan.ResourceVersion = cm.Annotations, cm.ResourceVersion
 	return nil
 }

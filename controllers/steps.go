@@ -242,17 +242,7 @@ func (r *Reconciler) readSteps(ctx context.Context, b *v1alpha1.StorageBenchmark
 // stepMeta is the cached metadata of b's step k ConfigMap; nil when there
 // is none that b controls.
 func (r *Reconciler) stepMeta(ctx context.Context, b *v1alpha1.StorageBenchmark, k int) (*metav1.PartialObjectMetadata, error) {
-	meta := metadataOf(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-	err := r.metadata().Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.StepName(b.Name, k)}, meta)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case err != nil:
-		return nil, err
-	case !ownedBy(meta, b):
-		return nil, nil
-	}
-	return meta, nil
+	return r.ownedConfigMap(ctx, b, exchange.StepName(b.Name, k))
 }
 
 // recordedSteps counts b's step ConfigMaps, from their metadata alone.

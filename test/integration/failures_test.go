@@ -138,7 +138,7 @@ var _ = Describe("A manager restart mid-step", Serial, func() {
 		})
 		Expect(k8s.Create(ctx(), b)).To(Succeed())
 		waitFor(b, 2*time.Minute, "in step 1", k8stest.StepRunning(1))
-		mgr.stop()
+		mgr.Stop()
 		// Step 1 ends while no manager runs; its results wait in the
 		// client ConfigMaps.
 		time.Sleep(b.Spec.Load.StepDuration.Duration + 4*time.Second)
@@ -188,7 +188,7 @@ var _ = Describe("A manager restarted with its status wiped", Serial, func() {
 	// the manager again: all it has to go on are the children.
 	wipe := func(b *v1alpha1.StorageBenchmark) {
 		GinkgoHelper()
-		mgr.stop()
+		mgr.Stop()
 		cur := get(b)
 		cur.Status = v1alpha1.StorageBenchmarkStatus{}
 		Expect(k8s.Status().Update(ctx(), cur)).To(Succeed())

@@ -220,13 +220,13 @@ var _ = Describe("A StorageBenchmarkSchedule", func() {
 		Eventually(func() *metav1.Time { return status(s).LastScheduleTime }, wait).ShouldNot(BeNil())
 
 		By("restarted between two scheduled times: nothing new")
-		mgr.stop()
+		mgr.Stop()
 		mgr = startManager()
 		poke(s)
 		Consistently(names(s), 3*time.Second).Should(HaveLen(1))
 
 		By("down across the second time: it runs once after the restart")
-		mgr.stop()
+		mgr.Stop()
 		scheduleClock.SetTime(second.Add(10 * time.Minute))
 		mgr = startManager()
 		Eventually(names(s), wait).Should(ConsistOf(controllers.RunName(s.Name, first), controllers.RunName(s.Name, second)))

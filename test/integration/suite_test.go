@@ -7,7 +7,6 @@ package integration
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -24,6 +23,7 @@ import (
 	"github.com/storagebench/storagebench/controllers"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/test/harness"
+	"github.com/storagebench/storagebench/test/k8stest"
 )
 
 // Storage classes of the suite.
@@ -36,7 +36,7 @@ const (
 var (
 	cluster *harness.Cluster
 	k8s     client.Client
-	mgr     *runningManager
+	mgr     *k8stest.Manager
 	// scheduleClock is the schedule controller's clock: specs move it to
 	// scheduled times (schedule_test.go).
 	scheduleClock = clocktesting.NewFakePassiveClock(time.Now())
@@ -60,11 +60,7 @@ var _ = BeforeSuite(func() {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	root, err := filepath.Abs("../..")
 	Expect(err).NotTo(HaveOccurred())
-	bin := filepath.Join(GinkgoT().TempDir(), "runner")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/runner")
-	build.Dir = root
-	out, err := build.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), string(out))
+	bin := k8stest.BuildRunner(root, GinkgoT().TempDir())
 
 	began := time.Now()
 	cluster, err = harness.Start(harness.Options{
@@ -85,7 +81,7 @@ var _ = BeforeSuite(func() {
 
 var _ = AfterSuite(func() {
 	if mgr != nil {
-		mgr.stop()
+		mgr.Stop()
 	}
 	if cluster != nil {
 		Expect(cluster.Stop()).To(Succeed())
@@ -98,13 +94,6 @@ var _ = ReportAfterEach(func(r SpecReport) {
 		cluster.Dump(GinkgoWriter)
 	}
 })
-
-// runningManager is the operator, in this process, stoppable to test a
-// restart.
-type runningManager struct {
-	cancel context.CancelFunc
-	done   chan error
-}
 
 func managerOptions() controllers.ManagerOptions {
 	return controllers.ManagerOptions{
@@ -123,16 +112,4 @@ func managerOptions() controllers.ManagerOptions {
 	}
 }
 
-func startManager() *runningManager {
-	m, err := controllers.NewManager(cluster.Config, managerOptions())
-	Expect(err).NotTo(HaveOccurred())
-	ctx, cancel := context.WithCancel(context.Background())
-	rm := &runningManager{cancel: cancel, done: make(chan error, 1)}
-	go func() { rm.done <- m.Start(ctx) }()
-	return rm
-}
-
-func (m *runningManager) stop() {
-	m.cancel()
-	Eventually(m.done, time.Minute).Should(Receive(BeNil()))
-}
+func startManager() *k8stest.Manager { return k8stest.StartManager(cluster.Config, managerOptions()) }

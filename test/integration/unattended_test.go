@@ -80,7 +80,7 @@ var _ = Describe("Left alone on a shared cluster", func() {
 			// The record edited after the end: a manager that rebuilt the
 			// ended status from it at every start would now show other
 			// figures (and would have kept every ended run's records).
-			mgr.stop()
+			mgr.Stop()
 			var rec corev1.ConfigMap
 			Expect(k8s.Get(ctx, keyOf(b.Namespace, exchange.StepName(b.Name, 0)), &rec)).To(Succeed())
 			_, agg, err := exchange.Step(&rec, 0)

@@ -9,16 +9,20 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:staticcheck // test helpers
 	. "github.com/onsi/gomega"    //nolint:staticcheck // test helpers
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/controllers"
 	"github.com/storagebench/storagebench/internal/exchange"
 )
 
@@ -148,4 +152,41 @@ func ExpectOrderedPercentiles(l v1alpha1.LatencyStatus) {
 	Expect(l.P90.Duration).To(BeNumerically("<=", l.P99.Duration))
 	Expect(l.P99.Duration).To(BeNumerically("<=", l.P999.Duration))
 	Expect(float64(l.P999.Duration)).To(BeNumerically("<=", float64(l.Max.Duration)*(1+1.0/64)))
+}
+
+// Manager is the operator's manager running in this process (a suite's),
+// stoppable to test a restart.
+type Manager struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// StartManager builds the manager with o against cfg and runs it.
+func StartManager(cfg *rest.Config, o controllers.ManagerOptions) *Manager {
+	GinkgoHelper()
+	m, err := controllers.NewManager(cfg, o)
+	Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithCancel(context.Background())
+	rm := &Manager{cancel: cancel, done: make(chan error, 1)}
+	go func() { rm.done <- m.Start(ctx) }()
+	return rm
+}
+
+// Stop stops the manager and waits until it has.
+func (m *Manager) Stop() {
+	GinkgoHelper()
+	m.cancel()
+	Eventually(m.done, time.Minute).Should(Receive(BeNil()))
+}
+
+// BuildRunner builds the runner (cmd/runner of the clone at root) into dir
+// and returns its path.
+func BuildRunner(root, dir string) string {
+	GinkgoHelper()
+	bin := filepath.Join(dir, "runner")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/runner")
+	build.Dir = root
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), string(out))
+	return bin
 }

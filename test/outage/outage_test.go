@@ -8,7 +8,6 @@ package outage
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -49,11 +48,7 @@ var _ = BeforeSuite(func() {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	root, err := filepath.Abs("../..")
 	Expect(err).NotTo(HaveOccurred())
-	bin := filepath.Join(GinkgoT().TempDir(), "runner")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/runner")
-	build.Dir = root
-	out, err := build.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), string(out))
+	bin := k8stest.BuildRunner(root, GinkgoT().TempDir())
 	cluster, err = harness.Start(harness.Options{
 		CRDDirectoryPaths: []string{filepath.Join(root, "config", "crd", "bases")},
 		Scheme:            controllers.Scheme(),
@@ -77,31 +72,15 @@ var _ = ReportAfterEach(func(r SpecReport) {
 	}
 })
 
-// manager is the operator in this process, with the result grace and ready
-// timeout given (they size the client Jobs' deadline: runDeadline).
-type manager struct {
-	cancel context.CancelFunc
-	done   chan error
-}
-
-func startManager(grace, ready time.Duration) *manager {
-	GinkgoHelper()
-	m, err := controllers.NewManager(cluster.Config, controllers.ManagerOptions{
+// startManager runs the operator in this process with the result grace
+// and ready timeout given (they size the client Jobs' deadline:
+// runDeadline).
+func startManager(grace, ready time.Duration) *k8stest.Manager {
+	return k8stest.StartManager(cluster.Config, controllers.ManagerOptions{
 		MetricsAddr: "0", ProbeAddr: "0", Restartable: true,
 		Reconciler: controllers.Reconciler{Jobs: controllers.JobOptions{Image: "storagebench-runner:test"},
 			ReadyTimeout: ready, ResultGrace: grace, StartLead: 1500 * time.Millisecond},
 	})
-	Expect(err).NotTo(HaveOccurred())
-	ctx, cancel := context.WithCancel(context.Background())
-	rm := &manager{cancel: cancel, done: make(chan error, 1)}
-	go func() { rm.done <- m.Start(ctx) }()
-	return rm
-}
-
-func (m *manager) stop() {
-	GinkgoHelper()
-	m.cancel()
-	Eventually(m.done, time.Minute).Should(Receive(BeNil()))
 }
 
 func newBenchmark(name string, steps []int64, step time.Duration) *v1alpha1.StorageBenchmark {
@@ -131,7 +110,7 @@ var _ = Describe("A manager away", Ordered, func() {
 		mgr := startManager(45*time.Second, 15*time.Minute)
 		b := newBenchmark("away", []int64{100, 200, 300}, 10*time.Second)
 		k8stest.WaitFor(k8s, b, 2*time.Minute, "in step 2", k8stest.StepRunning(1))
-		mgr.stop()
+		mgr.Stop()
 		began := time.Now()
 		// Step 2 ends, its results wait in the client ConfigMaps; every
 		// deadline that counted from the step's end passes.
@@ -140,7 +119,7 @@ var _ = Describe("A manager away", Ordered, func() {
 			time.Sleep(30 * time.Second)
 		}
 		mgr = startManager(45*time.Second, 15*time.Minute)
-		defer mgr.stop()
+		defer mgr.Stop()
 		cur := k8stest.WaitComplete(k8s, b, 3*time.Minute)
 		Expect(cur.Status.Steps).To(HaveLen(3))
 		for k, s := range cur.Status.Steps {
@@ -157,7 +136,7 @@ var _ = Describe("A manager away", Ordered, func() {
 		mgr := startManager(20*time.Second, 30*time.Second)
 		b := newBenchmark("gone", []int64{100, 200}, 5*time.Second)
 		k8stest.WaitFor(k8s, b, 2*time.Minute, "in step 1", k8stest.StepRunning(0))
-		mgr.stop()
+		mgr.Stop()
 		Eventually(func() int {
 			jobs := k8stest.Listed(k8s, b.Namespace, &batchv1.JobList{}, k8stest.OfBenchmark(b))
 			failed := 0
@@ -171,7 +150,7 @@ var _ = Describe("A manager away", Ordered, func() {
 			return failed
 		}, 5*time.Minute, 2*time.Second).Should(Equal(2), "the clients give up at their Jobs' deadline")
 		mgr = startManager(20*time.Second, 30*time.Second)
-		defer mgr.stop()
+		defer mgr.Stop()
 		cur := k8stest.WaitFor(k8s, b, time.Minute, "failed", k8stest.ConditionTrue(v1alpha1.ConditionFailed))
 		c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionFailed)
 		Expect(c.Reason).To(Equal(controllers.ReasonManagerUnavailable), c.Message)
