@@ -8,7 +8,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +20,7 @@ import (
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/report/apireport"
 )
 
 // Reasons of the Regressed condition. The first three are verdicts; the
@@ -105,12 +105,8 @@ func samplesOf(steps []stepRecord, status []v1alpha1.StepStatus) []analysis.Step
 	run := make([]analysis.RunStep, len(steps))
 	for i, s := range steps {
 		iops, _ := analysis.TimelineSamples(s.agg.Timeline)
-		closed := !s.order.Step.RateLimited()
-		if i < len(status) && int(status[i].Index) == s.order.Index {
-			closed = status[i].ClosedLoop
-		}
 		run[i] = analysis.RunStep{Index: s.order.Index, Label: s.order.Step.Load(), Offered: s.order.Step.Offered(), Superseded: plan.SupersededAt(ran, i),
-			ClosedLoop: closed, IOPS: iops, P99Ns: s.p99Ns}
+			ClosedLoop: apireport.ClosedLoopOf(status, s.order.Index, s.order.Step), IOPS: iops, P99Ns: s.p99Ns}
 	}
 	return analysis.SamplesOf(run)
 }
@@ -144,7 +140,7 @@ func (r *Reconciler) baselineOf(ctx context.Context, b *v1alpha1.StorageBenchmar
 		if bl.Benchmark != nil {
 			names = []string{*bl.Benchmark}
 		}
-		rec.Baseline = baselineName(names)
+		rec.Baseline = apireport.BaselineName(names)
 		var runs [][]analysis.StepSamples
 		for _, name := range names {
 			what := "StorageBenchmark/" + name
@@ -175,20 +171,6 @@ func (r *Reconciler) baselineOf(ctx context.Context, b *v1alpha1.StorageBenchmar
 	default:
 		return r.previousRuns(ctx, b, fp, rec)
 	}
-}
-
-// baselineName names baseline benchmarks for messages and status,
-// bounded: the first three and how many more.
-func baselineName(names []string) string {
-	parts := make([]string, 0, 4)
-	for i, n := range names {
-		if i == 3 {
-			parts = append(parts, fmt.Sprintf("%d more", len(names)-3))
-			break
-		}
-		parts = append(parts, "StorageBenchmark/"+clip(n, 253))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // notComparable says why base cannot be a baseline of a run with
@@ -262,7 +244,7 @@ func (r *Reconciler) previousRuns(ctx context.Context, b *v1alpha1.StorageBenchm
 	}
 	switch {
 	case len(runs) > 0:
-		rec.Baseline = fmt.Sprintf("StorageBenchmarkSchedule/%s (%s)", clip(ref.Name, 253), baselineName(names))
+		rec.Baseline = fmt.Sprintf("StorageBenchmarkSchedule/%s (%s)", clip(ref.Name, 253), apireport.BaselineName(names))
 	case incomparable != nil:
 		rec.none(incomparable.reason, "%s", incomparable.message)
 	default:

@@ -166,6 +166,9 @@ func (a *app) connect() (client.WithWatch, string, error) {
 		return nil, "", err
 	}
 	cfg.UserAgent = "kubectl-storagebench"
+	// kubectl's own limits (client-go's default of 5 requests a second
+	// would make reading a run's step records, one request each, crawl).
+	cfg.QPS, cfg.Burst = 50, 300
 	ns, _, err := cc.Namespace()
 	if err != nil {
 		return nil, "", err

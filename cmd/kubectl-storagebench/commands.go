@@ -540,8 +540,8 @@ func (a *app) compareCommand() *cobra.Command {
 	var o outputFlags
 	var r regressionFlags
 	cmd := &cobra.Command{
-		Use:   "compare NAME NAME... | compare NAME --baseline BASE",
-		Short: "Overlay the curves of several runs and tabulate their deltas, or judge a run against a baseline step by step (--baseline)",
+		Use:   "compare NAME NAME... | compare NAME --baseline BASE[,BASE...]",
+		Short: "Overlay the curves of several runs and tabulate their deltas, or judge a run against baseline runs step by step (--baseline)",
 		Long: `Overlay the ops–latency curves of several runs, one series per benchmark, and
 tabulate each one's peak and performance at the latency target with the
 change relative to the first benchmark.
@@ -550,12 +550,17 @@ All runs are judged on the same latency figure (--latency, --operation;
 default the first benchmark's analysis.targetLatency), the same load unit
 and the first benchmark's latency target, recomputed from their steps.
 
-With --baseline BASE, judge one run against a baseline as the operator's
-spec.regression does: each step's per-second IOPS and p99 latency, read from
-the steps' ConfigMaps, against the baseline step of the same position, by a
-one-sided Mann–Whitney test whose p-values are Holm-adjusted over all the
-tests. BASE is a completed benchmark or configmap/NAME, a pinned baseline
-(see the baseline command). The options are NAME's spec.regression, else
+With --baseline BASE[,BASE...], judge one run against baseline runs as the
+operator's spec.regression does: each step's IOPS and p99 latency (the
+medians of its per-second samples, read from the steps' ConfigMaps) against
+the same step of every baseline run. With 3 or more baseline runs, a
+one-sided prediction test on the log scale judges the change against the
+runs' spread; with 1 or 2, IOPS are judged by a one-sided Mann–Whitney test
+of the per-second samples and p99 is not judged; p99 is judged only where
+the baseline's latency was open-loop. The p-values are Holm-adjusted over
+all the tests. BASE is a completed benchmark (up to 20, comma-separated or
+the flag repeated) or configmap/NAME, a pinned baseline of one or several
+runs (see the baseline command). The options are NAME's spec.regression, else
 the defaults; --significance, --min-iops-drop and --min-p99-rise override
 them. Runs that measured another workload, clients or load are refused
 unless --force. Prints a row per test and the verdict (-o text), or the
@@ -563,7 +568,7 @@ comparison as JSON (-o json); exits 5 when NAME regressed.`,
 		Example: `  kubectl storagebench compare oltp-ontap-nas oltp-ontap-san -n storagebench
   kubectl storagebench compare oltp-a oltp-b -o png --file compare.png
   kubectl storagebench compare -f a.yaml -f b.yaml -o md --file compare.md
-  kubectl storagebench compare oltp-tuesday --baseline oltp-monday -n storagebench
+  kubectl storagebench compare oltp-friday --baseline oltp-monday,oltp-tuesday,oltp-wednesday -n storagebench
   kubectl storagebench compare oltp-tuesday --baseline configmap/oltp-golden --min-iops-drop 5 -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if r.baseline != "" {

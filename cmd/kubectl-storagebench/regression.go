@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -22,17 +24,43 @@ import (
 // regressionFormats are compare --baseline's.
 var regressionFormats = []report.Format{report.FormatText, report.FormatJSON}
 
-// regressionFlags are compare's flags of the statistical comparison with a
-// baseline (--baseline), the operator's spec.regression on demand.
+// regressionFlags are compare's flags of the statistical comparison with
+// baseline runs (--baseline), the operator's spec.regression on demand.
 type regressionFlags struct {
-	baseline                              string
+	// baseline is --baseline's value: compare judges NAME against baseline
+	// runs when it is not empty.
+	baseline                              baselineRefs
 	significance, minIOPSDrop, minP99Rise float64
 	force                                 bool
 }
 
+// baselineRefs is --baseline: baselines separated by commas, the flag
+// repeated adding more (its values joined by commas).
+type baselineRefs string
+
+func (b *baselineRefs) String() string { return string(*b) }
+func (b *baselineRefs) Type() string   { return "BASE[,BASE…]" }
+
+func (b *baselineRefs) Set(v string) error {
+	if *b != "" {
+		v = string(*b) + "," + v
+	}
+	*b = baselineRefs(v)
+	return nil
+}
+
+// refs are the baselines named, in order ("" for an empty name between
+// commas).
+func (b baselineRefs) refs() []string {
+	if b == "" {
+		return nil
+	}
+	return strings.Split(string(b), ",")
+}
+
 func (r *regressionFlags) bind(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&r.baseline, "baseline", "", "Judge NAME against a baseline step by step, as the operator's spec.regression does: a benchmark's name, or configmap/NAME for a pinned baseline (see the baseline command).")
+	f.Var(&r.baseline, "baseline", "Judge NAME against baseline runs step by step, as the operator's spec.regression does: one or more completed benchmarks (comma-separated or the flag repeated; up to 20), whose run-to-run spread NAME is judged against, or configmap/NAME, a pinned baseline of one run or several (see the baseline command). p99 is judged only with 3 baseline runs or more.")
 	f.Float64Var(&r.significance, "significance", 0, "With --baseline: the chance, over the whole comparison, of calling noise a regression (for independent samples; a run's seconds are not); more than 0 and at most 0.2 (default NAME's spec.regression.significance, else 0.01).")
 	f.Float64Var(&r.minIOPSDrop, "min-iops-drop", 0, "With --baseline: a step's IOPS regressed only if their median fell by at least this percentage (default NAME's spec.regression.minIOPSDropPercent, else 10).")
 	f.Float64Var(&r.minP99Rise, "min-p99-rise", 0, "With --baseline: a step's p99 latency regressed only if its median rose by at least this percentage (default NAME's spec.regression.minP99RisePercent, else 25).")
@@ -90,59 +118,109 @@ func (r *regressionFlags) options(cmd *cobra.Command, sb *v1alpha1.StorageBenchm
 	return o, nil
 }
 
-// baselineRun is what a run is compared with: a completed benchmark, whose
-// samples are read from its steps' records, or a pinned baseline, which
-// holds them.
-type baselineRun struct {
-	// name is as the verdict and the JSON name it: the benchmark's name,
-	// or ConfigMap/<name>.
-	name        string
-	fingerprint string
-	benchmark   *v1alpha1.StorageBenchmark
-	pinned      []analysis.StepSamples
+// baselineRuns are what a run is compared with: completed benchmarks,
+// whose samples are read from their steps' records, or a pinned baseline,
+// which holds the samples of one run or several.
+type baselineRuns struct {
+	// name is as the verdict and the JSON name it, as the operator's
+	// verdict does: StorageBenchmark/<name> for each benchmark (the first
+	// three, then how many more), or ConfigMap/<name>.
+	name string
+	runs []baselineRun
 }
 
-// baselineOf finds the baseline --baseline names, in cur's namespace.
-func (a *app) baselineOf(ctx context.Context, cur *v1alpha1.StorageBenchmark, ref string) (*baselineRun, error) {
-	kind, name := splitRef(ref)
-	switch kind {
-	case "", "sbench", "storagebenchmark", "storagebenchmarks":
-		if name == cur.Name {
-			return nil, fmt.Errorf("--baseline %s: a run cannot be its own baseline", ref)
-		}
-		sb, err := a.get(ctx, name)
-		if err != nil {
-			return nil, fmt.Errorf("--baseline: %w", err)
-		}
-		if err := completed(sb, "only a completed run can be a baseline"); err != nil {
-			return nil, fmt.Errorf("--baseline: %w", err)
-		}
-		return &baselineRun{name: "StorageBenchmark/" + sb.Name, fingerprint: sb.Spec.RegressionFingerprint(), benchmark: sb}, nil
-	case "cm", "configmap", "configmaps":
-		cm, err := a.configMap(ctx, cur.Namespace, name)
-		if err != nil {
-			return nil, err
-		}
-		if cm == nil {
-			where := "namespace " + cur.Namespace
-			if a.fromFile() {
-				where = strings.Join(a.fromFiles, ", ")
-			}
-			return nil, fmt.Errorf("--baseline: ConfigMap %s not found in %s", name, where)
-		}
-		b, err := apireport.PinnedBaseline(cm)
-		if err != nil {
-			return nil, fmt.Errorf("--baseline: %w", err)
-		}
-		return &baselineRun{name: "ConfigMap/" + name, fingerprint: b.Fingerprint, pinned: b.Steps}, nil
+// baselineRun is one baseline run.
+type baselineRun struct {
+	// name names the run in messages: StorageBenchmark/<name>, or the
+	// pinned baseline's ConfigMap/<name>; source names it in the JSON
+	// document's runs: the benchmark's name or the pinned run's source.
+	name, source string
+	fingerprint  string
+	benchmark    *v1alpha1.StorageBenchmark
+	pinned       []analysis.StepSamples
+}
+
+// baselinesOf finds the baseline runs --baseline names, in cur's
+// namespace: one or more benchmarks (spec.regression.baseline.benchmarks,
+// each named once, at most 20), or one pinned baseline alone
+// (spec.regression.baseline.configMap).
+func (a *app) baselinesOf(ctx context.Context, cur *v1alpha1.StorageBenchmark, refs []string) (*baselineRuns, error) {
+	if len(refs) == 0 {
+		return nil, errors.New("--baseline: name a completed benchmark or configmap/NAME")
 	}
-	return nil, fmt.Errorf("--baseline %s: want a benchmark's name or configmap/NAME", ref)
+	if len(refs) > apireport.MaxBaselineRuns {
+		return nil, fmt.Errorf("--baseline: %d baselines, at most %d (as spec.regression.baseline.benchmarks)", len(refs), apireport.MaxBaselineRuns)
+	}
+	var names []string
+	out := &baselineRuns{}
+	seen := map[string]bool{}
+	for _, ref := range refs {
+		kind, name := splitRef(ref)
+		if name == "" {
+			return nil, fmt.Errorf("--baseline %s: an empty name", strings.Join(refs, ","))
+		}
+		switch kind {
+		case "", "sbench", "storagebenchmark", "storagebenchmarks":
+			if name == cur.Name {
+				return nil, fmt.Errorf("--baseline %s: a run cannot be its own baseline", ref)
+			}
+			if seen[name] {
+				return nil, fmt.Errorf("--baseline %s: named twice (each run counts once in the run-to-run spread)", ref)
+			}
+			seen[name] = true
+			sb, err := a.get(ctx, name)
+			if err != nil {
+				return nil, fmt.Errorf("--baseline: %w", err)
+			}
+			if err := completed(sb, "only a completed run can be a baseline"); err != nil {
+				return nil, fmt.Errorf("--baseline: %w", err)
+			}
+			names = append(names, sb.Name)
+			out.runs = append(out.runs, baselineRun{name: "StorageBenchmark/" + sb.Name, source: sb.Name, fingerprint: sb.Spec.RegressionFingerprint(), benchmark: sb})
+		case "cm", "configmap", "configmaps":
+			if len(refs) > 1 {
+				return nil, fmt.Errorf("--baseline %s: a pinned baseline is compared with alone, as spec.regression.baseline.configMap is (pin several runs in it: see the baseline command)", ref)
+			}
+			return a.pinnedRuns(ctx, cur, name)
+		default:
+			return nil, fmt.Errorf("--baseline %s: want a benchmark's name or configmap/NAME", ref)
+		}
+	}
+	out.name = apireport.BaselineName(names)
+	return out, nil
+}
+
+// pinnedRuns are the runs of the pinned baseline name, of either version,
+// in cur's namespace.
+func (a *app) pinnedRuns(ctx context.Context, cur *v1alpha1.StorageBenchmark, name string) (*baselineRuns, error) {
+	cm, err := a.configMap(ctx, cur.Namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	if cm == nil {
+		where := "namespace " + cur.Namespace
+		if a.fromFile() {
+			where = strings.Join(a.fromFiles, ", ")
+		}
+		return nil, fmt.Errorf("--baseline: ConfigMap %s not found in %s", name, where)
+	}
+	b, err := apireport.PinnedBaseline(cm)
+	if err != nil {
+		return nil, fmt.Errorf("--baseline: %w", err)
+	}
+	out := &baselineRuns{name: "ConfigMap/" + name}
+	for _, run := range b.PinnedRuns() {
+		// One fingerprint for all the runs: checked once.
+		out.runs = append(out.runs, baselineRun{name: out.name, source: run.Source, fingerprint: b.Fingerprint, pinned: run.Steps})
+	}
+	return out, nil
 }
 
 // compareWithBaseline is compare --baseline: NAME's steps judged against
-// the baseline's by the operator's own test (analysis.CompareRuns), on the
-// samples it would build, with NAME's spec.regression options; a
-// regression ends the command with exitRegressed, for CI to gate on.
+// the baseline runs' by the operator's own test
+// (analysis.CompareWithRuns), on the samples it would build, with NAME's
+// spec.regression options; a regression ends the command with
+// exitRegressed, for CI to gate on.
 func (a *app) compareWithBaseline(cmd *cobra.Command, o *outputFlags, r *regressionFlags, args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("compare --baseline judges one benchmark against its baseline: name exactly one, not %d", len(args))
@@ -166,28 +244,37 @@ func (a *app) compareWithBaseline(cmd *cobra.Command, o *outputFlags, r *regress
 	if err != nil {
 		return err
 	}
-	base, err := a.baselineOf(ctx, cur, r.baseline)
+	base, err := a.baselinesOf(ctx, cur, r.baseline.refs())
 	if err != nil {
 		return err
 	}
-	if fp := cur.Spec.RegressionFingerprint(); base.fingerprint != fp {
-		diff := v1alpha1.FingerprintDiff(base.fingerprint, fp)
-		if !r.force {
-			return fmt.Errorf("%s and %s measured another %s: compare runs of the same workload, clients and load (or pass --force)", cur.Name, base.name, diff)
+	fp := cur.Spec.RegressionFingerprint()
+	for i, run := range base.runs {
+		if run.fingerprint == fp || (run.benchmark == nil && i > 0) {
+			continue // a pinned baseline's runs share one fingerprint
 		}
-		fmt.Fprintf(a.errOut, "warning: %s and %s measured another %s: compared anyway (--force)\n", cur.Name, base.name, diff)
+		diff := v1alpha1.FingerprintDiff(run.fingerprint, fp)
+		if !r.force {
+			return fmt.Errorf("%s and %s measured another %s: compare runs of the same workload, clients and load (or pass --force)", cur.Name, run.name, diff)
+		}
+		fmt.Fprintf(a.errOut, "warning: %s and %s measured another %s: compared anyway (--force)\n", cur.Name, run.name, diff)
 	}
 	current, err := a.runSamples(ctx, cur)
 	if err != nil {
 		return err
 	}
-	baseline := base.pinned
-	if base.benchmark != nil {
-		if baseline, err = a.runSamples(ctx, base.benchmark); err != nil {
-			return err
+	baselines := make([][]analysis.StepSamples, len(base.runs))
+	sources := make([]string, len(base.runs))
+	for i, run := range base.runs {
+		baselines[i], sources[i] = run.pinned, run.source
+		if run.benchmark != nil {
+			if baselines[i], err = a.runSamples(ctx, run.benchmark); err != nil {
+				return err
+			}
 		}
 	}
-	c := &report.RegressionComparison{Baseline: base.name, Current: cur.Name, Options: ro, Result: analysis.CompareRuns(baseline, current, ro)}
+	c := &report.RegressionComparison{Baseline: base.name, Runs: sources, Current: cur.Name, Options: ro,
+		Result: analysis.CompareWithRuns(baselines, current, ro)}
 	err = a.emit(o, f, opts, func(w io.Writer, _ report.Options) error {
 		if f == report.FormatJSON {
 			return c.WriteJSON(w)
@@ -235,50 +322,83 @@ func (a *app) runSamples(ctx context.Context, sb *v1alpha1.StorageBenchmark) ([]
 func (a *app) baselineCommand() *cobra.Command {
 	var name string
 	cmd := &cobra.Command{
-		Use:   "baseline NAME",
-		Short: "Print a ConfigMap that pins a completed run as a regression baseline, for spec.regression.baseline.configMap",
-		Long: `Print, as YAML on standard output, a ConfigMap that pins a completed run's
+		Use:   "baseline NAME [NAME...]",
+		Short: "Print a ConfigMap that pins completed runs as a regression baseline, for spec.regression.baseline.configMap",
+		Long: `Print, as YAML on standard output, a ConfigMap that pins completed runs'
 per-second samples as a regression baseline: named NAME-baseline (or
---configmap) in the run's namespace, labelled storagebench.io/baseline=true,
+--configmap) in the runs' namespace, labelled storagebench.io/baseline=true,
 its key baseline.json holding the samples of every step that counts and the
-run's regression fingerprint. Apply it and name it in
+runs' regression fingerprint. Apply it and name it in
 spec.regression.baseline.configMap: later runs are compared with it after the
-run itself is gone. compare --baseline configmap/NAME reads it too.
+runs themselves are gone. compare --baseline configmap/NAME reads it too.
+
+One run is pinned as version 1 of the format, which every operator reads.
+Several runs (up to 20, --configmap required) are pinned together as version
+2: a later run is then judged against their run-to-run spread, and its p99
+is judged only with 3 runs or more. They must all have completed and have
+measured the same workload, clients and load (one regression fingerprint).
 
 The samples are read from the steps' ConfigMaps: with --from-file, save them
-with the benchmark (kubectl get sbench,cm -o yaml).`,
+with the benchmarks (kubectl get sbench,cm -o yaml).`,
 		Example: `  kubectl storagebench baseline oltp-nightly-29900000 -n storagebench | kubectl apply -f -
   kubectl storagebench baseline oltp -n storagebench --configmap oltp-golden > oltp-golden.yaml
+  kubectl storagebench baseline oltp-1 oltp-2 oltp-3 oltp-4 oltp-5 -n storagebench --configmap oltp-golden
   kubectl storagebench baseline --from-file oltp.yaml > oltp-baseline.yaml`,
-		Args: cobra.MaximumNArgs(1),
+		Args: cobra.MaximumNArgs(apireport.MaxBaselineRuns),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			sb, err := a.get(ctx, argOr(args))
-			if err != nil {
-				return err
-			}
-			if err := completed(sb, "only a completed run can be a baseline"); err != nil {
-				return err
-			}
 			cmName := name
+			if cmName == "" && len(args) > 1 {
+				return fmt.Errorf("name the ConfigMap of a baseline of %d runs with --configmap", len(args))
+			}
+			names := args
+			if len(names) == 0 {
+				names = []string{""} // the one benchmark --from-file holds
+			}
+			sbs := make([]*v1alpha1.StorageBenchmark, len(names))
+			for i, n := range names {
+				if slices.Contains(names[:i], n) {
+					return fmt.Errorf("storagebenchmark %s is named twice: each run counts once in the run-to-run spread", n)
+				}
+				sb, err := a.get(ctx, n)
+				if err != nil {
+					return err
+				}
+				if err := completed(sb, "only a completed run can be a baseline"); err != nil {
+					return err
+				}
+				sbs[i] = sb
+			}
 			if cmName == "" {
-				cmName = sb.Name + "-baseline"
+				cmName = sbs[0].Name + "-baseline"
 			}
 			if errs := validation.IsDNS1123Subdomain(cmName); len(errs) > 0 {
 				return fmt.Errorf("--configmap %q is not a valid ConfigMap name: %s", cmName, strings.Join(errs, "; "))
 			}
-			samples, err := a.runSamples(ctx, sb)
-			if err != nil {
-				return err
+			// The fingerprints first: a run of another measurement is
+			// refused before any record is read.
+			fp := sbs[0].Spec.RegressionFingerprint()
+			for _, sb := range sbs[1:] {
+				if theirs := sb.Spec.RegressionFingerprint(); theirs != fp {
+					return fmt.Errorf("storagebenchmark %s measured another %s than %s: a pinned baseline holds runs of the same workload, clients and load",
+						sb.Name, v1alpha1.FingerprintDiff(theirs, fp), sbs[0].Name)
+				}
 			}
-			cm, err := apireport.BaselineConfigMap(sb, cmName, samples)
+			samples := make([][]analysis.StepSamples, len(sbs))
+			for i, sb := range sbs {
+				var err error
+				if samples[i], err = a.runSamples(ctx, sb); err != nil {
+					return err
+				}
+			}
+			cm, err := apireport.BaselineRunsConfigMap(cmName, sbs, samples)
 			if err != nil {
 				return err
 			}
 			return writeManifest(a.out, cm)
 		},
 	}
-	cmd.Flags().StringVar(&name, "configmap", "", "Name of the ConfigMap (default NAME-baseline).")
+	cmd.Flags().StringVar(&name, "configmap", "", "Name of the ConfigMap (default NAME-baseline; required with several runs).")
 	return cmd
 }
 

@@ -13,16 +13,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/fio"
 	"github.com/storagebench/storagebench/internal/results"
 )
 
 // stepRecord is a step ConfigMap of oltp-ontap-nas whose timeline has 10
-// seconds at 500 IOPS with nothing completed in seconds 4 and 5.
-func stepRecord(t *testing.T, k int) *corev1.ConfigMap {
+// seconds at 500 IOPS with nothing completed in seconds 4 and 5, its
+// controller owner (by UID), as the operator writes its records.
+func stepRecord(t *testing.T, k int, owner *v1alpha1.StorageBenchmark) *corev1.ConfigMap {
 	t.Helper()
 	tl := results.Timeline{WindowSeconds: 1, Idle: []results.Span{{StartMs: 4000, EndMs: 6000}}}
 	for s := range 10 {
@@ -37,15 +40,20 @@ func stepRecord(t *testing.T, k int) *corev1.ConfigMap {
 		t.Fatal(err)
 	}
 	return &corev1.ConfigMap{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: exchange.StepName("oltp-ontap-nas", k), Namespace: ns},
-		Data:       map[string]string{exchange.KeyAggregate: string(data)},
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: exchange.StepName("oltp-ontap-nas", k), Namespace: ns,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "StorageBenchmark", Name: owner.Name, UID: owner.UID, Controller: ptrTo(true)}}},
+		Data: map[string]string{exchange.KeyAggregate: string(data)},
 	}
 }
 
 func TestReportTimeline(t *testing.T) {
 	ctx := context.Background()
-	cm := stepRecord(t, 2)
+	var owner v1alpha1.StorageBenchmark
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "oltp-ontap-nas"}, &owner); err != nil {
+		t.Fatal(err)
+	}
+	cm := stepRecord(t, 2, &owner)
 	if err := k8s.Delete(ctx, cm.DeepCopy()); err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
@@ -69,7 +77,7 @@ func TestReportTimeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb.Namespace = ns
+	sb.Namespace, sb.UID = ns, owner.UID
 	list := map[string]any{"apiVersion": "v1", "kind": "List", "items": []any{sb, cm}}
 	data, err := yaml.Marshal(list)
 	if err != nil {
@@ -153,11 +161,15 @@ func TestReportHTMLTimelines(t *testing.T) {
 	if err := put(ctx, "oltp", name, live, nil); err != nil {
 		t.Fatal(err)
 	}
+	var owner v1alpha1.StorageBenchmark
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: live, Name: name}, &owner); err != nil {
+		t.Fatal(err)
+	}
 	// Steps 1 and 3 have a timeline, step 2's record has none (its runners
 	// sent none), steps 4 to 8 have no record.
 	var cms []*corev1.ConfigMap
 	for _, k := range []int{0, 1, 2} {
-		cm := stepRecord(t, k)
+		cm := stepRecord(t, k, &owner)
 		cm.Name, cm.Namespace = exchange.StepName(name, k), live
 		if k == 1 {
 			data, err := json.Marshal(results.StepAggregate{Step: k})
@@ -227,7 +239,7 @@ func TestReportHTMLTimelines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb.Name, sb.Namespace = name, live
+	sb.Name, sb.Namespace, sb.UID = name, live, owner.UID
 	items := []any{sb}
 	for _, cm := range cms {
 		items = append(items, cm)

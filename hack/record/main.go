@@ -132,7 +132,9 @@ func run(out string, stall time.Duration) error {
 				if err := k.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.StepName(b.Name, 0)}, &cm); err != nil {
 					return err
 				}
-				cm.ManagedFields, cm.OwnerReferences = nil, nil
+				// Its owner reference stays: the plugin reads a step's
+				// ConfigMap only when the benchmark controls it.
+				cm.ManagedFields = nil
 				cm.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
 				obj = map[string]any{"apiVersion": "v1", "kind": "List", "items": []any{b, &cm}}
 			}

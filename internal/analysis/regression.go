@@ -308,50 +308,6 @@ func (r RegressionResult) Worst() (RegressionTest, bool) {
 	return r.Tests[best], true
 }
 
-// CompareRuns compares each current step with the baseline step of the same
-// Planned index (when the baseline ran a planned step more than once, its
-// last run stands, as a run again supersedes the earlier one), metric by
-// metric: IOPS regressed when the current samples tend to be smaller, p99
-// when they tend to be larger, by the one-sided Mann–Whitney test
-// (MannWhitneyLess) of the finite samples. Every test of the comparison
-// shares one error budget: Holm's step-down adjustment keeps the chance of
-// flagging any regression in noise at or below Significance however many
-// steps there are. A significant test is a regression only when the medians
-// moved by at least the minimum effect, so that a certain but harmless
-// difference is not flagged. Invalid options take their defaults (see
-// RegressionOptions.Validate). The inputs are not modified.
-//
-// The per-second samples of one run are not independent: they share that
-// run's conditions, so the test takes the difference between any two runs
-// for significant, and on storage whose tail latency moves from run to run
-// it flags p99 "regressions" of unchanged storage. CompareWithRuns, against
-// several baseline runs, models that run-to-run variation.
-func CompareRuns(baseline, current []StepSamples, opts RegressionOptions) RegressionResult {
-	opts = opts.usable()
-	byPlanned := make(map[int]*StepSamples, len(baseline))
-	for i := range baseline {
-		byPlanned[baseline[i].Planned] = &baseline[i]
-	}
-	res := RegressionResult{Tests: make([]RegressionTest, 0, 2*len(current))}
-	for i := range current {
-		cur := &current[i]
-		base := byPlanned[cur.Planned]
-		var baseIOPS, baseP99 []float64
-		if base != nil {
-			baseIOPS, baseP99 = base.IOPS, base.P99Ns
-		}
-		p99 := compareMetric(cur, MetricP99, base != nil, baseP99, cur.P99Ns, opts)
-		if base != nil && p99.Judged && !sameLoad(base.Offered, cur.Offered) {
-			p99.Judged, p99.P = false, 1
-			p99.Reason = fmt.Sprintf("the baseline step offered %s, this one %s: latencies at different loads are not compared",
-				numfmt.Count(base.Offered), numfmt.Count(cur.Offered))
-		}
-		res.Tests = append(res.Tests, compareMetric(cur, MetricIOPS, base != nil, baseIOPS, cur.IOPS, opts), p99)
-	}
-	res.adjust(opts)
-	return res
-}
-
 // adjust makes the verdicts: Holm's adjustment over every judged test, and
 // Regressed where the adjusted p-value is below the significance and the
 // change is at least the minimum effect in the worse direction.

@@ -3,12 +3,15 @@ package analysis
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/bits"
 	"math/rand"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/storagebench/storagebench/internal/numfmt"
 )
 
 // bruteForceLess is P(U ≤ u) for x against y without ties, by enumerating
@@ -661,4 +664,54 @@ func TestRegressionLoadsAndRanges(t *testing.T) {
 	if _, err := json.Marshal(res); err != nil {
 		t.Errorf("the result does not marshal: %v", err)
 	}
+}
+
+// CompareRuns is the comparison the operator made before it judged runs
+// against several baseline runs (CompareWithRuns): one baseline run, every
+// metric by the per-second Mann–Whitney test. The tests keep it to pin the
+// machinery CompareWithRuns still uses with fewer than 3 baseline runs, and
+// to show, on the same simulated data, the false alarms it gave.
+//
+// It compares each current step with the baseline step of the same
+// Planned index (when the baseline ran a planned step more than once, its
+// last run stands, as a run again supersedes the earlier one), metric by
+// metric: IOPS regressed when the current samples tend to be smaller, p99
+// when they tend to be larger, by the one-sided Mann–Whitney test
+// (MannWhitneyLess) of the finite samples. Every test of the comparison
+// shares one error budget: Holm's step-down adjustment keeps the chance of
+// flagging any regression in noise at or below Significance however many
+// steps there are. A significant test is a regression only when the medians
+// moved by at least the minimum effect, so that a certain but harmless
+// difference is not flagged. Invalid options take their defaults (see
+// RegressionOptions.Validate). The inputs are not modified.
+//
+// The per-second samples of one run are not independent: they share that
+// run's conditions, so the test takes the difference between any two runs
+// for significant, and on storage whose tail latency moves from run to run
+// it flags p99 "regressions" of unchanged storage. CompareWithRuns, against
+// several baseline runs, models that run-to-run variation.
+func CompareRuns(baseline, current []StepSamples, opts RegressionOptions) RegressionResult {
+	opts = opts.usable()
+	byPlanned := make(map[int]*StepSamples, len(baseline))
+	for i := range baseline {
+		byPlanned[baseline[i].Planned] = &baseline[i]
+	}
+	res := RegressionResult{Tests: make([]RegressionTest, 0, 2*len(current))}
+	for i := range current {
+		cur := &current[i]
+		base := byPlanned[cur.Planned]
+		var baseIOPS, baseP99 []float64
+		if base != nil {
+			baseIOPS, baseP99 = base.IOPS, base.P99Ns
+		}
+		p99 := compareMetric(cur, MetricP99, base != nil, baseP99, cur.P99Ns, opts)
+		if base != nil && p99.Judged && !sameLoad(base.Offered, cur.Offered) {
+			p99.Judged, p99.P = false, 1
+			p99.Reason = fmt.Sprintf("the baseline step offered %s, this one %s: latencies at different loads are not compared",
+				numfmt.Count(base.Offered), numfmt.Count(cur.Offered))
+		}
+		res.Tests = append(res.Tests, compareMetric(cur, MetricIOPS, base != nil, baseIOPS, cur.IOPS, opts), p99)
+	}
+	res.adjust(opts)
+	return res
 }

@@ -401,8 +401,13 @@ func DocumentOf(sb *v1alpha1.StorageBenchmark, o report.Options) Document {
 }
 
 // StepTimeline is step k's timeline, read from its ConfigMap (the step's
-// record, where the operator keeps the merged timeline).
+// record, where the operator keeps the merged timeline). The ConfigMap
+// must be a record of sb, by the rule RunSamples applies (recordOf): one
+// planted under the step's name is an error that names it.
 func StepTimeline(sb *v1alpha1.StorageBenchmark, cm *corev1.ConfigMap, k int) (report.StepTimeline, error) {
+	if err := recordOf(sb, cm); err != nil {
+		return report.StepTimeline{}, err
+	}
 	a, err := exchange.Aggregate(cm)
 	if err != nil {
 		return report.StepTimeline{}, err

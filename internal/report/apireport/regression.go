@@ -2,6 +2,7 @@ package apireport
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,6 +11,7 @@ import (
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
 )
 
@@ -33,13 +35,35 @@ func RegressionOptions(sb *v1alpha1.StorageBenchmark) (analysis.RegressionOption
 	return o, nil
 }
 
+// MaxBaselineRuns is the most baseline runs a comparison or a pinned
+// baseline takes: spec.regression.baseline.benchmarks' limit, and a
+// version 2 pinned baseline's (analysis.DecodeBaseline).
+const MaxBaselineRuns = 20
+
+// ClosedLoopOf reports whether step k of a run (its index in the run,
+// reruns counted, as its record's order numbers it) measured its latency
+// closed-loop, as a regression comparison reads it
+// (analysis.StepSamples.ClosedLoop): status.steps[k].closedLoop when
+// status lists step k at its index, else, for a status that lost the step
+// or never had it, whether the step offered no rate. The operator
+// (samplesOf in controllers/regression.go) and the plugin (RunSamples)
+// must read it alike, so that they judge the same p99s: this is the one
+// rule.
+func ClosedLoopOf(status []v1alpha1.StepStatus, k int, step plan.Step) bool {
+	if k >= 0 && k < len(status) && int(status[k].Index) == k {
+		return status[k].ClosedLoop
+	}
+	return !step.RateLimited()
+}
+
 // RunSamples are a run's per-second samples as the operator compares them
 // (samplesOf in controllers/regression.go): steps[k] is step k's
 // ConfigMap, every recorded step in order; a step that a rerun superseded
 // is left out and the others are numbered in order, IOPS and p99 taken
-// from each window of the step's timeline, and labelled with the step's
-// load. Every ConfigMap must be a record of sb (recordOf): one that is
-// not is an error that names it.
+// from each window of the step's timeline, labelled with the step's load
+// and marked closed-loop by ClosedLoopOf from sb's status. Every ConfigMap
+// must be a record of sb (recordOf): one that is not is an error that
+// names it.
 func RunSamples(sb *v1alpha1.StorageBenchmark, steps []*corev1.ConfigMap) ([]analysis.StepSamples, error) {
 	ran := make([]plan.Step, len(steps))
 	aggs := make([]results.StepAggregate, len(steps))
@@ -61,7 +85,8 @@ func RunSamples(sb *v1alpha1.StorageBenchmark, steps []*corev1.ConfigMap) ([]ana
 	run := make([]analysis.RunStep, len(steps))
 	for k := range steps {
 		iops, p99 := analysis.TimelineSamples(aggs[k].Timeline)
-		run[k] = analysis.RunStep{Index: k, Label: ran[k].Load(), Offered: ran[k].Offered(), Superseded: plan.SupersededAt(ran, k), IOPS: iops, P99Ns: p99}
+		run[k] = analysis.RunStep{Index: k, Label: ran[k].Load(), Offered: ran[k].Offered(), Superseded: plan.SupersededAt(ran, k),
+			ClosedLoop: ClosedLoopOf(sb.Status.Steps, k, ran[k]), IOPS: iops, P99Ns: p99}
 	}
 	return analysis.SamplesOf(run), nil
 }
@@ -90,36 +115,122 @@ func recordOf(sb *v1alpha1.StorageBenchmark, cm *corev1.ConfigMap) error {
 	return nil
 }
 
+// BaselineName names baseline benchmarks as the operator's verdict and
+// status name them (baselineName in controllers/regression.go): the first
+// three as StorageBenchmark/<name>, then how many more.
+func BaselineName(names []string) string {
+	parts := make([]string, 0, 4)
+	for i, n := range names {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("%d more", len(names)-3))
+			break
+		}
+		parts = append(parts, "StorageBenchmark/"+protocol.Truncate(n, 253))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sourceOf names a run in a pinned baseline: namespace/name.
+func sourceOf(sb *v1alpha1.StorageBenchmark) string {
+	if sb.Namespace != "" {
+		return sb.Namespace + "/" + sb.Name
+	}
+	return sb.Name
+}
+
 // BaselineConfigMap is the manifest that pins sb's samples as a baseline
 // named name, in sb's namespace: labelled so that the operator reads it,
 // its document checked as the operator decodes it, so that a baseline it
 // would refuse is refused here, when the run can still be chosen again.
+// It is a version 1 baseline, of one run.
 func BaselineConfigMap(sb *v1alpha1.StorageBenchmark, name string, samples []analysis.StepSamples) (*corev1.ConfigMap, error) {
-	source := sb.Name
-	if sb.Namespace != "" {
-		source = sb.Namespace + "/" + sb.Name
+	b := analysis.Baseline{Version: analysis.BaselineVersion, Source: sourceOf(sb), Fingerprint: sb.Spec.RegressionFingerprint(), Steps: samples}
+	return baselineManifest(b, name, sb.Namespace, "storagebenchmark "+sb.Name)
+}
+
+// BaselineRunsConfigMap is the manifest that pins several runs as one
+// baseline named name, in the first run's namespace: samples[i] are
+// sbs[i]'s (RunSamples). One run is pinned as BaselineConfigMap pins it
+// (version 1, which any operator reads); several as version 2, each run
+// with its source, so that a later run is judged against their run-to-run
+// spread (analysis.CompareWithRuns). The runs must be distinct, at most
+// MaxBaselineRuns, in one namespace, and all of the same workload, clients
+// and load (one regression fingerprint): the error names the first run
+// that differs from the first. That they completed, and that their samples
+// are their own records, is the caller's to check (RunSamples checks the
+// records).
+func BaselineRunsConfigMap(name string, sbs []*v1alpha1.StorageBenchmark, samples [][]analysis.StepSamples) (*corev1.ConfigMap, error) {
+	switch {
+	case len(sbs) == 0 || len(sbs) != len(samples):
+		return nil, fmt.Errorf("a pinned baseline needs runs and the samples of each: %d runs, %d samples", len(sbs), len(samples))
+	case len(sbs) == 1:
+		return BaselineConfigMap(sbs[0], name, samples[0])
+	case len(sbs) > MaxBaselineRuns:
+		return nil, fmt.Errorf("%d runs: a pinned baseline holds at most %d", len(sbs), MaxBaselineRuns)
 	}
-	b := analysis.Baseline{Version: analysis.BaselineVersion, Source: source, Fingerprint: sb.Spec.RegressionFingerprint(), Steps: samples}
+	first := sbs[0]
+	fp := first.Spec.RegressionFingerprint()
+	seen := map[string]bool{}
+	b := analysis.Baseline{Version: analysis.BaselineVersionRuns, Fingerprint: fp, Runs: make([]analysis.BaselineRun, len(sbs))}
+	sources := make([]string, len(sbs))
+	for i, sb := range sbs {
+		switch {
+		case sb.Namespace != first.Namespace:
+			return nil, fmt.Errorf("storagebenchmark %s is in namespace %q, %s in %q: a pinned baseline holds runs of one namespace", sb.Name, sb.Namespace, first.Name, first.Namespace)
+		case seen[sb.Name]:
+			return nil, fmt.Errorf("storagebenchmark %s is named twice: each run counts once in the run-to-run spread", sb.Name)
+		}
+		seen[sb.Name] = true
+		if theirs := sb.Spec.RegressionFingerprint(); theirs != fp {
+			return nil, fmt.Errorf("storagebenchmark %s measured another %s than %s: a pinned baseline holds runs of the same workload, clients and load",
+				sb.Name, v1alpha1.FingerprintDiff(theirs, fp), first.Name)
+		}
+		sources[i] = sourceOf(sb)
+		b.Runs[i] = analysis.BaselineRun{Source: sources[i], Steps: samples[i]}
+	}
+	b.Source = runsSource(sources)
+	return baselineManifest(b, name, first.Namespace, fmt.Sprintf("the %d runs", len(sbs)))
+}
+
+// runsSource names a version 2 baseline's runs for messages: the first
+// three and how many more, within the 512 bytes DecodeBaseline allows.
+func runsSource(sources []string) string {
+	parts := make([]string, 0, 4)
+	for i, s := range sources {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("%d more", len(sources)-3))
+			break
+		}
+		parts = append(parts, s)
+	}
+	return protocol.Truncate(strings.Join(parts, ", "), 512)
+}
+
+// baselineManifest encodes b as the ConfigMap name in namespace, checked
+// as the operator decodes it and against what a ConfigMap holds; what
+// names the runs in errors.
+func baselineManifest(b analysis.Baseline, name, namespace, what string) (*corev1.ConfigMap, error) {
 	data, err := b.Encode()
 	if err != nil {
 		return nil, err
 	}
 	if _, err := analysis.DecodeBaseline(data); err != nil {
-		return nil, fmt.Errorf("storagebenchmark %s cannot be a pinned baseline: %w", sb.Name, err)
+		return nil, fmt.Errorf("%s cannot be a pinned baseline: %w", what, err)
 	}
 	if len(exchange.KeyBaseline)+len(data) > maxConfigMapBytes {
-		return nil, fmt.Errorf("the baseline of storagebenchmark %s is %d bytes: more than a ConfigMap holds (1 MiB)", sb.Name, len(data))
+		return nil, fmt.Errorf("the baseline of %s is %d bytes: more than a ConfigMap holds (1 MiB)", what, len(data))
 	}
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: sb.Namespace, Labels: map[string]string{exchange.LabelBaseline: "true"}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{exchange.LabelBaseline: "true"}},
 		Data:       map[string]string{exchange.KeyBaseline: string(data)},
 	}, nil
 }
 
 // PinnedBaseline reads a pinned baseline as the operator does
 // (pinnedBaseline in controllers/regression.go): only a ConfigMap labelled
-// storagebench.io/baseline=true, its key baseline.json decoded strictly.
+// storagebench.io/baseline=true, its key baseline.json decoded strictly,
+// of either version; Baseline.PinnedRuns gives its runs.
 func PinnedBaseline(cm *corev1.ConfigMap) (analysis.Baseline, error) {
 	if cm.Labels[exchange.LabelBaseline] != "true" {
 		return analysis.Baseline{}, fmt.Errorf("ConfigMap %s is not labelled %s=true, so the operator would not read it as a baseline", cm.Name, exchange.LabelBaseline)

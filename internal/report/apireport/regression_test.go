@@ -1,6 +1,7 @@
 package apireport
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -166,6 +167,178 @@ func TestRunSamplesOwnership(t *testing.T) {
 	want := "ConfigMap oltp-step-000 is not a record of storagebenchmark oltp: the benchmark has no metadata.uid to match its controller's"
 	if _, err := RunSamples(noUID, []*corev1.ConfigMap{ours(0)}); err == nil || err.Error() != want {
 		t.Errorf("a benchmark without UID: err %v; want %q", err, want)
+	}
+}
+
+// TestStepTimelineOwnership: a step's timeline, for report --timeline and
+// the HTML report, is read only from a ConfigMap the benchmark controls,
+// by the rule RunSamples applies: a planted one, without a controller or
+// with another's, is refused by name.
+func TestStepTimelineOwnership(t *testing.T) {
+	sb := &v1alpha1.StorageBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "oltp", Namespace: "storagebench", UID: "u-1"}}
+	step := func() *corev1.ConfigMap {
+		return stepConfigMap(t, "oltp", 2, plan.Step{Index: 2, OfferedIOPS: 3000}, flat(6, 3000), 200_000)
+	}
+	if tl, err := StepTimeline(sb, ofOltp(step()), 2); err != nil || tl.Step != 2 || len(tl.Points) != 6 {
+		t.Fatalf("the benchmark's own record: step %d, %d points, %v; want step 2's 6 points", tl.Step, len(tl.Points), err)
+	}
+	foreign := ofOltp(step())
+	foreign.OwnerReferences[0].UID, foreign.OwnerReferences[0].Name = "u-0", "oltp-old"
+	noUID := sb.DeepCopy()
+	noUID.UID = ""
+	for _, c := range []struct {
+		name string
+		sb   *v1alpha1.StorageBenchmark
+		cm   *corev1.ConfigMap
+		want string
+	}{
+		{"no controller", sb, step(), "ConfigMap oltp-step-002 is not a record of storagebenchmark oltp: it has no controller"},
+		{"controlled by another object", sb, foreign, "ConfigMap oltp-step-002 is not a record of storagebenchmark oltp: StorageBenchmark oltp-old controls it"},
+		{"a benchmark without UID", noUID, ofOltp(step()), "ConfigMap oltp-step-002 is not a record of storagebenchmark oltp: the benchmark has no metadata.uid to match its controller's"},
+	} {
+		if _, err := StepTimeline(c.sb, c.cm, 2); err == nil || err.Error() != c.want {
+			t.Errorf("%s: err %v; want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestClosedLoopOf: a step's latency is closed-loop as its status says
+// (status.steps[k].closedLoop), whatever it offered; without its status
+// entry, when it offered no rate. RunSamples marks the steps so.
+func TestClosedLoopOf(t *testing.T) {
+	rate, qd := plan.Step{OfferedIOPS: 1000}, plan.Step{QueueDepthPerClient: 4}
+	status := []v1alpha1.StepStatus{{Index: 0}, {Index: 1, ClosedLoop: true}, {Index: 2}, {Index: 4}}
+	for _, c := range []struct {
+		k    int
+		step plan.Step
+		want bool
+	}{
+		{0, rate, false},
+		{1, rate, true},                 // saturated: status says so
+		{2, qd, false},                  // status is what counts
+		{3, rate, false}, {3, qd, true}, // status lost step 3: whether it offered a rate
+		{4, qd, true}, // status[4] does not exist (step 4 is at [3])
+		{-1, rate, false},
+	} {
+		if got := ClosedLoopOf(status, c.k, c.step); got != c.want {
+			t.Errorf("step %d offering %+v: closed-loop %v, want %v", c.k, c.step, got, c.want)
+		}
+	}
+	if !ClosedLoopOf(nil, 0, qd) || ClosedLoopOf(nil, 0, rate) {
+		t.Error("without status: want closed-loop exactly for a step without a rate")
+	}
+
+	sb := &v1alpha1.StorageBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "oltp", Namespace: "storagebench", UID: "u-1"}}
+	sb.Status.Steps = []v1alpha1.StepStatus{{Index: 0}, {Index: 1, ClosedLoop: true}}
+	cms := []*corev1.ConfigMap{
+		ofOltp(stepConfigMap(t, "oltp", 0, plan.Step{Index: 0, OfferedIOPS: 1000}, flat(6, 1000), 200_000)),
+		ofOltp(stepConfigMap(t, "oltp", 1, plan.Step{Index: 1, OfferedIOPS: 2000}, flat(6, 1800), 900_000)),
+		ofOltp(stepConfigMap(t, "oltp", 2, plan.Step{Index: 2, Unthrottled: true}, flat(6, 2500), 2_000_000)),
+	}
+	got, err := RunSamples(sb, cms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].ClosedLoop || !got[1].ClosedLoop || !got[2].ClosedLoop {
+		t.Errorf("closed-loop marks %v, want false, true (saturated, by status), true (no rate, without status)", []bool{got[0].ClosedLoop, got[1].ClosedLoop, got[2].ClosedLoop})
+	}
+}
+
+func TestBaselineRunsConfigMap(t *testing.T) {
+	runs := make([]*v1alpha1.StorageBenchmark, 3)
+	samples := make([][]analysis.StepSamples, 3)
+	for i := range runs {
+		runs[i] = fixture(t, "oltp")
+		runs[i].Name = fmt.Sprintf("oltp-%d", i+1)
+		samples[i] = []analysis.StepSamples{
+			{Planned: 0, Index: 0, Label: "5000 IOPS offered", Offered: 5000, IOPS: flat(30, 5000-float64(i)), P99Ns: flat(30, 600_000)},
+			{Planned: 1, Index: 1, Label: "unthrottled", ClosedLoop: true, IOPS: flat(30, 9990), P99Ns: flat(30, 2_000_000)},
+		}
+	}
+	ns := runs[0].Namespace
+	cm, err := BaselineRunsConfigMap("oltp-golden", runs, samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cm.Name != "oltp-golden" || cm.Namespace != ns || cm.Labels[exchange.LabelBaseline] != "true" || cm.Kind != "ConfigMap" {
+		t.Errorf("ConfigMap %s/%s %s, labels %v", cm.Namespace, cm.Name, cm.Kind, cm.Labels)
+	}
+	b, err := PinnedBaseline(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := analysis.Baseline{Version: analysis.BaselineVersionRuns, Source: ns + "/oltp-1, " + ns + "/oltp-2, " + ns + "/oltp-3",
+		Fingerprint: runs[0].Spec.RegressionFingerprint(), Runs: []analysis.BaselineRun{
+			{Source: ns + "/oltp-1", Steps: samples[0]}, {Source: ns + "/oltp-2", Steps: samples[1]}, {Source: ns + "/oltp-3", Steps: samples[2]}}}
+	if !reflect.DeepEqual(b, want) {
+		t.Errorf("read back\n got %+v\nwant %+v", b, want)
+	}
+	if got := b.PinnedRuns(); len(got) != 3 || !got[0].Steps[1].ClosedLoop {
+		t.Errorf("pinned runs %+v: want 3, the closed-loop mark kept", got)
+	}
+
+	// One run: version 1, exactly what BaselineConfigMap writes.
+	one, err := BaselineRunsConfigMap("oltp-golden", runs[:1], samples[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v1, _ := BaselineConfigMap(runs[0], "oltp-golden", samples[0]); !reflect.DeepEqual(one, v1) {
+		t.Errorf("one run\n got %+v\nwant %+v", one, v1)
+	}
+
+	// Five runs name the first three and how many more.
+	five := append(append([]*v1alpha1.StorageBenchmark{}, runs...), runs[0].DeepCopy(), runs[0].DeepCopy())
+	five[3].Name, five[4].Name = "oltp-4", "oltp-5"
+	cm, err = BaselineRunsConfigMap("oltp-golden", five, append(append([][]analysis.StepSamples{}, samples...), samples[0], samples[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := PinnedBaseline(cm); err != nil || b.Source != ns+"/oltp-1, "+ns+"/oltp-2, "+ns+"/oltp-3, 2 more" || len(b.Runs) != 5 {
+		t.Errorf("five runs: source %q, %d runs, %v", b.Source, len(b.Runs), err)
+	}
+
+	other := runs[2].DeepCopy()
+	other.Spec.Clients.Count++
+	elsewhere := runs[2].DeepCopy()
+	elsewhere.Namespace = "other"
+	many := make([]*v1alpha1.StorageBenchmark, MaxBaselineRuns+1)
+	for i := range many {
+		many[i] = runs[0]
+	}
+	for _, c := range []struct {
+		name    string
+		runs    []*v1alpha1.StorageBenchmark
+		samples [][]analysis.StepSamples
+		want    string
+	}{
+		{"another fingerprint", []*v1alpha1.StorageBenchmark{runs[0], runs[1], other}, samples,
+			"storagebenchmark oltp-3 measured another clients than oltp-1: a pinned baseline holds runs of the same workload, clients and load"},
+		{"a run twice", []*v1alpha1.StorageBenchmark{runs[0], runs[1], runs[0]}, samples,
+			"storagebenchmark oltp-1 is named twice: each run counts once in the run-to-run spread"},
+		{"another namespace", []*v1alpha1.StorageBenchmark{runs[0], runs[1], elsewhere}, samples,
+			`storagebenchmark oltp-3 is in namespace "other", oltp-1 in "` + ns + `": a pinned baseline holds runs of one namespace`},
+		{"too many", many, make([][]analysis.StepSamples, len(many)), "21 runs: a pinned baseline holds at most 20"},
+		{"no runs", nil, nil, "a pinned baseline needs runs and the samples of each: 0 runs, 0 samples"},
+		{"a run without samples", runs[:2], [][]analysis.StepSamples{samples[0], nil}, "the 2 runs cannot be a pinned baseline: invalid baseline: run 1: 0 steps, want 1..100"},
+	} {
+		if _, err := BaselineRunsConfigMap("oltp-golden", c.runs, c.samples); err == nil || err.Error() != c.want {
+			t.Errorf("%s: err %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestBaselineName(t *testing.T) {
+	for _, c := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"a"}, "StorageBenchmark/a"},
+		{[]string{"a", "b", "c"}, "StorageBenchmark/a, StorageBenchmark/b, StorageBenchmark/c"},
+		{[]string{"a", "b", "c", "d", "e"}, "StorageBenchmark/a, StorageBenchmark/b, StorageBenchmark/c, 2 more"},
+	} {
+		if got := BaselineName(c.names); got != c.want {
+			t.Errorf("%v: %q, want %q", c.names, got, c.want)
+		}
 	}
 }
 
