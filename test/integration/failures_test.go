@@ -63,7 +63,7 @@ var _ = Describe("Failure handling", func() {
 			b.Spec.Storage.StorageClassName = ptr.To("tiny-" + ns)
 			b.Spec.Storage.Size = resource.MustParse("1Mi")
 			b.Spec.Storage.Sharing, b.Spec.Storage.AccessMode = v1alpha1.SharingPerClient, ""
-			b.Spec.Workload.WorkingSetPerClient = ptr.To(resource.MustParse("256Ki"))
+			b.Spec.Workload.WorkingSetPerClient = ptr.To(resource.MustParse("1Mi"))
 			b.Spec.Cleanup.Volumes = v1alpha1.VolumesRetain
 		})
 		Expect(k8s.Create(ctx, b)).To(Succeed())
@@ -155,13 +155,13 @@ var _ = Describe("A manager restart mid-step", Serial, func() {
 
 func ctx() context.Context { return context.Background() }
 
-// tinyVolume makes a 512 KiB tmpfs without a free inode and a
-// StorageClass with one static PersistentVolume of 1 MiB on it: the
-// working set fits the free space the runner checks, but fio runs out of
-// space creating its file.
+// tinyVolume makes a 2 MiB tmpfs without a free inode and a StorageClass
+// with one static PersistentVolume of 1 MiB on it: a working set of 1 MiB
+// fits the free space the runner checks, but fio runs out of space
+// creating its file.
 func tinyVolume(ns, name string) string {
 	dir := GinkgoT().TempDir()
-	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=512k,nr_inodes=1", name, dir).CombinedOutput()
+	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=2m,nr_inodes=1", name, dir).CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), string(out))
 	class := "tiny-" + ns
 	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: class}, Provisioner: "kubernetes.io/no-provisioner"}

@@ -52,11 +52,15 @@ var _ = Describe("A run compared with a baseline", func() {
 			}
 			return out
 		}
-		pinned := analysis.Baseline{Version: analysis.BaselineVersion, Source: ns + "/made-to-order", Fingerprint: dry.Spec.RegressionFingerprint(),
-			Steps: []analysis.StepSamples{
-				{Planned: 0, Index: 0, Label: "150 IOPS offered", Offered: 150, IOPS: same(1500), P99Ns: same(1e12)},
-				{Planned: 1, Index: 1, Label: "300 IOPS offered", Offered: 300, IOPS: same(3000), P99Ns: same(1e12)},
-			}}
+		// Three runs pinned (version 2): enough to judge p99 too.
+		steps := []analysis.StepSamples{
+			{Planned: 0, Index: 0, Label: "150 IOPS offered", Offered: 150, IOPS: same(1500), P99Ns: same(1e12)},
+			{Planned: 1, Index: 1, Label: "300 IOPS offered", Offered: 300, IOPS: same(3000), P99Ns: same(1e12)},
+		}
+		pinned := analysis.Baseline{Version: analysis.BaselineVersionRuns, Fingerprint: dry.Spec.RegressionFingerprint()}
+		for _, run := range []string{"monday", "tuesday", "wednesday"} {
+			pinned.Runs = append(pinned.Runs, analysis.BaselineRun{Source: ns + "/" + run, Steps: steps})
+		}
 		data, err := pinned.Encode()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(k8s.Create(ctx, &corev1.ConfigMap{
@@ -74,10 +78,11 @@ var _ = Describe("A run compared with a baseline", func() {
 		Expect(c.Status).To(Equal(metav1.ConditionTrue))
 		Expect(c.Reason).To(Equal(controllers.ReasonRegressed))
 		Expect(c.Message).To(MatchRegexp(`^step [12] \(\d+ IOPS offered\): IOPS [\d,]+ → [\d,]+ \(-\d+\.\d %\), p = `))
-		Expect(c.Message).To(ContainSubstring("2 of 4 tests regressed against ConfigMap/ten-times"))
+		Expect(c.Message).To(ContainSubstring("2 of 4 tests regressed against 3 baseline runs of ConfigMap/ten-times"))
 		cur := get(b)
 		Expect(cur.Status.Regression).NotTo(BeNil())
 		Expect(cur.Status.Regression.Baseline).To(Equal("ConfigMap/ten-times"))
+		Expect(cur.Status.Regression.BaselineRuns).To(BeEquivalentTo(3))
 		Expect(cur.Status.Regression.Tests).To(HaveLen(4))
 		for _, t := range cur.Status.Regression.Tests {
 			want := v1alpha1.RegressionNotRegressed
@@ -109,7 +114,7 @@ var _ = Describe("A run compared with a baseline", func() {
 			regressionOn(v1alpha1.RegressionBaseline{Benchmark: ptr.To("base")})(b)
 			b.Spec.Load.Rate.Steps = []int64{150, 450}
 		})
-		missing := benchmark(ns, "missing", regressionOn(v1alpha1.RegressionBaseline{Benchmark: ptr.To("nope")}))
+		missing := benchmark(ns, "missing", regressionOn(v1alpha1.RegressionBaseline{Benchmarks: []string{"base", "nope"}}))
 		alone := benchmark(ns, "alone", regressionOn(v1alpha1.RegressionBaseline{PreviousRun: &v1alpha1.PreviousRunBaseline{}}))
 		for _, b := range []*v1alpha1.StorageBenchmark{same, other, missing, alone} {
 			Expect(k8s.Create(ctx, b)).To(Succeed())
@@ -118,10 +123,18 @@ var _ = Describe("A run compared with a baseline", func() {
 		c := regressed(same)
 		GinkgoWriter.Printf("same load: %s %s: %s\n", c.Status, c.Reason, c.Message)
 		Expect(c.Status).NotTo(Equal(metav1.ConditionUnknown), "compared: %s", c.Message)
-		Expect(c.Message).To(ContainSubstring("StorageBenchmark/base"))
+		Expect(c.Message).To(ContainSubstring("against 1 baseline run of StorageBenchmark/base"))
 		cur := get(same)
+		Expect(cur.Status.Regression.BaselineRuns).To(BeEquivalentTo(1))
 		Expect(cur.Status.Regression.Tests).To(HaveLen(4))
 		for _, t := range cur.Status.Regression.Tests {
+			if t.Metric == "p99" {
+				// One baseline run says nothing of how much p99 varies
+				// between runs of the same storage.
+				Expect(t.Verdict).To(Equal(v1alpha1.RegressionNotJudged))
+				Expect(t.Message).To(ContainSubstring("p99 needs at least 3 baseline runs"))
+				continue
+			}
 			Expect(t.Verdict).NotTo(Equal(v1alpha1.RegressionNotJudged), "step %d %s: 5 seconds a step are enough samples: %s", t.Step, t.Metric, t.Message)
 			Expect(t.PValue).NotTo(BeEmpty())
 		}
