@@ -341,14 +341,24 @@ var _ = Describe("A StorageBenchmarkSchedule", func() {
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: three}, &run)).To(Succeed())
 		Expect(run.Status.Regression).NotTo(BeNil())
 		Expect(run.Status.Regression.Baseline).To(Equal("StorageBenchmarkSchedule/" + s.Name + " (StorageBenchmark/" + genuine + ")"))
-		poke(s)
-		Eventually(func() []string {
-			var rows []string
+		rows := func() []string {
+			var out []string
 			for _, r := range status(s).History {
-				rows = append(rows, r.Name)
+				out = append(out, r.Name)
 			}
-			return rows
-		}, wait).Should(Equal([]string{three, genuine}))
+			return out
+		}
+		poke(s)
+		Eventually(rows, wait).Should(Equal([]string{three, genuine}))
+
+		By("a wiped status loses nothing the schedule needs: its signed runs carry it")
+		var cur v1alpha1.StorageBenchmarkSchedule
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s), &cur)).To(Succeed())
+		cur.Status = v1alpha1.StorageBenchmarkScheduleStatus{}
+		Expect(k8s.Status().Update(ctx, &cur)).To(Succeed())
+		poke(s)
+		Eventually(rows, wait).Should(Equal([]string{three, genuine}))
+		Expect(status(s).LastScheduleTime.Time).To(BeTemporally("==", third), "not 2099, not the squatted time")
 	})
 
 	It("refuses an invalid schedule or template with a condition, not a run", func() {
