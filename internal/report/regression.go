@@ -157,10 +157,10 @@ func stepRanges(steps []int) string {
 		for j+1 < len(steps) && steps[j+1] == steps[j]+1 {
 			j++
 		}
-		switch {
-		case j == i:
+		switch j {
+		case i:
 			parts = append(parts, strconv.Itoa(steps[i]))
-		case j == i+1:
+		case i + 1:
 			parts = append(parts, strconv.Itoa(steps[i]), strconv.Itoa(steps[j]))
 		default:
 			parts = append(parts, strconv.Itoa(steps[i])+"–"+strconv.Itoa(steps[j]))
