@@ -18,6 +18,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
@@ -405,7 +406,7 @@ func (r *Reconciler) collect(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 	if err := r.writeStep(ctx, b, order, agg); err != nil {
 		return err
 	}
-	obs.steps = append(obs.steps, recordOf(order, agg, exchange.StepName(b.Name, order.Index)))
+	obs.steps = append(obs.steps, recordOf(order, agg, exchange.StepName(b.Name, order.Index), steadyOptionsOf(&b.Spec)).kept())
 	return nil
 }
 
@@ -421,10 +422,11 @@ func (r *Reconciler) collect(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 // order (annotationSpread).
 func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired, obs *observed, t timeouts, now time.Time) (*protocol.StepOrder, error) {
 	recorded := make([]results.StepAggregate, len(obs.steps))
+	steady := make([]analysis.SteadyState, len(obs.steps))
 	for i, s := range obs.steps {
-		recorded[i] = s.agg
+		recorded[i], steady[i] = s.agg, s.steady
 	}
-	order, _, err := protocol.Next(d.Load, d.Topology, d.Workload, d.Analysis.Steady, recorded, now, protocol.Leads{First: t.startLead, Next: t.nextStepLead})
+	order, _, err := protocol.NextJudged(d.Load, d.Topology, d.Workload, recorded, steady, now, protocol.Leads{First: t.startLead, Next: t.nextStepLead})
 	if err != nil {
 		return nil, &verdictError{verdict{ReasonInvalidPlan, err.Error()}}
 	}

@@ -33,7 +33,8 @@ func timelineRec(i int, iops ...uint64) stepRecord {
 			tl.Idle = append(tl.Idle, results.Span{StartMs: start, EndMs: start + 1000})
 		}
 	}
-	return recordOf(order(i, plan.Step{OfferedIOPS: 100}), results.StepAggregate{Step: i, Timeline: tl}, "b-step")
+	// Kept as the memo keeps it: the verdicts, not the windows.
+	return recordOf(order(i, plan.Step{OfferedIOPS: 100}), results.StepAggregate{Step: i, Timeline: tl}, "b-step", analysis.SteadyOptions{}).kept()
 }
 
 func TestSetSteadyState(t *testing.T) {

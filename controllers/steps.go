@@ -35,8 +35,12 @@ type stepRecord struct {
 	agg  results.StepAggregate
 	name string
 	// stall is the timeline's longest stall, found before its windows'
-	// histograms were dropped.
+	// histograms were dropped; timed says the step had a timeline at all.
 	stall analysis.Stall
+	timed bool
+	// steady is the timeline's steady-state verdict by the benchmark's
+	// options (analysis.Steady), judged once.
+	steady analysis.SteadyState
 	// p99Ns are the p99 completion latencies of the timeline's windows
 	// with I/O, one per second, taken before the windows' histograms were
 	// dropped: a regression comparison's samples.
@@ -47,14 +51,16 @@ type stepRecord struct {
 	superseded bool
 }
 
-// recordOf is a step's record as a reconcile keeps it: the histograms,
-// which only the step ConfigMap needs, are dropped.
-func recordOf(order protocol.StepOrder, agg results.StepAggregate, name string) stepRecord {
+// recordOf is a step's record as a reconcile uses it: the histograms,
+// which only the step ConfigMap needs, are dropped, and the timeline is
+// judged (its longest stall, its steady state by the options steady).
+func recordOf(order protocol.StepOrder, agg results.StepAggregate, name string, steady analysis.SteadyOptions) stepRecord {
 	if len(agg.Timeline.Windows) > results.MaxWindows || len(agg.Timeline.Idle) > results.MaxWindows {
 		// More than the operator writes: not its record's timeline.
 		agg.Timeline = results.Timeline{}
 	}
 	stall := analysis.LongestStall(agg.Timeline)
+	verdict := analysis.Steady(agg.Timeline, steady)
 	for _, d := range []*results.OperationSummary{&agg.Read, &agg.Write, &agg.Total} {
 		d.Histogram = fio.Histogram{}
 	}
@@ -65,7 +71,16 @@ func recordOf(order protocol.StepOrder, agg results.StepAggregate, name string) 
 		windows[k] = w
 	}
 	agg.Timeline.Windows = windows
-	return stepRecord{order: order, agg: agg, name: name, stall: stall, p99Ns: p99}
+	return stepRecord{order: order, agg: agg, name: name, stall: stall, timed: len(windows) > 0, steady: verdict, p99Ns: p99}
+}
+
+// kept is rec as the memo keeps it for the run's length: its verdicts, not
+// its timeline's windows or per-second p99s (a long step has thousands);
+// the regression verdict, which needs them, reads the record again, once.
+func (rec stepRecord) kept() stepRecord {
+	rec.agg.Timeline.Windows = nil
+	rec.p99Ns = nil
+	return rec
 }
 
 // stepMemo remembers the decoded step records of running benchmarks, by
@@ -226,13 +241,10 @@ func (r *Reconciler) readSteps(ctx context.Context, b *v1alpha1.StorageBenchmark
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", exchange.ErrInvalidClientData, err)
 		}
-		rec = recordOf(order, agg, name)
+		rec = recordOf(order, agg, name, steadyOptionsOf(&b.Spec))
 		if memo != nil {
-			// The per-second p99s are read again for the regression
-			// verdict, once: not kept for the run's length.
-			kept := rec
-			kept.p99Ns = nil
-			memo.put(b, k, &cm, kept)
+			rec = rec.kept()
+			memo.put(b, k, &cm, rec)
 		}
 		out = append(out, rec)
 	}

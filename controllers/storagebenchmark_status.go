@@ -216,6 +216,9 @@ func analyze(b *v1alpha1.StorageBenchmark, d *desired, steps []stepRecord, compl
 		inputs[i] = analysis.StepInput{Aggregate: s.agg, OfferedIOPS: st.OfferedIOPS, OfferedBytesPerSec: st.OfferedBytesPerSec,
 			Outstanding: plan.Outstanding(st, d.Topology, d.Workload), Unthrottled: st.Unthrottled, ClientBoundCheck: st.ClientBoundCheck,
 			Superseded: s.superseded}
+		if s.timed {
+			inputs[i].Stall = &steps[i].stall
+		}
 	}
 	var objectives []analysis.Objective
 	if complete {
@@ -322,7 +325,7 @@ func setSteadyState(b *v1alpha1.StorageBenchmark, o analysis.SteadyOptions, step
 	var at time.Time
 	judged := false
 	for i, rec := range steps {
-		st := analysis.Steady(rec.agg.Timeline, o)
+		st := rec.steady // judged by the benchmark's options when read
 		if !st.Judged {
 			continue
 		}

@@ -64,8 +64,7 @@ func desiredOf(b *v1alpha1.StorageBenchmark) (desired, error) {
 		LatencyTarget:     s.Analysis.LatencyTarget.Duration,
 		TargetSelector:    selectorOf(s.Analysis.TargetLatency),
 		SaturationPercent: s.Analysis.SaturationPercent,
-		Steady: analysis.SteadyOptions{Rounds: int(s.Analysis.SteadyState.Rounds),
-			RangePercent: float64(s.Analysis.SteadyState.RangePercent), SlopePercent: float64(s.Analysis.SteadyState.SlopePercent)},
+		Steady:            steadyOptionsOf(s),
 		MaxVariationPercent: float64(ptr.Deref(s.Analysis.MaxVariationPercent, 0)),
 	}
 	if d.Load.Unit() == plan.MiBps {
@@ -249,4 +248,10 @@ func judgeable(l plan.Load, o analysis.SteadyOptions) error {
 				"raise load.stepDuration or lower analysis.steadyState.rounds", rounds)}
 	}
 	return nil
+}
+
+// steadyOptionsOf are spec.analysis.steadyState's options.
+func steadyOptionsOf(s *v1alpha1.StorageBenchmarkSpec) analysis.SteadyOptions {
+	st := s.Analysis.SteadyState
+	return analysis.SteadyOptions{Rounds: int(st.Rounds), RangePercent: float64(st.RangePercent), SlopePercent: float64(st.SlopePercent)}
 }

@@ -59,6 +59,11 @@ type StepInput struct {
 	// planned step, and this one, like a failed step, is reported but never
 	// evidence.
 	Superseded bool
+	// Stall, when set, is the step's LongestStall, found while its
+	// timeline's windows were at hand: a caller that keeps a step's
+	// verdicts rather than its timeline (the operator) passes it, and the
+	// step counts as having a timeline.
+	Stall *Stall
 }
 
 // Options tunes the analysis. The zero value means the defaults.

@@ -236,6 +236,8 @@ func (x axis) one(v float64) string {
 // evaluator holds the successful steps of a run, in input order.
 type evaluator struct {
 	steps []*results.StepAggregate
+	// stalls are the steps' StepInput.Stall (nil: from the timeline).
+	stalls []*Stall
 }
 
 func newEvaluator(in []StepInput, steps []StepAnalysis) *evaluator {
@@ -243,6 +245,7 @@ func newEvaluator(in []StepInput, steps []StepAnalysis) *evaluator {
 	for i := range in {
 		if steps[i].evidence() {
 			ev.steps = append(ev.steps, &in[i].Aggregate)
+			ev.stalls = append(ev.stalls, in[i].Stall)
 		}
 	}
 	return ev
@@ -284,12 +287,18 @@ func (ev *evaluator) maxStall(limit time.Duration) (Verdict, string) {
 	var worst *results.StepAggregate
 	var longest time.Duration
 	judged := false
-	for _, a := range ev.steps {
-		if len(a.Timeline.Windows) == 0 {
+	for k, a := range ev.steps {
+		var d time.Duration
+		switch {
+		case ev.stalls[k] != nil:
+			d = ev.stalls[k].Duration
+		case len(a.Timeline.Windows) > 0:
+			d = LongestStall(a.Timeline).Duration
+		default:
 			continue
 		}
 		judged = true
-		if d := LongestStall(a.Timeline).Duration; worst == nil || d > longest {
+		if worst == nil || d > longest {
 			worst, longest = a, d
 		}
 	}

@@ -313,6 +313,15 @@ func TestAtLatencyObjectives(t *testing.T) {
 	})
 }
 
+// kept is in as a caller keeping the verdicts of its timeline passes it:
+// the stall found, the windows dropped.
+func kept(in StepInput) StepInput {
+	st := LongestStall(in.Aggregate.Timeline)
+	in.Stall = &st
+	in.Aggregate.Timeline.Windows = nil
+	return in
+}
+
 func TestMaxStallObjective(t *testing.T) {
 	step := func(i int, ios ...uint64) StepInput {
 		in := StepInput{Aggregate: results.StepAggregate{Step: i}}
@@ -329,6 +338,10 @@ func TestMaxStallObjective(t *testing.T) {
 		{"above it", []StepInput{step(0, 5, 0, 5), step(1, 5, 0, 0, 0, 5)}, o, NotMet, "longest stall 3 s (step 2) > 2 s"},
 		{"a failed step is not evidence", []StepInput{step(0, 5, 5), failed}, o, Met, "no status tick without a completion (limit 2s)"},
 		{"no timeline", []StepInput{{Aggregate: results.StepAggregate{Step: 0}}}, o, NotMeasurable, "no step has a timeline"},
+		// The operator keeps a step's stall, not its windows: the same
+		// verdict as from the timeline.
+		{"the stall given, the windows not kept", []StepInput{kept(step(0, 5, 5)), kept(step(1, 5, 0, 0, 0, 5))}, o, NotMet,
+			"longest stall 3 s (step 2) > 2 s"},
 	})
 	for _, bad := range []time.Duration{0, 1500 * time.Millisecond} {
 		if err := ValidateObjective(Objective{MaxStall: &bad}); !errors.Is(err, ErrInvalidThreshold) {

@@ -46,14 +46,26 @@ var DefaultLeads = Leads{First: DefaultStartLead, Next: DefaultNextStepLead}
 // final order comes the stop reason. Each recorded step's timeline is
 // judged by the steady rule for loads that extend unsteady steps.
 func Next(l plan.Load, t plan.Topology, w workload.Spec, steady analysis.SteadyOptions, recorded []results.StepAggregate, now time.Time, leads Leads) (StepOrder, *plan.StopReason, error) {
+	verdicts := make([]analysis.SteadyState, len(recorded))
+	if l.ExtendUntilSteady > 1 {
+		for i, a := range recorded {
+			verdicts[i] = analysis.Steady(a.Timeline, steady)
+		}
+	}
+	return NextJudged(l, t, w, recorded, verdicts, now, leads)
+}
+
+// NextJudged is Next with each recorded step's steady-state verdict judged
+// already (steady[i], analysis.Steady of step i's timeline by the load's
+// options): the operator keeps the verdicts of a running benchmark's
+// steps, not their timelines.
+func NextJudged(l plan.Load, t plan.Topology, w workload.Spec, recorded []results.StepAggregate, steady []analysis.SteadyState, now time.Time, leads Leads) (StepOrder, *plan.StopReason, error) {
 	n := len(recorded)
 	done := make([]plan.StepOutcome, n)
 	for i, a := range recorded {
 		done[i] = OutcomeOf(i, a)
-		if l.ExtendUntilSteady > 1 {
-			if v := analysis.Steady(a.Timeline, steady); v.Judged {
-				done[i].Steady = &v.Steady
-			}
+		if l.ExtendUntilSteady > 1 && i < len(steady) && steady[i].Judged {
+			done[i].Steady = &steady[i].Steady
 		}
 	}
 	step, stop, err := plan.Next(l, done)
