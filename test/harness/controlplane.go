@@ -64,6 +64,11 @@ type Options struct {
 	KeepWorkDir bool
 	// Logger receives the Kubelet's and Provisioner's logs; default none.
 	Logger logr.Logger
+	// NoKubelet starts no Kubelet: no Node exists and pods stay Pending,
+	// unscheduled. For tests that play the pods' side themselves (the soak
+	// plays each client Job's runner in-process, test/soak) and need the
+	// control plane, the Provisioner and the controller manager only.
+	NoKubelet bool
 }
 
 // Cluster is a running control plane with a Kubelet and a Provisioner. Start
@@ -75,7 +80,7 @@ type Cluster struct {
 	Config *rest.Config
 	// Client is an uncached client with Config and Options.Scheme.
 	Client client.Client
-	// Kubelet runs the pods (on node NodeName).
+	// Kubelet runs the pods (on node NodeName); nil with Options.NoKubelet.
 	Kubelet *Kubelet
 	// Provisioner provisions volumes for classes naming ProvisionerName.
 	Provisioner *Provisioner
@@ -89,8 +94,9 @@ type Cluster struct {
 }
 
 // Start starts etcd, kube-apiserver, kube-controller-manager, a Provisioner
-// and a Kubelet, and returns once the controller manager has set up the
-// default namespace (its ServiceAccount and kube-root-ca.crt ConfigMap).
+// and a Kubelet (unless Options.NoKubelet), and returns once the controller
+// manager has set up the default namespace (its ServiceAccount and
+// kube-root-ca.crt ConfigMap).
 // Call Stop when done, also when a test fails; on error nothing is left
 // running.
 func Start(opts Options) (c *Cluster, err error) {
@@ -143,13 +149,15 @@ func Start(opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return c, err
 	}
-	c.Kubelet, err = StartKubelet(c.Config, KubeletOptions{
-		Executables: opts.Executables,
-		WorkDir:     filepath.Join(c.WorkDir, "pods"),
-		Logger:      opts.Logger,
-	})
-	if err != nil {
-		return c, err
+	if !opts.NoKubelet {
+		c.Kubelet, err = StartKubelet(c.Config, KubeletOptions{
+			Executables: opts.Executables,
+			WorkDir:     filepath.Join(c.WorkDir, "pods"),
+			Logger:      opts.Logger,
+		})
+		if err != nil {
+			return c, err
+		}
 	}
 	opts.Logger.Info("cluster started", "took", time.Since(began), "workDir", c.WorkDir)
 	return c, nil
