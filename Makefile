@@ -162,8 +162,7 @@ regression-fp: setup
 ## once, with 20 schedules, long benchmarks, a noisy and a hostile tenant
 ## (test/soak); prints the checks and the heap and API-request slopes and
 ## writes _work/soak/result.json. About 2.5 hours (3 days took 15
-## minutes); make test runs one
-## simulated day of it. Needs root.
+## minutes); make test runs one simulated day of it. Needs root.
 SOAK_DAYS ?= 30
 soak: k8s-binaries
 	SOAK_DAYS=$(SOAK_DAYS) $(GO) test -run '^$$' -bench Soak -benchtime 1x -timeout 4h ./test/soak/
