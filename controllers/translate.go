@@ -61,10 +61,10 @@ func desiredOf(b *v1alpha1.StorageBenchmark) (desired, error) {
 	}
 	d.StepsPlanned = plan.TotalSteps(d.Load)
 	d.Analysis = analysis.Options{
-		LatencyTarget:     s.Analysis.LatencyTarget.Duration,
-		TargetSelector:    selectorOf(s.Analysis.TargetLatency),
-		SaturationPercent: s.Analysis.SaturationPercent,
-		Steady:            steadyOptionsOf(s),
+		LatencyTarget:       s.Analysis.LatencyTarget.Duration,
+		TargetSelector:      selectorOf(s.Analysis.TargetLatency),
+		SaturationPercent:   s.Analysis.SaturationPercent,
+		Steady:              steadyOptionsOf(s),
 		MaxVariationPercent: float64(ptr.Deref(s.Analysis.MaxVariationPercent, 0)),
 	}
 	if d.Load.Unit() == plan.MiBps {
