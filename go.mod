@@ -16,6 +16,7 @@ require (
 	golang.org/x/image v0.30.0
 	golang.org/x/sync v0.21.0
 	golang.org/x/sys v0.46.0
+	gonum.org/v1/gonum v0.16.0
 	gonum.org/v1/plot v0.17.0
 	k8s.io/api v0.33.13
 	k8s.io/apiextensions-apiserver v0.33.13

@@ -5,18 +5,18 @@ import (
 
 	"github.com/storagebench/storagebench/internal/numfmt"
 	"github.com/storagebench/storagebench/internal/results"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// MaxRuns is the most runs of one level a variation is computed over: the
-// reach of the t table below, and load.repeat's maximum.
+// MaxRuns is the most runs of one level a variation is computed over:
+// load.repeat's maximum.
 const MaxRuns = 10
 
-// t975 is Student's t quantile t(0.975, df) for df = 1..9 degrees of
-// freedom: the factor of the two-sided 95 % confidence interval of a mean
-// of df+1 values.
-var t975 = [MaxRuns]float64{
-	1: 12.7062047362, 2: 4.30265272975, 3: 3.18244630528, 4: 2.77644510520, 5: 2.57058183661,
-	6: 2.44691185115, 7: 2.36462425159, 8: 2.30600413520, 9: 2.26215716280,
+// t975 is Student's t quantile t(0.975, df): the factor of the two-sided
+// 95 % confidence interval of a mean of df+1 values.
+func t975(df int) float64 {
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(0.975)
 }
 
 // Variation is the spread of one figure over a level's runs.
@@ -54,7 +54,7 @@ func VariationOf(xs []float64) (v Variation, ok bool) {
 		ss += (x - mean) * (x - mean)
 	}
 	sd := math.Sqrt(ss / float64(n-1))
-	half := t975[n-1] * sd / math.Sqrt(float64(n))
+	half := t975(n-1) * sd / math.Sqrt(float64(n))
 	v = Variation{Mean: mean, CI95Low: mean - half, CI95High: mean + half}
 	if mean != 0 {
 		v.CVPercent = 100 * sd / math.Abs(mean)

@@ -54,6 +54,8 @@ import (
 	"strings"
 
 	"github.com/storagebench/storagebench/internal/numfmt"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // MinBaselineRuns is the fewest baseline runs a run-level test is made
@@ -298,7 +300,7 @@ func runLevelP(used []baselineFigure, y float64, metric RegressionMetric) float6
 	if metric != MetricIOPS {
 		t = -t // P(T ≥ t) = P(T ≤ −t): the distribution is symmetric
 	}
-	p := StudentTCDF(t, float64(k-1))
+	p := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(k - 1)}.CDF(t)
 	if math.IsNaN(p) {
 		return 1 // no evidence
 	}
