@@ -277,17 +277,8 @@ func TestBaseline(t *testing.T) {
 	// Pinned in the cluster, it is a baseline for compare, with the
 	// verdict the benchmark itself gives.
 	recreate(t, &cm)
-	verdict := func(args ...string) (report.RegressionComparison, int) {
-		t.Helper()
-		out, errOut, code := plugin(t, append([]string{"compare", "-o", "json"}, args...)...)
-		var doc report.RegressionComparison
-		if err := json.Unmarshal([]byte(out), &doc); err != nil {
-			t.Fatalf("%v: exit %d, %s: %v", args, code, errOut, err)
-		}
-		return doc, code
-	}
-	pinned, code := verdict("reg-slow", "--baseline", "configmap/reg-base-baseline", "-n", live)
-	direct, _ := verdict("reg-slow", "--baseline", "reg-base", "-n", live)
+	pinned, code := compareJSON(t, "reg-slow", "--baseline", "configmap/reg-base-baseline", "-n", live)
+	direct, _ := compareJSON(t, "reg-slow", "--baseline", "reg-base", "-n", live)
 	if code != exitRegressed || pinned.Baseline != "ConfigMap/reg-base-baseline" || !reflect.DeepEqual(pinned.Result, direct.Result) {
 		t.Errorf("against the pinned baseline: exit %d, %s; the result differs from the benchmark's: %v", code, pinned.Baseline, !reflect.DeepEqual(pinned.Result, direct.Result))
 	}
@@ -663,17 +654,8 @@ func TestBaselineRuns(t *testing.T) {
 	}
 
 	recreate(t, &cm)
-	verdict := func(args ...string) (report.RegressionComparison, int) {
-		t.Helper()
-		out, errOut, code := plugin(t, append([]string{"compare", "-o", "json"}, args...)...)
-		var doc report.RegressionComparison
-		if err := json.Unmarshal([]byte(out), &doc); err != nil {
-			t.Fatalf("%v: exit %d, %s: %v", args, code, errOut, err)
-		}
-		return doc, code
-	}
-	pinned, code := verdict("reg-slow", "--baseline", "configmap/reg-golden", "-n", live)
-	direct, _ := verdict("reg-slow", "--baseline", "reg-base,reg-b2,reg-closed", "-n", live)
+	pinned, code := compareJSON(t, "reg-slow", "--baseline", "configmap/reg-golden", "-n", live)
+	direct, _ := compareJSON(t, "reg-slow", "--baseline", "reg-base,reg-b2,reg-closed", "-n", live)
 	if code != exitRegressed || pinned.Baseline != "ConfigMap/reg-golden" || !reflect.DeepEqual(pinned.Runs, []string{"live/reg-base", "live/reg-b2", "live/reg-closed"}) ||
 		!reflect.DeepEqual(pinned.Result, direct.Result) || pinned.Result.BaselineRuns != 3 {
 		t.Errorf("against the pinned runs: exit %d, %s %v; the result differs from the benchmarks': %v", code, pinned.Baseline, pinned.Runs, !reflect.DeepEqual(pinned.Result, direct.Result))
@@ -723,4 +705,15 @@ func TestBaselineRuns(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want %q", c.args, code, errOut, c.want)
 		}
 	}
+}
+
+// compareJSON runs `compare -o json` with args and decodes its document.
+func compareJSON(t *testing.T, args ...string) (report.RegressionComparison, int) {
+	t.Helper()
+	out, errOut, code := plugin(t, append([]string{"compare", "-o", "json"}, args...)...)
+	var doc report.RegressionComparison
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v: exit %d, %s: %v", args, code, errOut, err)
+	}
+	return doc, code
 }

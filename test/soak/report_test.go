@@ -15,6 +15,8 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/storagebench/storagebench/test/soak/samples"
 )
 
 // result is what a soak reports (result.json).
@@ -99,20 +101,6 @@ func (r *result) failedChecks() []string {
 		}
 	}
 	return out
-}
-
-// sample is a line of the manager's samples file (test/soak/manager).
-type sample struct {
-	Build       string  `json:"build"`
-	PID         int     `json:"pid"`
-	Real        int64   `json:"real"`
-	Sim         int64   `json:"sim"`
-	Live        uint64  `json:"live"`
-	Heap        uint64  `json:"heap"`
-	Counters    bool    `json:"counters"`
-	Requests    float64 `json:"requests"`
-	StepRecords float64 `json:"stepRecords"`
-	Final       bool    `json:"final"`
 }
 
 // report computes the checks and figures, prints them and writes them.
@@ -252,7 +240,7 @@ func (s *soak) series(bucket time.Duration) ([]point, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
 	for sc.Scan() {
-		var sm sample
+		var sm samples.Sample
 		if err := json.Unmarshal(sc.Bytes(), &sm); err != nil {
 			return nil, err
 		}

@@ -37,40 +37,23 @@ import (
 
 	"github.com/storagebench/storagebench/controllers"
 	sbmetrics "github.com/storagebench/storagebench/internal/metrics"
+	"github.com/storagebench/storagebench/test/soak/samples"
 	"github.com/storagebench/storagebench/test/soak/simclock"
 )
 
 // build names this binary; the soak sets it with -ldflags -X.
 var build = "dev"
 
-// Sample is one line of the samples file.
-type Sample struct {
-	Build string `json:"build"`
-	PID   int    `json:"pid"`
-	// Real and Sim are Unix milliseconds: the real and the simulated time.
-	Real int64 `json:"real"`
-	Sim  int64 `json:"sim"`
-	// Live is /gc/heap/live:bytes, Heap /memory/classes/heap/objects:bytes.
-	Live uint64 `json:"live"`
-	Heap uint64 `json:"heap"`
-	// Counters is set on the samples that carry Requests and StepRecords.
-	Counters    bool    `json:"counters,omitempty"`
-	Requests    float64 `json:"requests,omitempty"`
-	StepRecords float64 `json:"stepRecords,omitempty"`
-	// Final marks the sample written as the process stops.
-	Final bool `json:"final,omitempty"`
-}
-
 func main() {
 	var (
-		clockPath, runKey, ready, samples, metricsAddr, image string
-		workers                                               int
-		r                                                     controllers.Reconciler
+		clockPath, runKey, ready, samplesPath, metricsAddr, image string
+		workers                                                   int
+		r                                                         controllers.Reconciler
 	)
 	flag.StringVar(&clockPath, "clock", "", "the simulated clock's file (simclock)")
 	flag.StringVar(&runKey, "run-key", "", "the run key, hex")
 	flag.StringVar(&ready, "ready", "", "file written once the caches have synced")
-	flag.StringVar(&samples, "samples", "", "file the heap and counter samples are appended to")
+	flag.StringVar(&samplesPath, "samples", "", "file the heap and counter samples are appended to")
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "metrics endpoint (plain HTTP); 0: none")
 	flag.StringVar(&image, "runner-image", "storagebench-runner:soak", "client image")
 	flag.IntVar(&workers, "workers", controllers.DefaultWorkers, "max concurrent reconciles")
@@ -83,13 +66,13 @@ func main() {
 	zo.BindFlags(flag.CommandLine)
 	flag.Parse()
 	logf.SetLogger(zap.New(zap.UseFlagOptions(&zo), zap.WriteTo(os.Stderr)))
-	if err := run(clockPath, runKey, ready, samples, metricsAddr, image, workers, r); err != nil {
+	if err := run(clockPath, runKey, ready, samplesPath, metricsAddr, image, workers, r); err != nil {
 		fmt.Fprintln(os.Stderr, "manager:", err)
 		os.Exit(1)
 	}
 }
 
-func run(clockPath, runKey, ready, samples, metricsAddr, image string, workers int, r controllers.Reconciler) error {
+func run(clockPath, runKey, ready, samplesPath, metricsAddr, image string, workers int, r controllers.Reconciler) error {
 	clock, err := simclock.Open(clockPath)
 	if err != nil {
 		return err
@@ -118,7 +101,7 @@ func run(clockPath, runKey, ready, samples, metricsAddr, image string, workers i
 	if err != nil {
 		return err
 	}
-	out, err := os.OpenFile(samples, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	out, err := os.OpenFile(samplesPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
@@ -153,7 +136,7 @@ func sample(ctx context.Context, clock *simclock.Reader, enc *json.Encoder) {
 	hour := clock.Now().Truncate(time.Hour)
 	write := func(counters, final bool) {
 		metrics.Read(ms)
-		s := Sample{Build: build, PID: os.Getpid(), Real: time.Now().UnixMilli(), Sim: clock.Now().UnixMilli(),
+		s := samples.Sample{Build: build, PID: os.Getpid(), Real: time.Now().UnixMilli(), Sim: clock.Now().UnixMilli(),
 			Live: ms[0].Value.Uint64(), Heap: ms[1].Value.Uint64(), Counters: counters, Final: final}
 		if counters {
 			s.Requests = requests()
