@@ -188,8 +188,9 @@ func notComparable(base *v1alpha1.StorageBenchmark, fp, what string) *verdict {
 
 // previousRuns finds the newest successful runs of b's schedule scheduled
 // before b (regression.baseline.previousRun.runs of them): benchmarks the
-// same schedule created (signed), of the same workload, clients and load.
-// None, with a reason in rec, when there is none.
+// same schedule created (signed), of the same workload, clients and load,
+// not judged Regressed unless no other is kept. None, with a reason in
+// rec, when there is none.
 func (r *Reconciler) previousRuns(ctx context.Context, b *v1alpha1.StorageBenchmark, fp string, rec *regressionRecord) ([][]analysis.StepSamples, error) {
 	ref := metav1.GetControllerOfNoCopy(b)
 	if ref == nil || !isScheduleRef(ref) || r.runKey().provenanceOf(b, ref.UID) != signed {
@@ -217,22 +218,18 @@ func (r *Reconciler) previousRuns(ctx context.Context, b *v1alpha1.StorageBenchm
 	if want <= 0 {
 		want = 5 // the API's default
 	}
+	var incomparable *verdict
+	picked := pickBaselineRuns(done, want, func(x *v1alpha1.StorageBenchmark) bool {
+		why := notComparable(x, fp, "StorageBenchmark/"+x.Name)
+		if why != nil && incomparable == nil {
+			incomparable = why // a run of an earlier template: not part of this baseline
+		}
+		return why == nil
+	})
 	var runs [][]analysis.StepSamples
 	var names []string
-	var incomparable *verdict
-	for _, x := range done {
-		if len(runs) == want {
-			break
-		}
-		what := "StorageBenchmark/" + x.Name
-		if why := notComparable(x, fp, what); why != nil {
-			// A run of an earlier template: not part of this baseline.
-			if incomparable == nil {
-				incomparable = why
-			}
-			continue
-		}
-		run, err := r.benchmarkBaseline(ctx, x, what, rec)
+	for _, x := range picked {
+		run, err := r.benchmarkBaseline(ctx, x, "StorageBenchmark/"+x.Name, rec)
 		if err != nil {
 			return nil, err
 		}
@@ -251,6 +248,30 @@ func (r *Reconciler) previousRuns(ctx context.Context, b *v1alpha1.StorageBenchm
 		rec.none(ReasonNoBaseline, "StorageBenchmarkSchedule/%s keeps no successful run scheduled before this one", ref.Name)
 	}
 	return runs, nil
+}
+
+// pickBaselineRuns takes up to want of a schedule's earlier complete runs
+// (newest first) that comparable accepts, as previousRun's baseline. Runs
+// judged Regressed are left out while any other is kept: a regression that
+// stays is reported run after run, not absorbed into the baseline by its
+// own first run. Once every kept one is a regressed run
+// (successfulRunsHistoryLimit runs later), the new level is the baseline.
+func pickBaselineRuns(done []*v1alpha1.StorageBenchmark, want int, comparable func(*v1alpha1.StorageBenchmark) bool) []*v1alpha1.StorageBenchmark {
+	var picked []*v1alpha1.StorageBenchmark
+	for _, regressed := range []bool{false, true} {
+		for _, x := range done {
+			if len(picked) == want {
+				break
+			}
+			if meta.IsStatusConditionTrue(x.Status.Conditions, v1alpha1.ConditionRegressed) == regressed && comparable(x) {
+				picked = append(picked, x)
+			}
+		}
+		if len(picked) > 0 {
+			break
+		}
+	}
+	return picked
 }
 
 // benchmarkBaseline reads a completed, comparable benchmark's steps as

@@ -185,3 +185,49 @@ func TestSetRegression(t *testing.T) {
 		})
 	}
 }
+
+// previousRun's baseline leaves regressed runs out while others are kept,
+// and takes them once nothing else is: a regression that stays keeps being
+// reported until the schedule's history holds only the new level.
+func TestPickBaselineRuns(t *testing.T) {
+	run := func(name string, regressed bool) *v1alpha1.StorageBenchmark {
+		b := newBench(func(b *v1alpha1.StorageBenchmark) { b.Name = name })
+		status := metav1.ConditionFalse
+		if regressed {
+			status = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionRegressed, Status: status, Reason: "x"})
+		return b
+	}
+	old := newBench(func(b *v1alpha1.StorageBenchmark) { b.Name = "before-verdicts" }) // no Regressed condition
+	all := func(*v1alpha1.StorageBenchmark) bool { return true }
+	for _, c := range []struct {
+		name       string
+		done       []*v1alpha1.StorageBenchmark // newest first
+		want       int
+		comparable func(*v1alpha1.StorageBenchmark) bool
+		picked     []string
+	}{
+		{"the newest, up to want", []*v1alpha1.StorageBenchmark{run("u5", false), run("u4", false), run("u3", false)}, 2, all, []string{"u5", "u4"}},
+		{"a regressed run is skipped, an older one taken instead",
+			[]*v1alpha1.StorageBenchmark{run("r2", true), run("r1", true), run("u3", false), run("u2", false), run("u1", false)}, 2, all, []string{"u3", "u2"}},
+		{"fewer than want rather than a regressed run", []*v1alpha1.StorageBenchmark{run("r1", true), run("u1", false)}, 5, all, []string{"u1"}},
+		{"only regressed runs kept: the new level", []*v1alpha1.StorageBenchmark{run("r3", true), run("r2", true), run("r1", true)}, 2, all, []string{"r3", "r2"}},
+		{"a run without a verdict counts as not regressed", []*v1alpha1.StorageBenchmark{run("r1", true), old}, 5, all, []string{"before-verdicts"}},
+		{"an incomparable run is never taken", []*v1alpha1.StorageBenchmark{run("u2", false), run("u1", false), run("r1", true)}, 5,
+			func(b *v1alpha1.StorageBenchmark) bool { return b.Name != "u2" }, []string{"u1"}},
+		{"regressed runs when the others are incomparable", []*v1alpha1.StorageBenchmark{run("r1", true), run("u1", false)}, 5,
+			func(b *v1alpha1.StorageBenchmark) bool { return b.Name != "u1" }, []string{"r1"}},
+		{"none", nil, 5, all, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			for _, b := range pickBaselineRuns(c.done, c.want, c.comparable) {
+				got = append(got, b.Name)
+			}
+			if strings.Join(got, ",") != strings.Join(c.picked, ",") {
+				t.Errorf("picked %v, want %v", got, c.picked)
+			}
+		})
+	}
+}

@@ -784,7 +784,8 @@ type RegressionSpec struct {
 type RegressionBaseline struct {
 	// previousRun is the newest successful runs of the same
 	// StorageBenchmarkSchedule scheduled before this one: for a schedule's
-	// template. A benchmark no schedule created has no previous run.
+	// template. Runs judged Regressed are left out while the schedule keeps
+	// any other. A benchmark no schedule created has no previous run.
 	// +optional
 	PreviousRun *PreviousRunBaseline `json:"previousRun,omitempty"`
 

@@ -34,10 +34,14 @@ func figures(iops, p99 []float64) [][]StepSamples {
 //   - IOPS 1000, 1100, 1210 (logs equally spaced by d = ln 1.1: m = ln 1100,
 //     s = d) and y = 1100/1.21, two steps of d below: t = −2d/(d·√(4/3)) = −√3;
 //     T₂'s CDF is ½(1 + t/√(t² + 2)), so p = ½(1 − √3/√5) = 0.112701665.
-//   - p99 1, 2, 4 ms (s = ln 2) and y = 8 ms: t = +√3, the same p upwards;
-//     y = 16 ms: t = 3/√(4/3) = 2.598076, p = ½(1 − t/√(t² + 2)) = 0.060845.
+//   - p99 1, 2, 4 ms (s = ln 2) and y = 8 ms: the null hypothesis is a rise
+//     of no more than the 25 % minimum effect, so t = (2 ln 2 − ln 1.25)/
+//     (ln 2·√(4/3)) = 1.453253 and p = ½(1 − t/√(t² + 2)) = 0.141666;
+//     y = 16 ms: t = 2.319278, p = 0.073104.
 //   - k = 5: IOPS 1000, 1020, 980, 1010, 990 (geometric mean 999.90,
 //     s = 0.0158135) and y = 900: t = −6.07642, p = P(T₄ ≤ t) = 0.00185318.
+//     p99 1, 1.1, 0.9, 1.05, 0.95 ms and y = 2 ms: t = 5.438227,
+//     p = 0.00277477; y = 1.5 ms, 50 % above, only t = 2.127258, p = 0.0503.
 //   - identical baseline figures: s = 0 is floored at 0.005, so a 15 % drop
 //     from 1000 ×3 gives t = ln 0.85/(0.005·√(4/3)) = −28.1491 and
 //     p = 0.000629825 — small, not zero.
@@ -54,30 +58,35 @@ func TestCompareWithRunsHandComputed(t *testing.T) {
 		changeIOPS, change float64 // changes, IOPS and p99
 	}{
 		{name: "k 3, √3 standard errors each way", iops: []float64{1000, 1100, 1210}, p99: []float64{ms, 2 * ms, 4 * ms},
-			curIOPS: 1100 / 1.21, curP99: 8 * ms, pIOPS: 0.112701665379258311, pP99: 0.112701665379258311,
+			curIOPS: 1100 / 1.21, curP99: 8 * ms, pIOPS: 0.112701665379258311, pP99: 0.141666338524150424,
 			baseIOPS: 1100, baseP99: 2 * ms, changeIOPS: 1/1.21 - 1, change: 3},
 		{name: "k 3, p99 eightfold the geometric mean: not significant", iops: []float64{1000, 1100, 1210}, p99: []float64{ms, 2 * ms, 4 * ms},
-			curIOPS: 1100, curP99: 16 * ms, pIOPS: 0.5, pP99: 0.0608449671731600693,
+			curIOPS: 1100, curP99: 16 * ms, pIOPS: 0.5, pP99: 0.0731035054781748608,
 			baseIOPS: 1100, baseP99: 2 * ms, changeIOPS: 0, change: 7},
-		// Holm: 2·0.00185 = 0.0037, then max(0.0037, 0.00467) = 0.00467;
+		// Holm: 2·0.00185 = 0.0037, then max(0.0037, 0.00277) = 0.0037;
 		// both below 0.01, but IOPS fell 9.99 % from the geometric mean,
-		// below the 10 % minimum, and p99 rose 50.4 %.
+		// below the 10 % minimum, and p99 rose 100.5 %.
 		{name: "k 5: the minimum effect is measured from the geometric mean",
 			iops: []float64{1000, 1020, 980, 1010, 990}, p99: []float64{ms, 1.1 * ms, 0.9 * ms, 1.05 * ms, 0.95 * ms},
-			curIOPS: 900, curP99: 1.5 * ms, pIOPS: 0.00185318241995857407, pP99: 0.00466995617698388061,
+			curIOPS: 900, curP99: 2 * ms, pIOPS: 0.00185318241995857407, pP99: 0.00277477127502012859,
 			baseIOPS: 999.899987997199212, baseP99: 997492.455939812935, regP99: true,
-			changeIOPS: 900/999.899987997199212 - 1, change: 1.5*ms/997492.455939812935 - 1},
+			changeIOPS: 900/999.899987997199212 - 1, change: 2*ms/997492.455939812935 - 1},
+		{name: "k 5: a p99 50 % up is not significantly beyond the 25 % minimum",
+			iops: []float64{1000, 1020, 980, 1010, 990}, p99: []float64{ms, 1.1 * ms, 0.9 * ms, 1.05 * ms, 0.95 * ms},
+			curIOPS: 999.899987997199212, curP99: 1.5 * ms, pIOPS: 0.5, pP99: 0.0502587637133387858,
+			baseIOPS: 999.899987997199212, baseP99: 997492.455939812935,
+			changeIOPS: 0, change: 1.5*ms/997492.455939812935 - 1},
 		{name: "identical baseline figures: the floor", iops: []float64{1000, 1000, 1000}, p99: []float64{ms, ms, ms},
-			curIOPS: 850, curP99: ms, pIOPS: 0.000629824647128204482, pP99: 0.5,
+			curIOPS: 850, curP99: ms, pIOPS: 0.000629824647128204482, pP99: 0.999665616964206008,
 			baseIOPS: 1000, baseP99: ms, regIOPS: true, changeIOPS: -0.15},
 		// 5 % fewer IOPS than five identical runs: t = −9.36483, p = 0.000362,
 		// certain, yet below the 10 % minimum; with a 4 % minimum, a
 		// regression.
 		{name: "5 % drop, certain, below the minimum effect", iops: flat(1000, 5), p99: flat(ms, 5),
-			curIOPS: 950, curP99: ms, pIOPS: 0.000362083268606072562, pP99: 0.5,
+			curIOPS: 950, curP99: ms, pIOPS: 0.000362083268606072562, pP99: 0.999998915364000004,
 			baseIOPS: 1000, baseP99: ms, changeIOPS: -0.05},
 		{name: "5 % drop with a 4 % minimum", iops: flat(1000, 5), p99: flat(ms, 5), opts: RegressionOptions{MinIOPSDropPercent: 4},
-			curIOPS: 950, curP99: ms, pIOPS: 0.000362083268606072562, pP99: 0.5,
+			curIOPS: 950, curP99: ms, pIOPS: 0.000362083268606072562, pP99: 0.999998915364000004,
 			baseIOPS: 1000, baseP99: ms, regIOPS: true, changeIOPS: -0.05},
 	}
 	near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-9*max(math.Abs(want), 1e-3) }
@@ -401,10 +410,15 @@ var simSteps = []simStep{{1000, 0.5e6}, {2000, 1e6}, {4000, 2e6}, {8000, 8e6}}
 // log-normal 20 %). iopsScale lowers the IOPS (a capped volume), whose
 // steps then saturate (closed-loop).
 func simRun(rng *rand.Rand, sigmaIOPS, sigmaP99, iopsScale float64) []StepSamples {
+	return simRunWith(rng, sigmaIOPS, func(rng *rand.Rand) float64 { return sigmaP99 * rng.NormFloat64() }, iopsScale)
+}
+
+// simRunWith is simRun with each step's p99 run factor exp(p99Log()).
+func simRunWith(rng *rand.Rand, sigmaIOPS float64, p99Log func(*rand.Rand) float64, iopsScale float64) []StepSamples {
 	out := make([]StepSamples, len(simSteps))
 	for i, st := range simSteps {
 		fi := st.iops * iopsScale * math.Exp(sigmaIOPS*rng.NormFloat64())
-		fp := st.p99Ns * math.Exp(sigmaP99*rng.NormFloat64())
+		fp := st.p99Ns * math.Exp(p99Log(rng))
 		s := StepSamples{Planned: i, Index: i, Offered: st.iops, ClosedLoop: iopsScale < 1, IOPS: make([]float64, 30), P99Ns: make([]float64, 30)}
 		for j := range 30 {
 			s.IOPS[j] = fi * (1 + 0.02*rng.NormFloat64())
@@ -474,6 +488,52 @@ func TestCompareWithRunsMonteCarlo(t *testing.T) {
 		}
 		if k == 5 && rate(found) < 0.95 {
 			t.Errorf("k = 5: a 15 %% lower IOPS cap found in %v of comparisons, want at least 0.95", rate(found))
+		}
+	}
+}
+
+// TestCompareWithRunsHeavyTails: tail latency on real storage does not
+// move between runs as a log-normal factor would. On this machine's loop
+// devices, of ten reruns of an unchanged volume one moved a 750-IOPS
+// step's p99 54 % above its five baseline runs', which had stayed close: a
+// heavy tail, which a test of "any rise" took for a regression (p = 0.0087
+// after Holm). The run factor here is 0.15·T₃ on the log scale (most runs
+// within 15 %, a few far out). With p99 tested for a rise beyond its 25 %
+// minimum effect rather than for any rise, at most 1 % of comparisons of
+// unchanged storage are called regressed with k = 3 and k = 5; the same
+// runs tested for any rise (minimum effects all but off), and k = 10, are
+// logged for comparison.
+func TestCompareWithRunsHeavyTails(t *testing.T) {
+	const trials = 4000
+	heavy := func(rng *rand.Rand) float64 {
+		var chi2 float64 // χ² with 3 degrees of freedom
+		for range 3 {
+			z := rng.NormFloat64()
+			chi2 += z * z
+		}
+		return 0.15 * rng.NormFloat64() / math.Sqrt(chi2/3)
+	}
+	tiny := RegressionOptions{MinIOPSDropPercent: 0.001, MinP99RisePercent: 0.001}
+	for _, k := range []int{3, 5, 10} {
+		rng := rand.New(rand.NewPCG(2026, uint64(k)))
+		var fp, anyRise int
+		for range trials {
+			base := make([][]StepSamples, k)
+			for r := range base {
+				base[r] = simRunWith(rng, 0.01, heavy, 1)
+			}
+			cur := simRunWith(rng, 0.01, heavy, 1)
+			if CompareWithRuns(base, cur, RegressionOptions{}).Regressed {
+				fp++
+			}
+			if CompareWithRuns(base, cur, tiny).Regressed {
+				anyRise++
+			}
+		}
+		rate, rateAny := float64(fp)/trials, float64(anyRise)/trials
+		t.Logf("k = %d, heavy-tailed p99: unchanged storage called regressed in %.2f %% (a rise beyond the minimum effect); %.2f %% tested for any change", k, 100*rate, 100*rateAny)
+		if k <= 5 && rate > 0.01 {
+			t.Errorf("k = %d: false-positive rate %v with heavy-tailed p99, want at most 0.01", k, rate)
 		}
 	}
 }
