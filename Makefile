@@ -175,9 +175,10 @@ bench-data: setup-runtime
 	$(GO) run ./hack/benchdata
 
 ## bench-heap: the manager's peak heap, as a separate process against a real
-## kube-apiserver and etcd, with 1,000 clients x 20 steps and with 1,000
-## foreign labelled 1 MiB ConfigMaps present; fails above 512 MiB
-## (test/heap, docs/security.md). About 8 minutes.
+## kube-apiserver and etcd, with 1,000 clients x 20 steps, with 1,000
+## foreign labelled 1 MiB ConfigMaps present, and started among 0, 100 and
+## 400 ended runs; fails above 512 MiB (test/heap, docs/security.md).
+## About 12 minutes.
 bench-heap: k8s-binaries
 	$(GO) test -run '^$$' -bench ManagerHeap -benchtime 1x -timeout 30m ./test/heap/
 

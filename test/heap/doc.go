@@ -1,14 +1,19 @@
 // Package heap measures the storagebench manager on a real kube-apiserver
 // and etcd (envtest, from `make k8s-binaries`): its cost per step at 10,
 // 100 and 1,000 clients (BenchmarkManagerPerStep, in make bench), and its
-// peak heap in two cases that must each stay under 512 MiB:
+// peak heap in cases that must each stay under 512 MiB:
 //
 //   - 1000clients: one StorageBenchmark of 1,000 PerClient clients × 20 rate
 //     steps of the minimum step duration, run to completion;
 //   - 1000foreignConfigMaps: 1,000 ConfigMaps of 1 MB that are not the
 //     operator's but carry its labels (managed-by, benchmark, role=client)
 //     exist in the namespace before the manager starts; then a benchmark of
-//     3 clients × 3 steps runs to completion there.
+//     3 clients × 3 steps runs to completion there;
+//   - ended runs (BenchmarkManagerHeapEnded): the manager started afresh
+//     among 0, 100 and 400 ended runs, copies of one real run of 3 clients
+//     × 10 steps (the benchmark with its status, its plan and step
+//     ConfigMaps): what each ended run costs, beside what its step records
+//     would; the copies must come out untouched and no step record held.
 //
 // Nothing is mocked on the API side. Only the kubelet and the storage are
 // absent: the benchmark binds each claim itself (a PersistentVolume

@@ -11,7 +11,6 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/controllers"
+	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/internal/testenv"
 )
 
@@ -75,34 +75,10 @@ func BenchmarkManagerHeap(b *testing.B) {
 // step from the moment every client was ready to Complete.
 func run(b *testing.B, s scenario) managerCost {
 	b.StopTimer()
-	dir := b.TempDir()
-	cfg, kubeconfig := startControlPlane(b, dir)
-	k8s, err := client.New(cfg, client.Options{Scheme: controllers.Scheme()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	// The runners' client: no client-side rate limit, as each real runner
-	// has its own.
-	runnerCfg := rest.CopyConfig(cfg)
-	runnerCfg.QPS = -1
-	cs, err := kubernetes.NewForConfig(runnerCfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	result, err := realResult()
-	if err != nil {
-		b.Fatal(err)
-	}
+	t := newBed(b)
+	dir, kubeconfig, k8s, cs, result := t.dir, t.kubeconfig, t.k8s, t.cs, t.result
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	for _, o := range []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
-		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: class}, Provisioner: provisioner},
-	} {
-		if err := k8s.Create(ctx, o); err != nil {
-			b.Fatal(err)
-		}
-	}
 	if s.foreign > 0 {
 		began := time.Now()
 		if err := foreignConfigMaps(ctx, k8s, namespace, benchName, s.foreign, foreignSize, 4); err != nil {
@@ -125,50 +101,30 @@ func run(b *testing.B, s scenario) managerCost {
 	errs := make(chan error, 2)
 	go func() { errs <- bindClaims(ctx, k8s, namespace) }()
 	go func() { errs <- runners(ctx, k8s, cs, namespace, benchName, s.clients, result) }()
-	deadline := time.After(s.bound)
 	var ready time.Duration // until every client was ready
 	// With perStep, the manager's counters when the first step and when
 	// the last but one were recorded: the steps between are the steady
 	// state, without the first order's or the run's end.
 	var atFirst, atLastButOne managerCost
 	recorded := 0
-	for done := false; !done; {
-		select {
-		case err := <-errs:
-			if err != nil {
-				b.Fatalf("%v; the manager's log:\n%s", err, mgr.tail())
+	waitComplete(ctx, b, k8s, bench, s.bound, mgr, errs, func() {
+		if ready == 0 && bench.Status.ClientsReady == int32(s.clients) {
+			ready = time.Since(began)
+		}
+		if n := len(bench.Status.Steps); s.perStep && n != recorded {
+			recorded = n
+			var err error
+			switch n {
+			case 1:
+				atFirst, err = scrape(metricsAddr)
+			case s.steps - 1:
+				atLastButOne, err = scrape(metricsAddr)
 			}
-		case <-mgr.done:
-			b.Fatalf("the manager exited: %v; its log:\n%s", mgr.err, mgr.tail())
-		case <-deadline:
-			b.Fatalf("the benchmark did not complete within %s (progress %q, %d/%d clients ready); the manager's log:\n%s",
-				s.bound, bench.Status.Progress, bench.Status.ClientsReady, s.clients, mgr.tail())
-		case <-time.After(time.Second):
-			if err := k8s.Get(ctx, client.ObjectKeyFromObject(bench), bench); err != nil {
+			if err != nil {
 				b.Fatal(err)
 			}
-			if c := meta.FindStatusCondition(bench.Status.Conditions, v1alpha1.ConditionFailed); c != nil && c.Status == metav1.ConditionTrue {
-				b.Fatalf("the benchmark failed: %s: %s; the manager's log:\n%s", c.Reason, c.Message, mgr.tail())
-			}
-			if ready == 0 && bench.Status.ClientsReady == int32(s.clients) {
-				ready = time.Since(began)
-			}
-			if n := len(bench.Status.Steps); s.perStep && n != recorded {
-				recorded = n
-				var err error
-				switch n {
-				case 1:
-					atFirst, err = scrape(metricsAddr)
-				case s.steps - 1:
-					atLastButOne, err = scrape(metricsAddr)
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-			done = meta.IsStatusConditionTrue(bench.Status.Conditions, v1alpha1.ConditionComplete)
 		}
-	}
+	})
 	took := time.Since(began)
 	var cost managerCost
 	if s.perStep {
@@ -193,6 +149,47 @@ func run(b *testing.B, s scenario) managerCost {
 		b.Fatalf("the manager's peak heap %d MiB is not under %d MiB", p.heap>>20, heapLimit>>20)
 	}
 	return cost
+}
+
+// bed is a control plane for one case, with its namespace and class.
+type bed struct {
+	dir        string
+	kubeconfig string // the manager's
+	k8s        client.Client
+	cs         kubernetes.Interface // the runners'
+	result     results.ClientStep   // what the runners report
+}
+
+// newBed starts a control plane in a temporary directory and creates the
+// namespace and the storage class.
+func newBed(b *testing.B) *bed {
+	b.Helper()
+	t := &bed{dir: b.TempDir()}
+	var cfg *rest.Config
+	cfg, t.kubeconfig = startControlPlane(b, t.dir)
+	var err error
+	if t.k8s, err = client.New(cfg, client.Options{Scheme: controllers.Scheme()}); err != nil {
+		b.Fatal(err)
+	}
+	// The runners' client: no client-side rate limit, as each real runner
+	// has its own.
+	runnerCfg := rest.CopyConfig(cfg)
+	runnerCfg.QPS = -1
+	if t.cs, err = kubernetes.NewForConfig(runnerCfg); err != nil {
+		b.Fatal(err)
+	}
+	if t.result, err = realResult(); err != nil {
+		b.Fatal(err)
+	}
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: class}, Provisioner: provisioner},
+	} {
+		if err := t.k8s.Create(context.Background(), o); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return t
 }
 
 // startControlPlane starts etcd (with room for 1 GiB of ConfigMaps) and

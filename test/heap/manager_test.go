@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,6 +28,9 @@ import (
 const (
 	envManager = "STORAGEBENCH_HEAP_MANAGER"
 	envMetrics = "STORAGEBENCH_HEAP_METRICS"
+	// envProfile, when set, is where the manager writes its heap profile
+	// when it stops (go tool pprof).
+	envProfile = "STORAGEBENCH_HEAP_PROFILE"
 )
 
 func TestMain(m *testing.M) {
@@ -39,6 +44,7 @@ func TestMain(m *testing.M) {
 type peaks struct {
 	heap uint64 // /memory/classes/heap/objects:bytes: live and unswept objects
 	live uint64 // /gc/heap/live:bytes: live objects at the last GC
+	last uint64 // the live heap when the manager stopped, after a collection
 }
 
 // managerMain is the manager subprocess: the operator's manager, as
@@ -68,7 +74,7 @@ func managerMain() int {
 	err = mgr.Start(ctx)
 	stop()
 	p := <-sampled
-	fmt.Printf("peak heap=%d live=%d\n", p.heap, p.live)
+	fmt.Printf("peak heap=%d live=%d last=%d\n", p.heap, p.live, p.last)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -95,6 +101,17 @@ func sample(ctx context.Context) peaks {
 		}
 		select {
 		case <-ctx.Done():
+			// The live heap now, after a collection, and its profile
+			// when asked for.
+			runtime.GC()
+			metrics.Read(s)
+			p.last = s[1].Value.Uint64()
+			if path := os.Getenv(envProfile); path != "" {
+				if f, err := os.Create(path); err == nil {
+					_ = pprof.WriteHeapProfile(f)
+					_ = f.Close()
+				}
+			}
 			return p
 		case <-tick.C:
 		}
@@ -152,7 +169,7 @@ func (m *manager) stop(b *testing.B) peaks {
 	}
 	lines := strings.Split(strings.TrimSpace(m.stdout.String()), "\n")
 	var p peaks
-	if _, err := fmt.Sscanf(lines[len(lines)-1], "peak heap=%d live=%d", &p.heap, &p.live); err != nil {
+	if _, err := fmt.Sscanf(lines[len(lines)-1], "peak heap=%d live=%d last=%d", &p.heap, &p.live, &p.last); err != nil {
 		b.Fatalf("the manager's peaks: %v in %q", err, m.stdout.String())
 	}
 	return p

@@ -97,17 +97,7 @@ func freeLoopbackAddr(b *testing.B) string {
 
 // scrape reads the manager's counters from its metrics endpoint.
 func scrape(addr string) (managerCost, error) {
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return managerCost{}, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		return managerCost{}, fmt.Errorf("GET /metrics: %s: %s", resp.Status, body)
-	}
-	var parser expfmt.TextParser
-	families, err := parser.TextToMetricFamilies(resp.Body)
+	families, err := metricFamilies(addr)
 	if err != nil {
 		return managerCost{}, err
 	}
@@ -155,4 +145,32 @@ func scrape(addr string) (managerCost, error) {
 		}
 	}
 	return c, nil
+}
+
+// metricFamilies reads the manager's metrics endpoint.
+func metricFamilies(addr string) (map[string]*dto.MetricFamily, error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		return nil, fmt.Errorf("GET /metrics: %s: %s", resp.Status, body)
+	}
+	var parser expfmt.TextParser
+	return parser.TextToMetricFamilies(resp.Body)
+}
+
+// gauge reads the value of the manager's gauge name (unlabelled).
+func gauge(addr, name string) (float64, error) {
+	families, err := metricFamilies(addr)
+	if err != nil {
+		return 0, err
+	}
+	f, ok := families[name]
+	if !ok || len(f.GetMetric()) != 1 {
+		return 0, fmt.Errorf("the manager's metrics have no single %s", name)
+	}
+	return f.GetMetric()[0].GetGauge().GetValue(), nil
 }
