@@ -744,8 +744,10 @@ type MiBpsAtLatency struct {
 // differ (a one-sided prediction test of the run's figure among the
 // baseline runs', Holm-adjusted over all the run's tests). A test
 // regresses when its adjusted p-value is below significance and the change
-// is at least the minimum effect, in the worse direction. With fewer than
-// 3 baseline runs p99 is not judged and IOPS are judged by their
+// is at least the minimum effect, in the worse direction. p99 is tested
+// for a rise beyond its minimum effect, its run-to-run spread taken as at
+// least 0.25 on the log scale: only gross p99 changes regress. With fewer
+// than 3 baseline runs p99 is not judged and IOPS are judged by their
 // per-second samples (docs/schedules.md).
 type RegressionSpec struct {
 	// baseline is the run to compare with.
