@@ -10,8 +10,8 @@
 //     exist in the namespace before the manager starts; then a benchmark of
 //     3 clients × 3 steps runs to completion there;
 //   - ended runs (BenchmarkManagerHeapEnded): the manager started afresh
-//     among 0, 100 and 400 ended runs, copies of one real run of 3 clients
-//     × 10 steps (the benchmark with its status, its plan and step
+//     among one real ended run of 3 clients × 10 steps and 0, 100 and 400
+//     copies of it (the benchmark with its status, its plan and step
 //     ConfigMaps): what each ended run costs, beside what its step records
 //     would; the copies must come out untouched and no step record held.
 //

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,12 +33,16 @@ var endedLevels = []int{0, 100, 400}
 // fake runners of BenchmarkManagerHeap) is completed first; then copies of
 // it are made (the benchmark with its status, its plan and its step
 // ConfigMaps, each controlled by its copy), and the manager is started
-// afresh among 0, 100 and 400 of them. It reports its peak live heap at
-// each level (live-MiB-N), what each ended run added (KiB-per-ended-run)
-// (from the live heap once the manager settled) and, beside it, the step records' data one run holds, which the manager
-// would keep if it read them (record-KiB-per-run). The copies must come
-// out of each start untouched (an ended run's status is final: not
-// rebuilt) and the manager must hold no step record
+// afresh among the original and 0, 100 and 400 copies. It reports, at
+// each level, its live heap after a collection once it settled
+// (settled-MiB-N: its storagebenchmark controller has nothing queued and
+// reconciled every run) and its peak live heap (live-MiB-N, which this
+// benchmark's own scrapes of the metrics endpoint, every second, drive);
+// what each copy added to the settled heap (KiB-per-ended-run); and,
+// beside it, the step records' data one run holds, which the manager would
+// keep if it read them (record-KiB-per-run). The copies (benchmarks and
+// ConfigMaps) must come out of each start untouched (an ended run's status
+// is final: not rebuilt) and the manager must hold no step record
 // (storagebench_manager_step_records 0).
 func BenchmarkManagerHeapEnded(b *testing.B) {
 	logf.SetLogger(logr.Discard())
@@ -90,18 +95,21 @@ func endedRuns(b *testing.B) {
 		copyRuns(ctx, b, t.k8s, ref, cms, made, n)
 		made = n
 		before := versions(ctx, b, t.k8s)
+		if len(before) != n*(len(cms)+1) {
+			b.Fatalf("%d copied objects, want %d runs of %d", len(before), n, len(cms)+1)
+		}
 		addr := freeLoopbackAddr(b)
 		mgr := startManager(b, t.kubeconfig, filepath.Join(t.dir, fmt.Sprintf("manager-%d.log", n)), addr)
 		records := settle(b, addr, n+1, mgr)
+		settled[i] = float64(mgr.settled(b)) / (1 << 20)
 		p := mgr.stop(b)
 		if after := versions(ctx, b, t.k8s); !sameVersions(before, after) {
-			b.Fatalf("with %d ended runs the manager wrote to ended benchmarks: %s", n, changed(before, after))
+			b.Fatalf("with %d ended runs the manager wrote to the copies: %s", n, changed(before, after))
 		}
 		if records != 0 {
 			b.Fatalf("with %d ended runs the manager holds %v step records, want none", n, records)
 		}
 		live[i] = float64(p.live) / (1 << 20)
-		settled[i] = float64(p.last) / (1 << 20)
 		b.ReportMetric(live[i], fmt.Sprintf("live-MiB-%d", n))
 		b.ReportMetric(settled[i], fmt.Sprintf("settled-MiB-%d", n))
 		if p.heap >= heapLimit {
@@ -113,7 +121,7 @@ func endedRuns(b *testing.B) {
 	b.ReportMetric(per, "KiB-per-ended-run")
 	b.ReportMetric(float64(recordBytes)/1024, "record-KiB-per-run")
 	var tab strings.Builder
-	fmt.Fprintf(&tab, "\n| ended runs at start | peak live heap MiB (metrics scraped every second) | live heap once settled MiB |\n|---|---|---|\n")
+	fmt.Fprintf(&tab, "\n| copies of the ended run at start | peak live heap MiB (metrics scraped every second) | live heap once settled MiB |\n|---|---|---|\n")
 	for i, n := range endedLevels {
 		fmt.Fprintf(&tab, "| %d | %.1f | %.1f |\n", n, live[i], settled[i])
 	}
@@ -236,17 +244,27 @@ func copyRun(ctx context.Context, k8s client.Client, ref *v1alpha1.StorageBenchm
 	return nil
 }
 
-// versions are the ended copies' resourceVersions by name.
+// versions are the copies' resourceVersions (benchmarks, plan and step
+// ConfigMaps) by kind and name.
 func versions(ctx context.Context, b *testing.B, k8s client.Client) map[string]string {
 	b.Helper()
-	var l v1alpha1.StorageBenchmarkList
-	if err := k8s.List(ctx, &l, client.InNamespace(namespace)); err != nil {
+	var benches v1alpha1.StorageBenchmarkList
+	var cms corev1.ConfigMapList
+	if err := k8s.List(ctx, &benches, client.InNamespace(namespace)); err != nil {
+		b.Fatal(err)
+	}
+	if err := k8s.List(ctx, &cms, client.InNamespace(namespace)); err != nil {
 		b.Fatal(err)
 	}
 	out := map[string]string{}
-	for _, x := range l.Items {
+	for _, x := range benches.Items {
 		if strings.HasPrefix(x.Name, "ended-") {
-			out[x.Name] = x.ResourceVersion
+			out["StorageBenchmark/"+x.Name] = x.ResourceVersion
+		}
+	}
+	for _, x := range cms.Items {
+		if strings.HasPrefix(x.Name, "ended-") {
+			out["ConfigMap/"+x.Name] = x.ResourceVersion
 		}
 	}
 	return out
@@ -268,8 +286,10 @@ func changed(a, z map[string]string) string {
 	return strings.Join(out, ", ")
 }
 
-// settle waits until the manager has reconciled at least n times and then
-// nothing for 5 s, and returns the step records it holds then.
+// settle waits until the manager's storagebenchmark controller has
+// reconciled successfully at least n times, has nothing queued and has not
+// changed its count for 5 s, and returns the step records the manager
+// holds then. A reconcile error fails it.
 func settle(b *testing.B, addr string, n int, mgr *manager) float64 {
 	b.Helper()
 	deadline := time.Now().Add(5 * time.Minute)
@@ -280,15 +300,30 @@ func settle(b *testing.B, addr string, n int, mgr *manager) float64 {
 			b.Fatalf("the manager exited: %v; its log:\n%s", mgr.err, mgr.tail())
 		case <-time.After(time.Second):
 		}
-		c, err := scrape(addr)
+		families, err := metricFamilies(addr)
 		if err != nil {
 			continue // not serving yet
 		}
-		if c.reconciles != last {
-			last, quietSince = c.reconciles, time.Now()
+		value := func(name string, labels map[string]string) float64 {
+			var v float64
+			for _, m := range families[name].GetMetric() {
+				if hasLabels(m, labels) {
+					v += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+				}
+			}
+			return v
+		}
+		controller := map[string]string{"controller": "storagebenchmark"}
+		if e := value("controller_runtime_reconcile_errors_total", controller); e > 0 {
+			b.Fatalf("the manager failed %v reconciles among ended runs; its log:\n%s", e, mgr.tail())
+		}
+		done := value("controller_runtime_reconcile_total", map[string]string{"controller": "storagebenchmark", "result": "success"})
+		queued := value("workqueue_depth", map[string]string{"name": "storagebenchmark"})
+		if done != last || queued > 0 {
+			last, quietSince = done, time.Now()
 			continue
 		}
-		if c.reconciles >= float64(n) && time.Since(quietSince) >= 5*time.Second {
+		if done >= float64(n) && time.Since(quietSince) >= 5*time.Second {
 			records, err := gauge(addr, "storagebench_manager_step_records")
 			if err != nil {
 				b.Fatal(err)
@@ -296,6 +331,17 @@ func settle(b *testing.B, addr string, n int, mgr *manager) float64 {
 			return records
 		}
 	}
-	b.Fatalf("the manager did not settle within 5 minutes (%v reconciles, want at least %d); its log:\n%s", last, n, mgr.tail())
+	b.Fatalf("the manager did not settle within 5 minutes (%v successful reconciles, want at least %d); its log:\n%s", last, n, mgr.tail())
 	return 0
+}
+
+// hasLabels reports whether m carries every label of want.
+func hasLabels(m *dto.Metric, want map[string]string) bool {
+	found := 0
+	for _, l := range m.GetLabel() {
+		if v, ok := want[l.GetName()]; ok && v == l.GetValue() {
+			found++
+		}
+	}
+	return found == len(want)
 }

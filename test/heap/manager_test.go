@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -29,8 +30,11 @@ const (
 	envManager = "STORAGEBENCH_HEAP_MANAGER"
 	envMetrics = "STORAGEBENCH_HEAP_METRICS"
 	// envProfile, when set, is where the manager writes its heap profile
-	// when it stops (go tool pprof).
+	// with each settled reading (go tool pprof).
 	envProfile = "STORAGEBENCH_HEAP_PROFILE"
+	// envSettled is where the manager writes its live heap after a
+	// collection, in bytes, each time it gets SIGUSR1 (manager.settled).
+	envSettled = "STORAGEBENCH_HEAP_SETTLED"
 )
 
 func TestMain(m *testing.M) {
@@ -44,7 +48,6 @@ func TestMain(m *testing.M) {
 type peaks struct {
 	heap uint64 // /memory/classes/heap/objects:bytes: live and unswept objects
 	live uint64 // /gc/heap/live:bytes: live objects at the last GC
-	last uint64 // the live heap when the manager stopped, after a collection
 }
 
 // managerMain is the manager subprocess: the operator's manager, as
@@ -71,10 +74,11 @@ func managerMain() int {
 	defer stop()
 	sampled := make(chan peaks)
 	go func() { sampled <- sample(ctx) }()
+	go reportSettled(ctx, os.Getenv(envSettled))
 	err = mgr.Start(ctx)
 	stop()
 	p := <-sampled
-	fmt.Printf("peak heap=%d live=%d last=%d\n", p.heap, p.live, p.last)
+	fmt.Printf("peak heap=%d live=%d\n", p.heap, p.live)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -101,19 +105,37 @@ func sample(ctx context.Context) peaks {
 		}
 		select {
 		case <-ctx.Done():
-			// The live heap now, after a collection, and its profile
-			// when asked for.
+			return p
+		case <-tick.C:
+		}
+	}
+}
+
+// reportSettled writes the live heap after a collection to path (and the
+// heap profile to $STORAGEBENCH_HEAP_PROFILE, when set) at each SIGUSR1,
+// while the manager runs, until ctx ends.
+func reportSettled(ctx context.Context, path string) {
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	defer signal.Stop(usr1)
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-usr1:
 			runtime.GC()
 			metrics.Read(s)
-			p.last = s[1].Value.Uint64()
-			if path := os.Getenv(envProfile); path != "" {
-				if f, err := os.Create(path); err == nil {
+			if profile := os.Getenv(envProfile); profile != "" {
+				if f, err := os.Create(profile); err == nil {
 					_ = pprof.WriteHeapProfile(f)
 					_ = f.Close()
 				}
 			}
-			return p
-		case <-tick.C:
+			tmp := path + ".tmp"
+			if err := os.WriteFile(tmp, []byte(strconv.FormatUint(s[0].Value.Uint64(), 10)), 0o600); err == nil {
+				_ = os.Rename(tmp, path)
+			}
 		}
 	}
 }
@@ -125,6 +147,29 @@ type manager struct {
 	log    string
 	done   chan struct{} // closed when the process exited
 	err    error         // its exit, once done
+	// settledPath is where it writes its live heap on SIGUSR1.
+	settledPath string
+}
+
+// settled asks the running manager for its live heap after a collection
+// and returns it, in bytes.
+func (m *manager) settled(b *testing.B) uint64 {
+	b.Helper()
+	_ = os.Remove(m.settledPath)
+	if err := m.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+		b.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if data, err := os.ReadFile(m.settledPath); err == nil {
+			v, err := strconv.ParseUint(string(data), 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return v
+		}
+	}
+	b.Fatalf("the manager did not report its live heap within a minute of SIGUSR1; its log:\n%s", m.tail())
+	return 0
 }
 
 // startManager re-executes the test binary as the manager, with kubeconfig,
@@ -136,9 +181,9 @@ func startManager(b *testing.B, kubeconfig, log, metricsAddr string) *manager {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m := &manager{log: log, done: make(chan struct{})}
+	m := &manager{log: log, done: make(chan struct{}), settledPath: log + ".settled"}
 	m.cmd = exec.Command(os.Args[0], "-test.run=^$")
-	m.cmd.Env = append(os.Environ(), envManager+"=1", envMetrics+"="+metricsAddr, "KUBECONFIG="+kubeconfig)
+	m.cmd.Env = append(os.Environ(), envManager+"=1", envMetrics+"="+metricsAddr, envSettled+"="+m.settledPath, "KUBECONFIG="+kubeconfig)
 	m.cmd.Stdout, m.cmd.Stderr = &m.stdout, logFile
 	if err := m.cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -169,7 +214,7 @@ func (m *manager) stop(b *testing.B) peaks {
 	}
 	lines := strings.Split(strings.TrimSpace(m.stdout.String()), "\n")
 	var p peaks
-	if _, err := fmt.Sscanf(lines[len(lines)-1], "peak heap=%d live=%d last=%d", &p.heap, &p.live, &p.last); err != nil {
+	if _, err := fmt.Sscanf(lines[len(lines)-1], "peak heap=%d live=%d", &p.heap, &p.live); err != nil {
 		b.Fatalf("the manager's peaks: %v in %q", err, m.stdout.String())
 	}
 	return p
