@@ -48,8 +48,8 @@ package analysis
 // is "p99 rose by no more than the minimum", and t is measured from the
 // baseline's geometric mean raised by it; and its spread is taken as at
 // least 0.25 on the log scale (minRunLogSDP99), whatever the baseline runs
-// show. With five baseline runs that calls a p99 about five times higher
-// Regressed, not 2.6 times: latency ceilings are what SLO objectives are
+// show. With five baseline runs that calls a p99 4.4 to 6 times higher
+// Regressed (one of 2 to 4 tests), not 2.6 times: latency ceilings are what SLO objectives are
 // for (spec.slo); the regression verdict on p99 is for gross changes. IOPS, which moves little between
 // runs, is tested for any drop, and regressed only if the drop is also at
 // least its minimum effect: that keeps the power to find a 15 % lower cap
@@ -87,7 +87,7 @@ const MinBaselineRuns = 3
 const minRunLogSD = 0.005
 
 // minRunLogSDP99 floors the standard deviation of the baseline runs' log
-// p99s: 0.25, a run factor of about ±28 %. A handful of runs cannot show
+// p99s: 0.25, a run factor of about +28 % / −22 %. A handful of runs cannot show
 // how far tail latency moves between runs of unchanged storage, because
 // it moves little most nights and a lot on some: on this machine five
 // baseline runs within 10 % of each other were followed by a run 2.6
