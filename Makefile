@@ -163,7 +163,7 @@ regression-fp: setup
 ## control plane, restarted every simulated day and replaced by a new build
 ## once, with 20 schedules, long benchmarks, a noisy and a hostile tenant
 ## (test/soak); prints the checks and the heap and API-request slopes and
-## writes _work/soak/result.json. About 2.5 hours (3 days took 15
+## writes _work/soak/result.json. About 2 to 2.5 hours (10 days took 39
 ## minutes); make test runs one simulated day of it. Needs root.
 SOAK_DAYS ?= 30
 soak: k8s-binaries

@@ -23,9 +23,10 @@
 // asserts the correctness checks only and prints the figures
 // (_work/soak/short.json, logs in _work/soak/short/). On a 2-core machine
 // shared with other test runs the short test takes about 4–4.5 minutes
-// and a simulated day of the benchmark about 4.5 minutes (30 days: about
-// 2.5 hours): the clock stands still while the system works, and the API
-// server, CPU-bound, sets the pace. SOAK_FACTOR changes the clock's
+// and a simulated day of the benchmark 4 to 5 minutes (10 days took 39
+// minutes, 3 days 15; 30 days: about 2 to 2.5 hours): the clock stands
+// still while the system works, and the API server, CPU-bound, sets the
+// pace. SOAK_FACTOR changes the clock's
 // factor of both. Neither needs root privileges: the harness needs them
 // for its Kubelet (mount namespaces) and for Block volumes (loop devices),
 // and the soak starts no Kubelet and provisions Filesystem volumes only
