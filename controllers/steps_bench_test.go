@@ -31,7 +31,7 @@ func BenchmarkStepRecordKept(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			const n = 200
-			steady := analysis.SteadyOptions{Rounds: analysis.DefaultSteadyRounds, RangePercent: analysis.DefaultSteadyRangePercent, SlopePercent: analysis.DefaultSteadySlopePercent}
+			steady := analysis.SteadyOptions{}.WithDefaults()
 			for range b.N {
 				before := liveHeap()
 				kept := make([]stepRecord, n)

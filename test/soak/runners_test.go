@@ -222,14 +222,13 @@ type stepTimes struct {
 	// createdAt: benchmarks created whose first order no client has yet;
 	// setup: from their creation to the last client's first order.
 	createdAt map[string]time.Time
-	firstAt   map[string]time.Time
 	setup     []time.Duration
 	calls     []timedCall
 }
 
 func newStepTimes() *stepTimes {
 	return &stepTimes{measured: map[string]bool{}, publish: map[string]map[int]time.Time{},
-		order: map[string]map[int]time.Time{}, current: map[string]int{}, createdAt: map[string]time.Time{}, firstAt: map[string]time.Time{}}
+		order: map[string]map[int]time.Time{}, current: map[string]int{}, createdAt: map[string]time.Time{}}
 }
 
 // created records a benchmark's creation (real time).
@@ -239,7 +238,7 @@ func (st *stepTimes) created(ns, name string, at time.Time) {
 	st.createdAt[ns+"/"+name] = at
 }
 
-// setupDone closes a benchmark's setup span once all its clients have
+// firstOrder closes a benchmark's setup span once all its clients have
 // their first order (called as each client gets it).
 func (st *stepTimes) firstOrder(ns, name string, clients, received int, at time.Time) {
 	st.mu.Lock()
