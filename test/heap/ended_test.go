@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -200,14 +199,7 @@ func endedName(i int) string { return fmt.Sprintf("ended-%04d", i) }
 // renamed, relabelled and controlled by it.
 func copyRuns(ctx context.Context, b *testing.B, k8s client.Client, ref *v1alpha1.StorageBenchmark, cms []corev1.ConfigMap, from, to int) {
 	b.Helper()
-	failed := make(chan error, to-from+1)
-	workqueue.ParallelizeUntil(ctx, 8, to-from, func(k int) {
-		if err := copyRun(ctx, k8s, ref, cms, endedName(from+k)); err != nil {
-			failed <- err
-		}
-	})
-	close(failed)
-	if err := <-failed; err != nil {
+	if err := parallel(ctx, 8, to-from, func(k int) error { return copyRun(ctx, k8s, ref, cms, endedName(from+k)) }); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -183,35 +184,27 @@ func bind(ctx context.Context, k8s client.Client, pvc *corev1.PersistentVolumeCl
 // creating them concurrently.
 func foreignConfigMaps(ctx context.Context, k8s client.Client, ns, bench string, n, size, workers int) error {
 	value := strings.Repeat("x", size)
-	names := make(chan int)
-	errs := make(chan error, workers)
-	for range workers {
-		go func() {
-			var err error
-			for i := range names {
-				if err != nil {
-					continue
-				}
-				cm := &corev1.ConfigMap{
-					ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("foreign-%04d", i), Labels: map[string]string{
-						exchange.LabelManagedBy: exchange.ManagedBy,
-						exchange.LabelBenchmark: bench,
-						exchange.LabelRole:      exchange.RoleClient,
-					}},
-					Data: map[string]string{"data": value},
-				}
-				err = k8s.Create(ctx, cm)
-			}
-			errs <- err
-		}()
-	}
-	for i := range n {
-		names <- i
-	}
-	close(names)
+	return parallel(ctx, workers, n, func(i int) error {
+		return k8s.Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("foreign-%04d", i), Labels: map[string]string{
+				exchange.LabelManagedBy: exchange.ManagedBy,
+				exchange.LabelBenchmark: bench,
+				exchange.LabelRole:      exchange.RoleClient,
+			}},
+			Data: map[string]string{"data": value},
+		})
+	})
+}
+
+// parallel runs do(0) … do(n−1) on workers goroutines and returns their
+// errors joined.
+func parallel(ctx context.Context, workers, n int, do func(i int) error) error {
+	errs := make(chan error, n)
+	workqueue.ParallelizeUntil(ctx, workers, n, func(i int) { errs <- do(i) })
+	close(errs)
 	var err error
-	for range workers {
-		err = errors.Join(err, <-errs)
+	for e := range errs {
+		err = errors.Join(err, e)
 	}
 	return err
 }
