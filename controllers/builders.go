@@ -169,7 +169,50 @@ func buildJob(b *v1alpha1.StorageBenchmark, i int, claim string, opts JobOptions
 	podLabels := labels(b, exchange.RoleClient)
 	podLabels[exchange.LabelClient] = strconv.Itoa(i)
 	c := &b.Spec.Clients
+	container := runnerContainer(b, i, opts)
+	security := podSecurity(b)
+	pod := corev1.PodSpec{
+		ServiceAccountName:            exchange.ClientName(b.Name, i),
+		ActiveDeadlineSeconds:         opts.ActiveDeadlineSeconds,
+		RestartPolicy:                 corev1.RestartPolicyNever,
+		TerminationGracePeriodSeconds: ptr.To[int64](30),
+		NodeSelector:                  c.NodeSelector,
+		Tolerations:                   c.Tolerations,
+		SecurityContext:               security,
+		Containers:                    []corev1.Container{container},
+		Volumes: []corev1.Volume{
+			{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}},
+			{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("256Mi"))}}},
+		},
+	}
+	if c.SpreadAcrossNodes {
+		pod.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+			MaxSkew:           1,
+			TopologyKey:       corev1.LabelHostname,
+			WhenUnsatisfiable: corev1.ScheduleAnyway,
+			LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{exchange.LabelBenchmark: b.Name, exchange.LabelRole: exchange.RoleClient}},
+		}}
+	}
+	job := &batchv1.Job{
+		ObjectMeta: objectMeta(b, name, exchange.RoleClient),
+		Spec: batchv1.JobSpec{
+			ActiveDeadlineSeconds: opts.ActiveDeadlineSeconds,
+			BackoffLimit:          ptr.To[int32](0),
+			Completions:           ptr.To[int32](1),
+			Parallelism:           ptr.To[int32](1),
+			Template:              corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels}, Spec: pod},
+		},
+	}
+	job.Labels[exchange.LabelClient] = strconv.Itoa(i)
+	return job
+}
 
+// runnerContainer is client i's runner container: the image and pull
+// policy of the benchmark or the manager's default, the requested
+// resources (a memory limit derived from the workload when none is set),
+// the data volume mounted or attached as a device.
+func runnerContainer(b *v1alpha1.StorageBenchmark, i int, opts JobOptions) corev1.Container {
+	c := &b.Spec.Clients
 	image := opts.Image
 	if c.Image != "" {
 		image = c.Image
@@ -214,6 +257,13 @@ func buildJob(b *v1alpha1.StorageBenchmark, i int, claim string, opts JobOptions
 	} else {
 		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "data", MountPath: exchange.DataMountPath})
 	}
+	return container
+}
+
+// podSecurity is the client pods' security context: the runner's own
+// user, and on the operator's own volumes its group (an existing claim is
+// never re-owned).
+func podSecurity(b *v1alpha1.StorageBenchmark) *corev1.PodSecurityContext {
 	security := &corev1.PodSecurityContext{
 		RunAsNonRoot:        ptr.To(true),
 		RunAsUser:           ptr.To[int64](runnerUID),
@@ -227,38 +277,5 @@ func buildJob(b *v1alpha1.StorageBenchmark, i int, claim string, opts JobOptions
 		// would chown every file on it.
 		security.FSGroup, security.FSGroupChangePolicy = nil, nil
 	}
-	pod := corev1.PodSpec{
-		ServiceAccountName:            exchange.ClientName(b.Name, i),
-		ActiveDeadlineSeconds:         opts.ActiveDeadlineSeconds,
-		RestartPolicy:                 corev1.RestartPolicyNever,
-		TerminationGracePeriodSeconds: ptr.To[int64](30),
-		NodeSelector:                  c.NodeSelector,
-		Tolerations:                   c.Tolerations,
-		SecurityContext:               security,
-		Containers:                    []corev1.Container{container},
-		Volumes: []corev1.Volume{
-			{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}},
-			{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("256Mi"))}}},
-		},
-	}
-	if c.SpreadAcrossNodes {
-		pod.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
-			MaxSkew:           1,
-			TopologyKey:       corev1.LabelHostname,
-			WhenUnsatisfiable: corev1.ScheduleAnyway,
-			LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{exchange.LabelBenchmark: b.Name, exchange.LabelRole: exchange.RoleClient}},
-		}}
-	}
-	job := &batchv1.Job{
-		ObjectMeta: objectMeta(b, name, exchange.RoleClient),
-		Spec: batchv1.JobSpec{
-			ActiveDeadlineSeconds: opts.ActiveDeadlineSeconds,
-			BackoffLimit:          ptr.To[int32](0),
-			Completions:           ptr.To[int32](1),
-			Parallelism:           ptr.To[int32](1),
-			Template:              corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels}, Spec: pod},
-		},
-	}
-	job.Labels[exchange.LabelClient] = strconv.Itoa(i)
-	return job
+	return security
 }

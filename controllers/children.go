@@ -215,74 +215,11 @@ func (r *Reconciler) observe(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 	n := int(b.Spec.Clients.Count)
 	o := &observed{claims: map[string]*corev1.PersistentVolumeClaim{}, clients: make([]*metav1.PartialObjectMetadata, n),
 		jobs: make([]*batchv1.Job, n), pods: map[int][]corev1.Pod{}}
-	for _, name := range claimNames(b) {
-		if _, seen := o.claims[name]; seen {
-			continue
-		}
-		var pvc corev1.PersistentVolumeClaim
-		existing := b.Spec.Storage.ExistingClaim != nil
-		reader := client.Reader(r.Client)
-		if existing {
-			reader = r.APIReader
-		}
-		if err := reader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, &pvc); err != nil {
-			if apierrors.IsNotFound(err) {
-				o.claims[name] = nil
-				continue
-			}
-			return nil, err
-		}
-		if !existing && !ownedBy(&pvc, b) {
-			o.claims[name] = nil
-			continue
-		}
-		o.claims[name] = &pvc
-		if pvc.Status.Phase == corev1.ClaimBound {
-			o.bound++
-			if c, ok := pvc.Status.Capacity[corev1.ResourceStorage]; ok && (o.capacity == nil || c.Cmp(*o.capacity) < 0) {
-				o.capacity = &c
-			}
-		}
-	}
-	sel := client.MatchingLabels{exchange.LabelBenchmark: b.Name, exchange.LabelRole: exchange.RoleClient}
-	cms := &metav1.PartialObjectMetadataList{}
-	cms.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
-	if err := r.metadata().List(ctx, cms, client.InNamespace(b.Namespace), sel); err != nil {
+	if err := r.observeClaims(ctx, b, o); err != nil {
 		return nil, err
 	}
-	for i := range cms.Items {
-		cm := &cms.Items[i]
-		if k := clientIndex(cm, n); k >= 0 && ownedBy(cm, b) && cm.Name == exchange.ClientName(b.Name, k) {
-			o.clients[k] = cm
-		}
-	}
-	var jobs batchv1.JobList
-	if err := r.List(ctx, &jobs, client.InNamespace(b.Namespace), sel); err != nil {
+	if err := r.observeClients(ctx, b, o); err != nil {
 		return nil, err
-	}
-	jobUIDs := map[types.UID]int{}
-	for i := range jobs.Items {
-		j := &jobs.Items[i]
-		if k := clientIndex(j, n); k >= 0 && ownedBy(j, b) && j.Name == exchange.ClientName(b.Name, k) {
-			o.jobs[k] = j
-			jobUIDs[j.UID] = k
-		}
-	}
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(b.Namespace), sel); err != nil {
-		return nil, err
-	}
-	sort.Slice(pods.Items, func(i, j int) bool {
-		return pods.Items[i].CreationTimestamp.Before(&pods.Items[j].CreationTimestamp)
-	})
-	for _, p := range pods.Items {
-		ref := metav1.GetControllerOfNoCopy(&p)
-		if ref == nil {
-			continue
-		}
-		if k, ours := jobUIDs[ref.UID]; ours {
-			o.pods[k] = append(o.pods[k], p)
-		}
 	}
 	if err := r.observeNodes(ctx, o); err != nil {
 		return nil, err
@@ -298,6 +235,89 @@ func (r *Reconciler) observe(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 		return nil, err
 	}
 	return o, nil
+}
+
+// observeClaims reads the run's claims: an existing claim live (it is
+// not the operator's, so not in its cache), its own from the cache, and
+// only those b controls.
+func (r *Reconciler) observeClaims(ctx context.Context, b *v1alpha1.StorageBenchmark, o *observed) error {
+	for _, name := range claimNames(b) {
+		if _, seen := o.claims[name]; seen {
+			continue
+		}
+		var pvc corev1.PersistentVolumeClaim
+		existing := b.Spec.Storage.ExistingClaim != nil
+		reader := client.Reader(r.Client)
+		if existing {
+			reader = r.APIReader
+		}
+		if err := reader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, &pvc); err != nil {
+			if apierrors.IsNotFound(err) {
+				o.claims[name] = nil
+				continue
+			}
+			return err
+		}
+		if !existing && !ownedBy(&pvc, b) {
+			o.claims[name] = nil
+			continue
+		}
+		o.claims[name] = &pvc
+		if pvc.Status.Phase == corev1.ClaimBound {
+			o.bound++
+			if c, ok := pvc.Status.Capacity[corev1.ResourceStorage]; ok && (o.capacity == nil || c.Cmp(*o.capacity) < 0) {
+				o.capacity = &c
+			}
+		}
+	}
+	return nil
+}
+
+// observeClients reads each client's ConfigMap (metadata), Job and pods,
+// in creation order, keeping those b controls under the client's name.
+func (r *Reconciler) observeClients(ctx context.Context, b *v1alpha1.StorageBenchmark, o *observed) error {
+	n := len(o.clients)
+	sel := client.MatchingLabels{exchange.LabelBenchmark: b.Name, exchange.LabelRole: exchange.RoleClient}
+	cms := &metav1.PartialObjectMetadataList{}
+	cms.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
+	if err := r.metadata().List(ctx, cms, client.InNamespace(b.Namespace), sel); err != nil {
+		return err
+	}
+	for i := range cms.Items {
+		cm := &cms.Items[i]
+		if k := clientIndex(cm, n); k >= 0 && ownedBy(cm, b) && cm.Name == exchange.ClientName(b.Name, k) {
+			o.clients[k] = cm
+		}
+	}
+	var jobs batchv1.JobList
+	if err := r.List(ctx, &jobs, client.InNamespace(b.Namespace), sel); err != nil {
+		return err
+	}
+	jobUIDs := map[types.UID]int{}
+	for i := range jobs.Items {
+		j := &jobs.Items[i]
+		if k := clientIndex(j, n); k >= 0 && ownedBy(j, b) && j.Name == exchange.ClientName(b.Name, k) {
+			o.jobs[k] = j
+			jobUIDs[j.UID] = k
+		}
+	}
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(b.Namespace), sel); err != nil {
+		return err
+	}
+	sort.Slice(pods.Items, func(i, j int) bool {
+		return pods.Items[i].CreationTimestamp.Before(&pods.Items[j].CreationTimestamp)
+	})
+	for _, p := range pods.Items {
+		ref := metav1.GetControllerOfNoCopy(&p)
+		if ref == nil {
+			continue
+		}
+		if k, ours := jobUIDs[ref.UID]; ours {
+			o.pods[k] = append(o.pods[k], p)
+		}
+	}
+	return nil
 }
 
 // clientIndex reads the client label; -1 when absent or out of range.

@@ -44,22 +44,49 @@ type timeouts struct {
 // verdict is a reason to end the run: a condition reason and its message.
 type verdict struct{ reason, message string }
 
+// decision is what one pass does with a running benchmark, decided from
+// what was observed and the clock alone: end the run (end), or take the
+// protocol's next move (act), saying so in status when it is a wait
+// (reason, progress), and look again after retry at the latest.
+type decision struct {
+	end      *verdict
+	act      action
+	reason   string
+	progress string
+	retry    time.Duration
+}
+
+// decide is the run's one decision per pass: a reason to end it
+// (failureOf, or an order the records do not lead to), else the lockstep
+// protocol's next move (nextAction).
+func decide(b *v1alpha1.StorageBenchmark, obs *observed, t timeouts, now time.Time, readyError func(int) string) decision {
+	v, retry := failureOf(b, obs, t, now, readyError)
+	if v != nil {
+		return decision{end: v}
+	}
+	act, err := nextAction(obs)
+	if err != nil {
+		return decision{end: &verdict{ReasonExchangeLost, err.Error()}}
+	}
+	d := decision{act: act, retry: retry}
+	switch act {
+	case actPrepare:
+		d.reason, d.progress = ReasonPreparing, fmt.Sprintf("%d/%d claims bound, %d/%d clients ready",
+			obs.bound, len(obs.claims), readyCount(obs), len(obs.clients))
+	case actWait:
+		d.reason, d.progress = ReasonRunning, fmt.Sprintf("step %d/%d running", obs.order.Index+1, b.Status.StepsPlanned)
+	}
+	return d
+}
+
 // failureOf checks what was observed for a reason to end the run, and
 // otherwise says when the next deadline falls (for a timed re-check).
 // readyError says why client i could not prepare (read on demand).
 func failureOf(b *v1alpha1.StorageBenchmark, obs *observed, t timeouts, now time.Time, readyError func(int) string) (*verdict, time.Duration) {
-	var retry time.Duration
 	created := began(b, obs.plan)
-	bindDeadline := created.Add(t.claimBind)
-	for _, name := range slices.Sorted(maps.Keys(obs.claims)) {
-		if pvc := obs.claims[name]; pvc != nil && pvc.Status.Phase == corev1.ClaimBound {
-			continue
-		}
-		if now.After(bindDeadline) {
-			return &verdict{ReasonClaimNotBound, fmt.Sprintf("claim %s is not bound %s after the benchmark was created (StorageClass %s): check the provisioner and the claim's events",
-				name, t.claimBind, ptr.Deref(b.Spec.Storage.StorageClassName, "default"))}, 0
-		}
-		retry = bindDeadline.Sub(now)
+	v, retry := claimFailure(b, obs, created.Add(t.claimBind), t.claimBind, now)
+	if v != nil {
+		return v, 0
 	}
 	for i, cm := range obs.clients {
 		if cm != nil && exchange.ReadinessOf(cm) == exchange.ReadyError {
@@ -72,20 +99,8 @@ func failureOf(b *v1alpha1.StorageBenchmark, obs *observed, t timeouts, now time
 	if v := stepFailure(obs.steps); v != nil {
 		return v, 0
 	}
-	order, ordered := obs.order, obs.ordered
-	for i, job := range obs.jobs {
-		if job == nil {
-			continue
-		}
-		if c := jobConditionOf(job, batchv1.JobFailed); c != nil && c.Reason == batchv1.JobReasonDeadlineExceeded {
-			return managerAbsent(i, obs), 0
-		}
-		if jobCondition(job, batchv1.JobFailed) || jobCondition(job, batchv1.JobFailureTarget) {
-			return clientGone(i, obs, "failed"), 0
-		}
-		if jobCondition(job, batchv1.JobComplete) && (!ordered || !order.Done) {
-			return clientGone(i, obs, "exited before the run ended"), 0
-		}
+	if v := jobFailure(obs); v != nil {
+		return v, 0
 	}
 	if v := nodeLost(obs); v != nil {
 		return v, 0
@@ -101,7 +116,8 @@ func failureOf(b *v1alpha1.StorageBenchmark, obs *observed, t timeouts, now time
 	// Results that are all in are collected however late the manager is;
 	// only missing ones are judged, and only a resultGrace after both the
 	// step's end and this manager's start.
-	if ordered && !order.Done && order.Index == len(obs.steps) && resultsFor(obs, order.Index) < len(obs.clients) {
+	order := obs.order
+	if obs.ordered && !order.Done && order.Index == len(obs.steps) && resultsFor(obs, order.Index) < len(obs.clients) {
 		deadline := later(order.End(), t.since).Add(t.resultGrace)
 		if now.After(deadline) {
 			return &verdict{ReasonStepTimedOut, fmt.Sprintf("step %d: %d of %d clients did not report a result by %s", order.Index+1,
@@ -110,6 +126,43 @@ func failureOf(b *v1alpha1.StorageBenchmark, obs *observed, t timeouts, now time
 		retry = minPositive(retry, deadline.Sub(now))
 	}
 	return nil, retry
+}
+
+// claimFailure ends the run on a claim still unbound after the bind
+// deadline; before it, it says how long until the deadline.
+func claimFailure(b *v1alpha1.StorageBenchmark, obs *observed, deadline time.Time, bind time.Duration, now time.Time) (*verdict, time.Duration) {
+	var retry time.Duration
+	for _, name := range slices.Sorted(maps.Keys(obs.claims)) {
+		if pvc := obs.claims[name]; pvc != nil && pvc.Status.Phase == corev1.ClaimBound {
+			continue
+		}
+		if now.After(deadline) {
+			return &verdict{ReasonClaimNotBound, fmt.Sprintf("claim %s is not bound %s after the benchmark was created (StorageClass %s): check the provisioner and the claim's events",
+				name, bind, ptr.Deref(b.Spec.Storage.StorageClassName, "default"))}, 0
+		}
+		retry = deadline.Sub(now)
+	}
+	return nil, retry
+}
+
+// jobFailure ends the run on a client Job that ended: at its deadline
+// (the manager was away), failed, or complete before the run ended.
+func jobFailure(obs *observed) *verdict {
+	for i, job := range obs.jobs {
+		if job == nil {
+			continue
+		}
+		if c := jobConditionOf(job, batchv1.JobFailed); c != nil && c.Reason == batchv1.JobReasonDeadlineExceeded {
+			return managerAbsent(i, obs)
+		}
+		if jobCondition(job, batchv1.JobFailed) || jobCondition(job, batchv1.JobFailureTarget) {
+			return clientGone(i, obs, "failed")
+		}
+		if jobCondition(job, batchv1.JobComplete) && (!obs.ordered || !obs.order.Done) {
+			return clientGone(i, obs, "exited before the run ended")
+		}
+	}
+	return nil
 }
 
 // stepFailure ends the run on a recorded step that a client failed or

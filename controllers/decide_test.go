@@ -293,6 +293,52 @@ func TestNextAction(t *testing.T) {
 	}
 }
 
+// TestDecide: one decision per pass, from the failure checks and the
+// protocol's move: an ending wins over any move, a wait says so in status,
+// and a step whose results are all in is recorded and the next ordered in
+// the same pass (actCollect, which advance follows with the order).
+func TestDecide(t *testing.T) {
+	start := t0.Add(time.Minute)
+	b := newBench(func(b *v1alpha1.StorageBenchmark) {
+		b.CreationTimestamp = metav1.Time{Time: t0}
+		b.Status.StepsPlanned = 3
+	})
+	tests := []struct {
+		name     string
+		obs      *observed
+		now      time.Time
+		end      string
+		act      action
+		progress string
+	}{
+		{name: "a client preparing", obs: observedRun(func(o *observed) { o.clients[1] = clientCM(false, -1) }), now: start,
+			act: actPrepare, progress: "1/1 claims bound, 1/2 clients ready"},
+		{name: "step 1 running", obs: observedRun(ordered(0, start), func(o *observed) { o.clients[0] = clientCM(true, 0) }), now: start,
+			act: actWait, progress: "step 1/3 running"},
+		{name: "step 1's results all in: record it, then order", obs: observedRun(ordered(0, start), allResults(0)), now: start, act: actCollect},
+		{name: "step 1 recorded: order step 2", obs: observedRun(ordered(0, start), allResults(0), recorded(1)), now: start, act: actOrder},
+		{name: "an ending wins over the move", obs: observedRun(ordered(0, start), allResults(0), jobWith(1, batchv1.JobFailed)), now: start,
+			end: ReasonClientLost},
+		{name: "an order the records do not lead to", obs: observedRun(ordered(3, start), recorded(1)), now: start, end: ReasonExchangeLost},
+		{name: "a step's results late past the grace", obs: observedRun(ordered(0, start)), now: start.Add(time.Hour), end: ReasonStepTimedOut},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := decide(b, tt.obs, testTimeouts, tt.now, func(int) string { return "" })
+			switch {
+			case tt.end != "":
+				if d.end == nil || d.end.reason != tt.end {
+					t.Fatalf("decide ended with %+v, want reason %s", d.end, tt.end)
+				}
+			case d.end != nil:
+				t.Fatalf("decide ended the run: %+v", d.end)
+			case d.act != tt.act || d.progress != tt.progress:
+				t.Fatalf("decide = act %v, progress %q; want act %v, progress %q", d.act, d.progress, tt.act, tt.progress)
+			}
+		})
+	}
+}
+
 func TestEndingOf(t *testing.T) {
 	end := t0.Add(time.Hour)
 	complete := func(b *v1alpha1.StorageBenchmark) { setComplete(b, end, "all 3 steps completed") }

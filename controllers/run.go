@@ -25,129 +25,148 @@ import (
 	"github.com/storagebench/storagebench/internal/results"
 )
 
-// reconcile runs one pass of named phases over a benchmark; every phase
-// that ends the run goes through fail (or endOn), the single failure exit.
-// What a run has done is read from its children every time and status is
-// written from that (project): the plan ConfigMap's order says which step
-// runs and whether, and how, the run ended; each step ConfigMap records a
-// finished step. A run that ends here is only marked so: what follows
-// from its end (the final order of a failed run, suspending clients,
-// cleanup) runs in finish once the API server holds the ended status.
+// reconcile runs one pass over a benchmark: observe its children, decide
+// with the core's rules, apply. The run is over once its status or its
+// plan ConfigMap's final order says so (runState); an ended run only
+// has its record kept current and what follows from its end carried out
+// (finish). A running one is admitted, its children created and observed,
+// and moved on (advance). Every phase that ends the run goes through fail
+// (or endOn), the single failure exit, which only marks the status: finish
+// follows once the API server holds it.
 func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark) (ctrl.Result, error) {
 	now := r.now()
 	b.Status.ObservedGeneration = b.Generation
-	d, err := desiredOf(b)
-	if err != nil {
-		if finished(b) {
-			return r.finish(ctx, b, now)
-		}
-		return fail(b, now, ReasonInvalidSpec, err.Error())
-	}
-	// 1. Has the run ended? The final order says so; before the plan
-	// exists (or before finish writes it), only status can.
-	plan, final, ended, err := r.final(ctx, b)
-	var garbled *garbledOrderError
-	if errors.As(err, &garbled) && !finished(b) {
-		return fail(b, now, ReasonExchangeLost, err.Error())
-	}
-	if err != nil && garbled == nil {
+	d, specErr := desiredOf(b)
+	st, err := r.runState(ctx, b)
+	switch {
+	case err != nil:
 		return ctrl.Result{}, err
+	case specErr != nil && st.finished, st.finished && !st.ended:
+		return r.finish(ctx, b, now) // the end is in status alone: write it out
+	case specErr != nil:
+		return fail(b, now, ReasonInvalidSpec, specErr.Error())
+	case st.ended:
+		return r.reconcileEnded(ctx, b, &d, st, now)
+	case st.garbled != nil:
+		return fail(b, now, ReasonExchangeLost, st.garbled.Error())
 	}
-	if finished(b) && !ended {
-		return r.finish(ctx, b, now)
+	return r.reconcileRunning(ctx, b, &d, now)
+}
+
+// runState is whether, and where, the run is over: status says so once a
+// phase ended it (finished), the plan ConfigMap's final order once finish
+// wrote it out (ended). An order that cannot be read (garbled) ends a run
+// that status does not already call over.
+type runState struct {
+	plan     *metav1.PartialObjectMetadata
+	final    protocol.StepOrder
+	finished bool
+	ended    bool
+	garbled  *garbledOrderError
+}
+
+func (r *Reconciler) runState(ctx context.Context, b *v1alpha1.StorageBenchmark) (runState, error) {
+	st := runState{finished: finished(b)}
+	var err error
+	st.plan, st.final, st.ended, err = r.final(ctx, b)
+	if errors.As(err, &st.garbled) {
+		return st, nil
 	}
-	memo := r.steps
-	if ended {
-		// An ended run's records are never remembered, and its status,
-		// once it says how the run ended, is not rebuilt: a manager with
-		// a long history costs what its running benchmarks cost.
-		r.steps.forget(client.ObjectKeyFromObject(b))
-		memo = nil
-		current, err := r.endedStatusCurrent(ctx, b, plan, final, d.StepsPlanned)
+	return st, err
+}
+
+// reconcileEnded keeps an ended run's record: its status, once it says how
+// the run ended, is not rebuilt, and its step records are neither read nor
+// remembered (a manager with a long history costs what its running
+// benchmarks cost); a status that was wiped, or written before the run
+// ended, is rebuilt from the children. What follows from the end runs in
+// finish.
+func (r *Reconciler) reconcileEnded(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired, st runState, now time.Time) (ctrl.Result, error) {
+	r.steps.forget(client.ObjectKeyFromObject(b))
+	current, err := r.endedStatusCurrent(ctx, b, st.plan, st.final, d.StepsPlanned)
+	if err != nil || current {
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if current {
-			return r.finish(ctx, b, now)
-		}
+		return r.finish(ctx, b, now)
 	}
-	// 2. Admit and create: what the run needs, once it may start.
-	var sc *storagev1.StorageClass
-	if !ended {
-		if sc, err = r.admit(ctx, b, &d); err != nil {
-			return endOn(b, now, err)
-		}
-		if err := r.ensureChildren(ctx, b, &d); err != nil {
-			return endOn(b, now, err)
-		}
+	obs, err := r.observe(ctx, b, d.StepsPlanned, nil)
+	if err == nil {
+		err = project(b, d, obs)
 	}
-	// 3. Observe the children and project them into status.
-	obs, err := r.observe(ctx, b, d.StepsPlanned, memo)
+	if err == nil && b.Status.Storage == nil { // rebuilt: describe what is left
+		sc, _, _ := r.storageClass(ctx, b, 0)
+		err = r.observeStorage(ctx, b, sc, obs, 0)
+	}
+	if err != nil { // the record of an ended run stays as it is
+		return ctrl.Result{}, err
+	}
+	return r.finish(ctx, b, now)
+}
+
+// reconcileRunning admits a running benchmark and creates what it needs,
+// observes its children into status, and moves the run on.
+func (r *Reconciler) reconcileRunning(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired, now time.Time) (ctrl.Result, error) {
+	sc, err := r.admit(ctx, b, d)
+	if err == nil {
+		err = r.ensureChildren(ctx, b, d)
+	}
+	var obs *observed
+	if err == nil {
+		obs, err = r.observe(ctx, b, d.StepsPlanned, r.steps)
+	}
 	if err != nil {
-		if ended { // the record of an ended run stays as it is
-			return ctrl.Result{}, err
-		}
 		return endOn(b, now, err)
 	}
 	wasReady := b.Status.ClientsReady
-	if err := project(b, &d, obs); err != nil {
+	if err := project(b, d, obs); err != nil {
 		return ctrl.Result{}, err
-	}
-	if ended {
-		if b.Status.Storage == nil { // rebuilt: describe what is left
-			sc, _, _ = r.storageClass(ctx, b, 0)
-			if err := r.observeStorage(ctx, b, sc, obs, 0); err != nil {
-				return ctrl.Result{}, err
-			}
-		}
-		return r.finish(ctx, b, now)
 	}
 	if err := r.observeStorage(ctx, b, sc, obs, wasReady); err != nil {
 		return endOn(b, now, err)
 	}
-	// 4. Decide: a reason to end the run, else the protocol's next move.
+	return r.advance(ctx, b, d, obs, now)
+}
+
+// advance carries out the run's decision (decide): a step whose results
+// are all in is recorded and the next one ordered in the same pass, one
+// pass per step boundary.
+func (r *Reconciler) advance(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired, obs *observed, now time.Time) (ctrl.Result, error) {
 	t := r.timeouts()
-	v, retry := failureOf(b, obs, t, now, func(i int) string { return r.readyError(ctx, b, i) })
-	if v != nil {
-		return fail(b, now, v.reason, v.message)
+	dec := decide(b, obs, t, now, func(i int) string { return r.readyError(ctx, b, i) })
+	switch {
+	case dec.end != nil:
+		return fail(b, now, dec.end.reason, dec.end.message)
+	case dec.act == actEnded: // the final order came after the run's state was read
+		return ctrl.Result{}, nil // project marked it: finish follows the status write
+	case dec.progress != "":
+		setProgressing(b, dec.reason, dec.progress)
+		return ctrl.Result{RequeueAfter: dec.retry}, nil
 	}
-	act, err := nextAction(obs)
-	if err != nil {
-		return fail(b, now, ReasonExchangeLost, err.Error())
-	}
-	switch act {
-	case actPrepare:
-		setProgressing(b, ReasonPreparing, fmt.Sprintf("%d/%d claims bound, %d/%d clients ready",
-			obs.bound, len(obs.claims), b.Status.ClientsReady, len(obs.clients)))
-	case actWait:
-		setProgressing(b, ReasonRunning, fmt.Sprintf("step %d/%d running", obs.order.Index+1, b.Status.StepsPlanned))
-	case actCollect:
+	if dec.act == actCollect {
 		if err := r.collect(ctx, b, obs); err != nil {
 			return endOn(b, now, err)
 		}
-		if err := project(b, &d, obs); err != nil {
-			return ctrl.Result{}, err
-		}
-		if v := stepFailure(obs.steps); v != nil {
-			return fail(b, now, v.reason, v.message)
-		}
-		setProgressing(b, ReasonRunning, fmt.Sprintf("step %d/%d recorded", obs.order.Index+1, b.Status.StepsPlanned))
-	case actOrder:
-		next, err := r.orderNext(ctx, b, &d, obs, t, now)
-		if err != nil {
+	}
+	var next *protocol.StepOrder
+	v := stepFailure(obs.steps) // the failed step is recorded, never ordered on from
+	if v == nil {
+		var err error
+		if next, err = r.orderNext(ctx, b, d, obs, t, now); err != nil {
 			return endOn(b, now, err)
 		}
-		if err := project(b, &d, obs); err != nil {
-			return ctrl.Result{}, err
-		}
-		if !next.Done {
-			setProgressing(b, ReasonRunning, fmt.Sprintf("step %d/%d starts at %s", next.Index+1, b.Status.StepsPlanned, next.StartAt.UTC().Format(time.RFC3339)))
-		}
+	}
+	if err := project(b, d, obs); err != nil {
+		return ctrl.Result{}, err
+	}
+	if v != nil {
+		return fail(b, now, v.reason, v.message)
 	}
 	if finished(b) {
 		return ctrl.Result{}, nil // finish follows the status write
 	}
-	return ctrl.Result{RequeueAfter: retry}, nil
+	setProgressing(b, ReasonRunning, fmt.Sprintf("step %d/%d starts at %s", next.Index+1, b.Status.StepsPlanned, next.StartAt.UTC().Format(time.RFC3339)))
+	return ctrl.Result{RequeueAfter: dec.retry}, nil
 }
 
 // final returns the plan ConfigMap's final order, and whether there is

@@ -168,24 +168,52 @@ func (r *ScheduleReconciler) reconcile(ctx context.Context, s *v1alpha1.StorageB
 			s.Status.PendingScheduleTime = stamp(due.Time)
 		}
 	}
+	return announceNext(s, sched, due.Next, last, now), nil
+}
+
+// announceNext says in s's status when the schedule runs next (after the
+// last run, should the clock have gone back) and whether a due run waits,
+// and wakes the controller then.
+func announceNext(s *v1alpha1.StorageBenchmarkSchedule, sched *schedule.Schedule, next, last, now time.Time) ctrl.Result {
 	s.Status.NextScheduleTime = nil
 	msg := "no scheduled time within five years"
-	if !due.Next.After(last) {
-		due.Next = sched.Next(last) // the clock went back: the next time is after the last run
+	if !next.After(last) {
+		next = sched.Next(last) // the clock went back: the next time is after the last run
 	}
-	if !due.Next.IsZero() {
-		s.Status.NextScheduleTime = stamp(due.Next)
-		msg = "next run at " + due.Next.UTC().Format(time.RFC3339)
+	if !next.IsZero() {
+		s.Status.NextScheduleTime = stamp(next)
+		msg = "next run at " + next.UTC().Format(time.RFC3339)
 	}
 	if p := s.Status.PendingScheduleTime; p != nil {
 		msg = "the run for " + p.UTC().Format(time.RFC3339) + " is due and waits (its events say why); " + msg
 	}
 	setScheduleCondition(s, true, ReasonScheduled, msg)
-	if due.Next.IsZero() {
-		return ctrl.Result{}, nil
+	if next.IsZero() {
+		return ctrl.Result{}
 	}
 	// Wake at the next time (a little after: the clock may round down).
-	return ctrl.Result{RequeueAfter: due.Next.Sub(now) + 100*time.Millisecond}, nil
+	return ctrl.Result{RequeueAfter: next.Sub(now) + 100*time.Millisecond}
+}
+
+// runFor is the schedule's run for the scheduled time at, from its
+// template, labelled with the schedule and its time, before it is signed.
+func runFor(s *v1alpha1.StorageBenchmarkSchedule, at time.Time) *v1alpha1.StorageBenchmark {
+	b := &v1alpha1.StorageBenchmark{ObjectMeta: metav1.ObjectMeta{
+		Namespace:   s.Namespace,
+		Name:        RunName(s.Name, at),
+		Labels:      maps.Clone(s.Spec.Template.Metadata.Labels),
+		Annotations: maps.Clone(s.Spec.Template.Metadata.Annotations),
+	}, Spec: *s.Spec.Template.Spec.DeepCopy()}
+	if b.Labels == nil {
+		b.Labels = map[string]string{}
+	}
+	if b.Annotations == nil {
+		b.Annotations = map[string]string{}
+	}
+	b.Labels[LabelSchedule] = s.Name
+	b.Annotations[AnnotationScheduledTime] = at.UTC().Format(time.RFC3339)
+	delete(b.Annotations, AnnotationRunSignature)
+	return b
 }
 
 // scheduledRun is a run of the schedule as the controller sees it.
@@ -366,21 +394,7 @@ func (r *ScheduleReconciler) start(ctx context.Context, s *v1alpha1.StorageBench
 	if blocked {
 		return false, nil // woken again when the deleted run is gone
 	}
-	b := &v1alpha1.StorageBenchmark{ObjectMeta: metav1.ObjectMeta{
-		Namespace:   s.Namespace,
-		Name:        RunName(s.Name, at),
-		Labels:      maps.Clone(s.Spec.Template.Metadata.Labels),
-		Annotations: maps.Clone(s.Spec.Template.Metadata.Annotations),
-	}, Spec: *s.Spec.Template.Spec.DeepCopy()}
-	if b.Labels == nil {
-		b.Labels = map[string]string{}
-	}
-	if b.Annotations == nil {
-		b.Annotations = map[string]string{}
-	}
-	b.Labels[LabelSchedule] = s.Name
-	b.Annotations[AnnotationScheduledTime] = at.UTC().Format(time.RFC3339)
-	delete(b.Annotations, AnnotationRunSignature)
+	b := runFor(s, at)
 	r.key().stampToken(b, s.UID)
 	if err := controllerutil.SetControllerReference(s, b, r.Scheme()); err != nil {
 		return false, err

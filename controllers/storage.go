@@ -114,20 +114,12 @@ func (r *Reconciler) describeStorage(ctx context.Context, b *v1alpha1.StorageBen
 			v.BackendUUID, v.InternalName, v.Protocol = trident.AttributesOf(csi.VolumeAttributes)
 		}
 		if v.CSIDriver == trident.Provisioner {
-			tv, found, err := r.tridentVolume(ctx, pv.Name)
+			t, found, err := r.describeTridentVolume(ctx, s, &v)
 			if err != nil {
 				return err
 			}
 			if found {
-				t := trident.VolumeFrom(tv)
 				tvs = append(tvs, t)
-				v.Pool, v.QoSPolicy, v.ServiceLevel = t.Pool, t.QoSPolicy, t.ServiceLevel
-				v.SnapshotReserve, v.TieringPolicy, v.SpaceReserve = t.SnapshotReserve, t.TieringPolicy, t.SpaceReserve
-			}
-			if s.Backend == nil && v.BackendUUID != "" {
-				if s.Backend, err = r.tridentBackend(ctx, v.BackendUUID); err != nil {
-					return err
-				}
 			}
 		}
 		s.Volumes = append(s.Volumes, v)
@@ -144,6 +136,27 @@ func (r *Reconciler) describeStorage(ctx context.Context, b *v1alpha1.StorageBen
 		}
 	}
 	return nil
+}
+
+// describeTridentVolume adds to v what Trident's own volume says of it
+// (pool, QoS, service level, reserves, tiering), and to s its backend once.
+func (r *Reconciler) describeTridentVolume(ctx context.Context, s *v1alpha1.StorageStatus, v *v1alpha1.VolumeStatus) (trident.Volume, bool, error) {
+	tv, found, err := r.tridentVolume(ctx, v.PersistentVolume)
+	if err != nil {
+		return trident.Volume{}, false, err
+	}
+	var t trident.Volume
+	if found {
+		t = trident.VolumeFrom(tv)
+		v.Pool, v.QoSPolicy, v.ServiceLevel = t.Pool, t.QoSPolicy, t.ServiceLevel
+		v.SnapshotReserve, v.TieringPolicy, v.SpaceReserve = t.SnapshotReserve, t.TieringPolicy, t.SpaceReserve
+	}
+	if s.Backend == nil && v.BackendUUID != "" {
+		if s.Backend, err = r.tridentBackend(ctx, v.BackendUUID); err != nil {
+			return trident.Volume{}, false, err
+		}
+	}
+	return t, found, nil
 }
 
 // tridentVolume reads the TridentVolume named after a PV; found is false
