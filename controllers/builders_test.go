@@ -16,6 +16,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/test/build"
 )
 
 const (
@@ -27,34 +28,12 @@ const (
 // newBench is a benchmark as the API server stores it: the CRD's defaults
 // filled in (unit tests see no defaulting), then mods applied.
 func newBench(mods ...func(*v1alpha1.StorageBenchmark)) *v1alpha1.StorageBenchmark {
-	b := &v1alpha1.StorageBenchmark{
-		ObjectMeta: metav1.ObjectMeta{Name: testName, Namespace: testNamespace, Generation: 1},
-		Spec: v1alpha1.StorageBenchmarkSpec{
-			Storage: v1alpha1.StorageSpec{
-				StorageClassName: ptr.To("fast"),
-				Size:             resource.MustParse("10Gi"),
-				VolumeMode:       corev1.PersistentVolumeFilesystem,
-				Sharing:          v1alpha1.SharingPerClient,
-			},
-			Clients: v1alpha1.ClientsSpec{Count: 1, JobsPerClient: 1},
-			Load: v1alpha1.LoadSpec{
-				Rate:         &v1alpha1.RateSteps{Unit: "IOPS", Steps: []int64{1000, 2000, 3000}},
-				StepDuration: metav1.Duration{Duration: time.Minute},
-				RampTime:     &metav1.Duration{Duration: 5 * time.Second},
-			},
-			Analysis: v1alpha1.AnalysisSpec{
-				LatencyTarget: metav1.Duration{Duration: time.Millisecond},
-				TargetLatency: v1alpha1.LatencySelector{Metric: "mean", Operation: "total"},
-				// SaturationPercent as defaulted by the CRD.
-				SaturationPercent: 90,
-			},
-			Cleanup: v1alpha1.CleanupSpec{Volumes: v1alpha1.VolumesDelete},
-		},
-	}
+	opts := []build.Option{build.Class("fast"), build.Size("10Gi"), build.Workload(v1alpha1.WorkloadSpec{}),
+		build.Rates(1000, 2000, 3000), build.Ramp(5 * time.Second), build.Defaulted()}
 	for _, m := range mods {
-		m(b)
+		opts = append(opts, build.With(m))
 	}
-	return b
+	return build.Benchmark(testNamespace, testName, opts...)
 }
 
 func clients(n int32) func(*v1alpha1.StorageBenchmark) {

@@ -14,30 +14,18 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/test/build"
 	"github.com/storagebench/storagebench/test/k8stest"
 )
 
 // small is a small OLTP benchmark on local-path: 2 clients with a volume
 // each, the given rate steps.
 func small(ns, name string, stepDuration time.Duration, rates ...int64) *v1alpha1.StorageBenchmark {
-	return &v1alpha1.StorageBenchmark{
-		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "StorageBenchmark"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1alpha1.StorageBenchmarkSpec{
-			Storage: v1alpha1.StorageSpec{StorageClassName: ptr.To(classPath), Size: resource.MustParse("1Gi"),
-				Sharing: v1alpha1.SharingPerClient},
-			Clients:  v1alpha1.ClientsSpec{Count: 2, JobsPerClient: 1},
-			Workload: v1alpha1.WorkloadSpec{Profile: "oltp", WorkingSetPerClient: ptr.To(resource.MustParse("64Mi"))},
-			Load: v1alpha1.LoadSpec{Rate: &v1alpha1.RateSteps{Steps: rates},
-				StepDuration: metav1.Duration{Duration: stepDuration}, RampTime: &metav1.Duration{Duration: time.Second}},
-		},
-	}
+	return build.Benchmark(ns, name, build.Typed(), build.Class(classPath), build.Clients(2), build.WorkingSet("64Mi"),
+		build.Rates(rates...), build.StepDuration(stepDuration))
 }
 
 var _ = Describe("Admission", func() {

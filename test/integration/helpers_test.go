@@ -12,19 +12,18 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/test/build"
 	"github.com/storagebench/storagebench/test/k8stest"
 )
 
@@ -39,21 +38,8 @@ func newNamespace() string {
 // benchmark is a small OLTP benchmark on the harness' class: 3 clients on
 // one shared volume, 2 rate steps of 5 s; mutate adapts it.
 func benchmark(ns, name string, mutate func(*v1alpha1.StorageBenchmark)) *v1alpha1.StorageBenchmark {
-	b := &v1alpha1.StorageBenchmark{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1alpha1.StorageBenchmarkSpec{
-			Storage: v1alpha1.StorageSpec{StorageClassName: ptr.To(classLocal), Size: resource.MustParse("1Gi"),
-				Sharing: v1alpha1.SharingShared, AccessMode: corev1.ReadWriteMany},
-			Clients:  v1alpha1.ClientsSpec{Count: 3, JobsPerClient: 1},
-			Workload: v1alpha1.WorkloadSpec{Profile: "oltp", WorkingSetPerClient: ptr.To(resource.MustParse("8Mi"))},
-			Load: v1alpha1.LoadSpec{Rate: &v1alpha1.RateSteps{Steps: []int64{150, 300}},
-				StepDuration: metav1.Duration{Duration: 5 * time.Second}, RampTime: &metav1.Duration{Duration: time.Second}},
-		},
-	}
-	if mutate != nil {
-		mutate(b)
-	}
-	return b
+	return build.Benchmark(ns, name, build.Class(classLocal), build.Shared(), build.Clients(3),
+		build.Rates(150, 300), build.StepDuration(5*time.Second), build.With(mutate))
 }
 
 func get(b *v1alpha1.StorageBenchmark) *v1alpha1.StorageBenchmark { return k8stest.Get(k8s, b) }

@@ -18,9 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -28,6 +26,7 @@ import (
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/controllers"
 	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/test/build"
 	"github.com/storagebench/storagebench/test/harness"
 	"github.com/storagebench/storagebench/test/k8stest"
 )
@@ -87,17 +86,8 @@ func newBenchmark(name string, steps []int64, step time.Duration) *v1alpha1.Stor
 	GinkgoHelper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "outage-"}}
 	Expect(k8s.Create(context.Background(), ns)).To(Succeed())
-	b := &v1alpha1.StorageBenchmark{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: name},
-		Spec: v1alpha1.StorageBenchmarkSpec{
-			Storage: v1alpha1.StorageSpec{StorageClassName: ptr.To(class), Size: resource.MustParse("1Gi"),
-				Sharing: v1alpha1.SharingShared, AccessMode: corev1.ReadWriteMany},
-			Clients:  v1alpha1.ClientsSpec{Count: 2, JobsPerClient: 1},
-			Workload: v1alpha1.WorkloadSpec{Profile: "oltp", WorkingSetPerClient: ptr.To(resource.MustParse("8Mi"))},
-			Load: v1alpha1.LoadSpec{Rate: &v1alpha1.RateSteps{Steps: steps},
-				StepDuration: metav1.Duration{Duration: step}, RampTime: &metav1.Duration{Duration: time.Second}},
-		},
-	}
+	b := build.Benchmark(ns.Name, name, build.Class(class), build.Shared(), build.Clients(2),
+		build.Rates(steps...), build.StepDuration(step))
 	Expect(k8s.Create(context.Background(), b)).To(Succeed())
 	return b
 }

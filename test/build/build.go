@@ -1,0 +1,160 @@
+// Package build builds the StorageBenchmarks the tests create: one base
+// spec, a small OLTP run, changed by options applied in order. It imports
+// only the API types, k8s.io/api, k8s.io/apimachinery and k8s.io/utils, so
+// that every test, the controllers package's own included, can use it.
+package build
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+)
+
+// Option changes a benchmark being built.
+type Option func(*v1alpha1.StorageBenchmark)
+
+// Benchmark is the benchmark ns/name: one client with a 1Gi volume of its
+// own, of the cluster's default class, running one fio job of the oltp
+// profile on an 8Mi working set, with a 1 s ramp before each step; no load
+// steps, no step duration. Then opts, in order.
+func Benchmark(ns, name string, opts ...Option) *v1alpha1.StorageBenchmark {
+	b := &v1alpha1.StorageBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.StorageBenchmarkSpec{
+			Storage:  v1alpha1.StorageSpec{Size: resource.MustParse("1Gi"), Sharing: v1alpha1.SharingPerClient},
+			Clients:  v1alpha1.ClientsSpec{Count: 1, JobsPerClient: 1},
+			Workload: v1alpha1.WorkloadSpec{Profile: "oltp", WorkingSetPerClient: ptr.To(resource.MustParse("8Mi"))},
+			Load:     v1alpha1.LoadSpec{RampTime: &metav1.Duration{Duration: time.Second}},
+		},
+	}
+	for _, o := range opts {
+		o(b)
+	}
+	return b
+}
+
+// With applies f (nothing when nil): anything the other options do not say.
+func With(f func(*v1alpha1.StorageBenchmark)) Option {
+	return func(b *v1alpha1.StorageBenchmark) {
+		if f != nil {
+			f(b)
+		}
+	}
+}
+
+// Typed sets apiVersion and kind, as a manifest for kubectl has them.
+func Typed() Option {
+	return func(b *v1alpha1.StorageBenchmark) {
+		b.TypeMeta = metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "StorageBenchmark"}
+	}
+}
+
+// Class is the volumes' storage class.
+func Class(name string) Option {
+	return func(b *v1alpha1.StorageBenchmark) { b.Spec.Storage.StorageClassName = ptr.To(name) }
+}
+
+// Size is each volume's size, such as "10Gi".
+func Size(q string) Option {
+	return func(b *v1alpha1.StorageBenchmark) { b.Spec.Storage.Size = resource.MustParse(q) }
+}
+
+// Shared is one ReadWriteMany volume all clients share.
+func Shared() Option {
+	return func(b *v1alpha1.StorageBenchmark) {
+		b.Spec.Storage.Sharing, b.Spec.Storage.AccessMode = v1alpha1.SharingShared, corev1.ReadWriteMany
+	}
+}
+
+// PerClient is a volume per client, its access mode unset (the operator's
+// choice), as in the base.
+func PerClient() Option {
+	return func(b *v1alpha1.StorageBenchmark) {
+		b.Spec.Storage.Sharing, b.Spec.Storage.AccessMode = v1alpha1.SharingPerClient, ""
+	}
+}
+
+// Clients is the number of clients.
+func Clients(n int32) Option {
+	return func(b *v1alpha1.StorageBenchmark) { b.Spec.Clients.Count = n }
+}
+
+// Workload replaces the workload; Workload(v1alpha1.WorkloadSpec{}) leaves
+// it to the defaults.
+func Workload(w v1alpha1.WorkloadSpec) Option {
+	return func(b *v1alpha1.StorageBenchmark) { b.Spec.Workload = w }
+}
+
+// Profile is the workload profile.
+func Profile(p string) Option {
+	return func(b *v1alpha1.StorageBenchmark) { b.Spec.Workload.Profile = p }
+}
+
+// WorkingSet is each client's working set, such as "64Mi".
+func WorkingSet(q string) Option {
+	return func(b *v1alpha1.StorageBenchmark) {
+		b.Spec.Workload.WorkingSetPerClient = ptr.To(resource.MustParse(q))
+	}
+}
+
+// Rates is a load of rate steps, in the unit the CRD defaults (IOPS).
+func Rates(steps ...int64) Option {
+	return func(b *v1alpha1.StorageBenchmark) { b.Spec.Load.Rate = &v1alpha1.RateSteps{Steps: steps} }
+}
+
+// StepDuration is each step's duration.
+func StepDuration(d time.Duration) Option {
+	return func(b *v1alpha1.StorageBenchmark) { b.Spec.Load.StepDuration = metav1.Duration{Duration: d} }
+}
+
+// Ramp is the ramp before each step.
+func Ramp(d time.Duration) Option {
+	return func(b *v1alpha1.StorageBenchmark) { b.Spec.Load.RampTime = &metav1.Duration{Duration: d} }
+}
+
+// Defaulted makes the benchmark as the API server stores it on create, for
+// unit tests that see no defaulting: generation 1, and the CRD's defaults
+// in the unset fields the controllers' tests rely on (storage size, volume
+// mode and sharing, clients and jobs, the rate unit, step duration and
+// ramp, analysis, cleanup). Precondition, arrivals, repeat and steady state
+// stay unset. Apply it last.
+func Defaulted() Option {
+	return func(b *v1alpha1.StorageBenchmark) {
+		if b.Generation == 0 {
+			b.Generation = 1
+		}
+		s, c, l, a := &b.Spec.Storage, &b.Spec.Clients, &b.Spec.Load, &b.Spec.Analysis
+		if s.Size.IsZero() {
+			s.Size = resource.MustParse("10Gi")
+		}
+		setDefault(&s.VolumeMode, corev1.PersistentVolumeFilesystem)
+		setDefault(&s.Sharing, v1alpha1.SharingPerClient)
+		setDefault(&c.Count, 1)
+		setDefault(&c.JobsPerClient, 1)
+		if l.Rate != nil {
+			setDefault(&l.Rate.Unit, "IOPS")
+		}
+		setDefault(&l.StepDuration, metav1.Duration{Duration: time.Minute})
+		if l.RampTime == nil {
+			l.RampTime = &metav1.Duration{Duration: 5 * time.Second}
+		}
+		setDefault(&a.LatencyTarget, metav1.Duration{Duration: time.Millisecond})
+		setDefault(&a.TargetLatency.Metric, "mean")
+		setDefault(&a.TargetLatency.Operation, "total")
+		setDefault(&a.SaturationPercent, 90)
+		setDefault(&b.Spec.Cleanup.Volumes, v1alpha1.VolumesDelete)
+	}
+}
+
+// setDefault sets *field to def when it holds its zero value.
+func setDefault[T comparable](field *T, def T) {
+	var zero T
+	if *field == zero {
+		*field = def
+	}
+}
