@@ -74,9 +74,14 @@ func decide(b *v1alpha1.StorageBenchmark, obs *observed, t timeouts, now time.Ti
 		d.reason, d.progress = ReasonPreparing, fmt.Sprintf("%d/%d claims bound, %d/%d clients ready",
 			obs.bound, len(obs.claims), readyCount(obs), len(obs.clients))
 	case actWait:
-		d.reason, d.progress = ReasonRunning, fmt.Sprintf("step %d/%d running", obs.order.Index+1, b.Status.StepsPlanned)
+		d.reason, d.progress = ReasonRunning, runningMessage(obs.order.Index, b.Status.StepsPlanned)
 	}
 	return d
+}
+
+// runningMessage says which step runs, from the pass that orders it on.
+func runningMessage(index int, planned int32) string {
+	return fmt.Sprintf("step %d/%d running", index+1, planned)
 }
 
 // failureOf checks what was observed for a reason to end the run, and

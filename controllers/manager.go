@@ -143,6 +143,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 	}
 	r.wait = wait
 	r.steps = &stepMemo{}
+	r.orders = &orderExpectations{}
 	r.since = r.now()
 	if r.Dynamic == nil {
 		if r.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {

@@ -49,6 +49,10 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 		return r.reconcileEnded(ctx, b, &d, st, now)
 	case st.garbled != nil:
 		return fail(b, now, ReasonExchangeLost, st.garbled.Error())
+	case r.orders.behind(b, st.ordered, st.order.Index, st.order.Done, now):
+		// The cache has not seen this manager's last order: the plan
+		// ConfigMap's event wakes the pass that acts on it.
+		return ctrl.Result{RequeueAfter: expectationTimeout}, nil
 	}
 	return r.reconcileRunning(ctx, b, &d, now)
 }
@@ -58,8 +62,11 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 // wrote it out (ended). An order that cannot be read (garbled) ends a run
 // that status does not already call over.
 type runState struct {
-	plan     *metav1.PartialObjectMetadata
-	final    protocol.StepOrder
+	plan *metav1.PartialObjectMetadata
+	// order is the plan ConfigMap's order, if ordered; the final one when
+	// ended.
+	order    protocol.StepOrder
+	ordered  bool
 	finished bool
 	ended    bool
 	garbled  *garbledOrderError
@@ -68,11 +75,17 @@ type runState struct {
 func (r *Reconciler) runState(ctx context.Context, b *v1alpha1.StorageBenchmark) (runState, error) {
 	st := runState{finished: finished(b)}
 	var err error
-	st.plan, st.final, st.ended, err = r.final(ctx, b)
-	if errors.As(err, &st.garbled) {
+	if st.plan, err = r.plan(ctx, b); err != nil || st.plan == nil {
+		return st, err
+	}
+	// An order annotation that cannot be read is invalid data (it ends
+	// the run), never a reason to retry for ever.
+	if st.order, st.ordered, err = orderOf(st.plan); err != nil {
+		st.garbled = &garbledOrderError{name: st.plan.Name, err: err}
 		return st, nil
 	}
-	return st, err
+	st.ended = st.ordered && st.order.Done
+	return st, nil
 }
 
 // reconcileEnded keeps an ended run's record: its status, once it says how
@@ -83,7 +96,8 @@ func (r *Reconciler) runState(ctx context.Context, b *v1alpha1.StorageBenchmark)
 // finish.
 func (r *Reconciler) reconcileEnded(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired, st runState, now time.Time) (ctrl.Result, error) {
 	r.steps.forget(client.ObjectKeyFromObject(b))
-	current, err := r.endedStatusCurrent(ctx, b, st.plan, st.final, d.StepsPlanned)
+	r.orders.forget(client.ObjectKeyFromObject(b))
+	current, err := r.endedStatusCurrent(ctx, b, st.plan, st.order, d.StepsPlanned)
 	if err != nil || current {
 		if err != nil {
 			return ctrl.Result{}, err
@@ -165,23 +179,10 @@ func (r *Reconciler) advance(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 	if finished(b) {
 		return ctrl.Result{}, nil // finish follows the status write
 	}
-	setProgressing(b, ReasonRunning, fmt.Sprintf("step %d/%d starts at %s", next.Index+1, b.Status.StepsPlanned, next.StartAt.UTC().Format(time.RFC3339)))
+	// What the passes that wait for the step's results say too: they write
+	// no status of their own.
+	setProgressing(b, ReasonRunning, runningMessage(next.Index, b.Status.StepsPlanned))
 	return ctrl.Result{RequeueAfter: dec.retry}, nil
-}
-
-// final returns the plan ConfigMap's final order, and whether there is
-// one: the run has ended. An order annotation that cannot be read is
-// invalid data (it ends the run), never a reason to retry for ever.
-func (r *Reconciler) final(ctx context.Context, b *v1alpha1.StorageBenchmark) (*metav1.PartialObjectMetadata, protocol.StepOrder, bool, error) {
-	cm, err := r.plan(ctx, b)
-	if err != nil || cm == nil {
-		return cm, protocol.StepOrder{}, false, err
-	}
-	o, ordered, err := orderOf(cm)
-	if err != nil {
-		return cm, o, false, &garbledOrderError{name: cm.Name, err: err}
-	}
-	return cm, o, ordered && o.Done, nil
 }
 
 // garbledOrderError says the plan ConfigMap's order annotation, which only
@@ -478,6 +479,7 @@ func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark
 	if err := r.writeOrder(ctx, obs.plan, order, ahead, annotations); err != nil {
 		return nil, err
 	}
+	r.orders.wrote(b, order.Index, order.Done, now)
 	obs.order, obs.ordered = order, true
 	return &order, nil
 }

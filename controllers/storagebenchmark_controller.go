@@ -78,6 +78,9 @@ type Reconciler struct {
 	// steps remembers decoded step ConfigMaps (steps.go); without it
 	// (tests without a manager) every reconcile decodes them.
 	steps *stepMemo
+	// orders remembers the orders written until the cache shows them
+	// (expect.go); nil: no waiting for the cache.
+	orders *orderExpectations
 	// workers is ManagerOptions.Workers.
 	workers int
 	// wait turns a duration on the clock (Now) into a real one
@@ -115,6 +118,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Get(ctx, req.NamespacedName, &b); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.steps.forget(req.NamespacedName)
+			r.orders.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
