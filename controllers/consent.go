@@ -28,17 +28,6 @@ const (
 	ConsentBlockOverwrite = "block-overwrite"
 )
 
-// BenchmarkDirectory is where a benchmark writes on an existing
-// Filesystem claim: named after the benchmark and its UID, so two
-// benchmarks, or two runs under one name, never share files.
-func BenchmarkDirectory(b *v1alpha1.StorageBenchmark) string {
-	uid := string(b.UID)
-	if len(uid) > 8 {
-		uid = uid[:8]
-	}
-	return fmt.Sprintf("storagebench-%s-%s", b.Name, uid)
-}
-
 // consentMissing explains why the existing claim may not be benchmarked,
 // or returns "".
 func consentMissing(b *v1alpha1.StorageBenchmark, pvc *corev1.PersistentVolumeClaim) string {

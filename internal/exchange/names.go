@@ -5,7 +5,11 @@
 // holds the names, labels and keys both sides agree on.
 package exchange
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/storagebench/storagebench/internal/protocol"
+)
 
 // Labels on every object the operator creates.
 const (
@@ -83,9 +87,9 @@ const (
 
 // Paths inside the client container.
 const (
-	DataMountPath  = "/storagebench/data"
+	DataMountPath  = protocol.DataMountPath
 	WorkMountPath  = "/storagebench/work"
-	DevicePath     = "/dev/storagebench"
+	DevicePath     = protocol.DevicePath
 	RunnerCommand  = "/usr/local/bin/runner"
 	TerminationLog = "/dev/termination-log"
 )

@@ -50,6 +50,15 @@ func ClientSeed(benchmark string, client int) uint64 {
 	return h.Sum64()>>16 + uint64(client)<<20
 }
 
+// Where a client container finds its volume: a Filesystem volume is
+// mounted at DataMountPath, a Block volume is the device DevicePath. The
+// operator builds the pods so (internal/exchange) and writes the paths in
+// the plan (internal/spec).
+const (
+	DataMountPath = "/storagebench/data"
+	DevicePath    = "/dev/storagebench"
+)
+
 // Volume says where the client's I/O goes.
 type Volume struct {
 	// Path is the volume's mount point (Filesystem) or device (Block).

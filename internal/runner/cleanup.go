@@ -30,7 +30,7 @@ import (
 )
 
 // BenchmarkDirPrefix starts the name of every benchmark's directory on an
-// existing claim: storagebench-<name>-<uid8> (controllers.BenchmarkDirectory).
+// existing claim: storagebench-<name>-<uid8> (spec.BenchmarkDirectory).
 const BenchmarkDirPrefix = "storagebench-"
 
 // CleanupReport is what `runner cleanup` reports: the operator reads it

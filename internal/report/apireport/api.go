@@ -11,9 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
-	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/report"
+	"github.com/storagebench/storagebench/internal/spec"
 	"github.com/storagebench/storagebench/internal/workload"
 )
 
@@ -21,15 +21,15 @@ import (
 // what its status recorded.
 func FromAPI(sb *v1alpha1.StorageBenchmark) *report.Run {
 	st := &sb.Status
+	load := spec.LoadOf(&sb.Spec.Load)
 	r := &report.Run{
 		Name: sb.Name, Namespace: sb.Namespace, Created: sb.CreationTimestamp.Time,
 		Class: className(sb), Profile: sb.Spec.Workload.Profile,
 		Phase: Phase(sb), State: StateOf(sb), Failure: FailureMessage(sb),
-		Unit: unitOf(sb), Target: targetSelector(sb), LatencyTarget: latencyTarget(sb),
+		Unit: report.UnitOfLoad(load), Target: spec.SelectorOf(sb.Spec.Analysis.TargetLatency), LatencyTarget: latencyTarget(sb),
 		Workload: workloadOf(st.Workload),
 		Clients:  sb.Spec.Clients.Count, JobsPerClient: sb.Spec.Clients.JobsPerClient,
-		LoadKind: report.LoadRate, StepDuration: sb.Spec.Load.StepDuration.Duration, RampTime: 5 * time.Second,
-		StepsPlanned: int(st.StepsPlanned), CurrentStep: -1, ProgressText: st.Progress,
+		LoadKind: report.LoadKindOf(load), StepsPlanned: int(st.StepsPlanned), CurrentStep: -1, ProgressText: st.Progress,
 		ClientsReady: st.ClientsReady, ClientsTotal: st.ClientsTotal,
 		Storage:    storageOf(st.Storage),
 		SLOs:       slosOf(st.SLOs),
@@ -52,19 +52,8 @@ func FromAPI(sb *v1alpha1.StorageBenchmark) *report.Run {
 	for i := range st.Repeatability {
 		r.Repeatability = append(r.Repeatability, repeatabilityOfAPI(&st.Repeatability[i]))
 	}
-	switch {
-	case sb.Spec.Load.QueueDepth != nil:
-		r.LoadKind = report.LoadQueueDepth
-	case sb.Spec.Load.Curve != nil:
-		r.LoadKind = report.LoadCurve
-	}
-	// The API's defaults: steps of 60 s with a 5 s ramp.
-	if r.StepDuration <= 0 {
-		r.StepDuration = time.Minute
-	}
-	if ramp := sb.Spec.Load.RampTime; ramp != nil {
-		r.RampTime = ramp.Duration
-	}
+	// A saved spec admission did not default has the API's defaults.
+	r.StepDuration, r.RampTime = spec.StepTiming(&sb.Spec.Load)
 	if st.CurrentStep != nil {
 		r.CurrentStep = int(*st.CurrentStep)
 	}
@@ -81,33 +70,13 @@ func FromAPI(sb *v1alpha1.StorageBenchmark) *report.Run {
 	return r
 }
 
-// unitOf is the unit a benchmark offered its load in: MiBps for a rate or
-// curve in MiBps, IOPS otherwise (queue-depth steps included).
-func unitOf(sb *v1alpha1.StorageBenchmark) report.Unit {
-	l := sb.Spec.Load
-	if (l.Rate != nil && l.Rate.Unit == "MiBps") || (l.Curve != nil && l.Curve.Unit == "MiBps") {
-		return report.UnitMiBps
-	}
-	return report.UnitIOPS
-}
-
-// targetSelector is the latency figure a benchmark's analysis compares with
-// its latency target (spec.analysis.targetLatency; default mean, total).
-func targetSelector(sb *v1alpha1.StorageBenchmark) analysis.LatencySelector {
-	t := sb.Spec.Analysis.TargetLatency
-	return analysis.LatencySelector{Metric: string(t.Metric), Operation: string(t.Operation)}.WithDefaults()
-}
-
 // latencyTarget is the benchmark's latency target: status.summary's, else
-// spec.analysis.latencyTarget, else the API default of 1 ms.
+// the spec's (spec.LatencyTarget, defaulted).
 func latencyTarget(sb *v1alpha1.StorageBenchmark) time.Duration {
 	if s := sb.Status.Summary; s != nil && s.LatencyTarget != nil && s.LatencyTarget.Duration > 0 {
 		return s.LatencyTarget.Duration
 	}
-	if t := sb.Spec.Analysis.LatencyTarget.Duration; t > 0 {
-		return t
-	}
-	return time.Millisecond
+	return spec.LatencyTarget(&sb.Spec)
 }
 
 // condition returns the condition of a type, or nil.

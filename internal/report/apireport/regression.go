@@ -13,6 +13,7 @@ import (
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/internal/spec"
 )
 
 // maxConfigMapBytes is what the API server accepts in one ConfigMap's
@@ -20,15 +21,11 @@ import (
 const maxConfigMapBytes = 1 << 20
 
 // RegressionOptions are the options of sb's spec.regression as the
-// operator translates them (controllers/translate.go), so that the plugin
+// operator translates them (spec.RegressionOptionsOf), so that the plugin
 // reaches the verdict the operator would; the defaults without
 // spec.regression.
 func RegressionOptions(sb *v1alpha1.StorageBenchmark) (analysis.RegressionOptions, error) {
-	rg := sb.Spec.Regression
-	if rg == nil {
-		return analysis.RegressionOptions{}.WithDefaults(), nil
-	}
-	o, err := analysis.RegressionOptionsOf(rg.Significance, rg.MinIOPSDropPercent, rg.MinP99RisePercent)
+	o, err := spec.RegressionOptionsOf(sb.Spec.Regression)
 	if err != nil {
 		return o, fmt.Errorf("spec.regression of %s: %w", sb.Name, err)
 	}
