@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -27,33 +26,8 @@ const (
 
 // newBench is a benchmark as the API server stores it: the CRD's defaults
 // filled in (unit tests see no defaulting), then mods applied.
-func newBench(mods ...func(*v1alpha1.StorageBenchmark)) *v1alpha1.StorageBenchmark {
-	opts := []build.Option{build.Class("fast"), build.Size("10Gi"), build.Workload(v1alpha1.WorkloadSpec{}),
-		build.Rates(1000, 2000, 3000), build.Ramp(5 * time.Second), build.Defaulted()}
-	for _, m := range mods {
-		opts = append(opts, build.With(m))
-	}
-	return build.Benchmark(testNamespace, testName, opts...)
-}
-
-func clients(n int32) func(*v1alpha1.StorageBenchmark) {
-	return func(b *v1alpha1.StorageBenchmark) { b.Spec.Clients.Count = n }
-}
-
-func sharing(s v1alpha1.Sharing) func(*v1alpha1.StorageBenchmark) {
-	return func(b *v1alpha1.StorageBenchmark) { b.Spec.Storage.Sharing = s }
-}
-
-func existingClaim(name string) func(*v1alpha1.StorageBenchmark) {
-	return func(b *v1alpha1.StorageBenchmark) { b.Spec.Storage.ExistingClaim = ptr.To(name) }
-}
-
-func volumeMode(m corev1.PersistentVolumeMode) func(*v1alpha1.StorageBenchmark) {
-	return func(b *v1alpha1.StorageBenchmark) { b.Spec.Storage.VolumeMode = m }
-}
-
-func accessMode(m corev1.PersistentVolumeAccessMode) func(*v1alpha1.StorageBenchmark) {
-	return func(b *v1alpha1.StorageBenchmark) { b.Spec.Storage.AccessMode = m }
+func newBench(mods ...build.Option) *v1alpha1.StorageBenchmark {
+	return build.Stored(testNamespace, testName, mods...)
 }
 
 func wantLabels(role string) map[string]string {
@@ -70,14 +44,14 @@ func TestClaimNames(t *testing.T) {
 		b    *v1alpha1.StorageBenchmark
 		want []string
 	}{
-		{"shared, one client", newBench(sharing(v1alpha1.SharingShared)), []string{"bench-data"}},
-		{"shared, three clients", newBench(sharing(v1alpha1.SharingShared), clients(3)),
+		{"shared, one client", newBench(build.Sharing(v1alpha1.SharingShared)), []string{"bench-data"}},
+		{"shared, three clients", newBench(build.Sharing(v1alpha1.SharingShared), build.Clients(3)),
 			[]string{"bench-data", "bench-data", "bench-data"}},
 		{"per client, one client", newBench(), []string{"bench-data-000"}},
-		{"per client, three clients", newBench(clients(3)), []string{"bench-data-000", "bench-data-001", "bench-data-002"}},
-		{"existing claim, shared", newBench(sharing(v1alpha1.SharingShared), clients(3), existingClaim("mine")),
+		{"per client, three clients", newBench(build.Clients(3)), []string{"bench-data-000", "bench-data-001", "bench-data-002"}},
+		{"existing claim, shared", newBench(build.Sharing(v1alpha1.SharingShared), build.Clients(3), build.ExistingClaim("mine")),
 			[]string{"mine", "mine", "mine"}},
-		{"existing claim, single per-client", newBench(existingClaim("mine")), []string{"mine"}},
+		{"existing claim, single per-client", newBench(build.ExistingClaim("mine")), []string{"mine"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,7 +63,7 @@ func TestClaimNames(t *testing.T) {
 }
 
 func TestClaimNamesPerClientIsZeroPadded(t *testing.T) {
-	names := claimNames(newBench(clients(1000)))
+	names := claimNames(newBench(build.Clients(1000)))
 	if len(names) != 1000 || names[0] != "bench-data-000" || names[999] != "bench-data-999" {
 		t.Fatalf("claimNames() for 1000 clients: %d names, first %q, last %q", len(names), names[0], names[len(names)-1])
 	}
@@ -108,15 +82,15 @@ func TestAccessModeOf(t *testing.T) {
 		b    *v1alpha1.StorageBenchmark
 		want corev1.PersistentVolumeAccessMode
 	}{
-		{"shared, several clients", newBench(sharing(v1alpha1.SharingShared), clients(4)), corev1.ReadWriteMany},
-		{"shared, one client", newBench(sharing(v1alpha1.SharingShared)), corev1.ReadWriteOnce},
-		{"per client, several clients", newBench(clients(4)), corev1.ReadWriteOnce},
+		{"shared, several clients", newBench(build.Sharing(v1alpha1.SharingShared), build.Clients(4)), corev1.ReadWriteMany},
+		{"shared, one client", newBench(build.Sharing(v1alpha1.SharingShared)), corev1.ReadWriteOnce},
+		{"per client, several clients", newBench(build.Clients(4)), corev1.ReadWriteOnce},
 		{"per client, one client", newBench(), corev1.ReadWriteOnce},
-		{"explicit wins over RWX default", newBench(sharing(v1alpha1.SharingShared), clients(1), accessMode(corev1.ReadWriteOncePod)),
+		{"explicit wins over RWX default", newBench(build.Sharing(v1alpha1.SharingShared), build.Clients(1), build.AccessMode(corev1.ReadWriteOncePod)),
 			corev1.ReadWriteOncePod},
-		{"explicit RWX on per-client", newBench(clients(4), accessMode(corev1.ReadWriteMany)), corev1.ReadWriteMany},
-		{"explicit RWO on shared single", newBench(sharing(v1alpha1.SharingShared), accessMode(corev1.ReadWriteOnce)), corev1.ReadWriteOnce},
-		{"explicit RWX on shared several", newBench(sharing(v1alpha1.SharingShared), clients(2), accessMode(corev1.ReadWriteMany)),
+		{"explicit RWX on per-client", newBench(build.Clients(4), build.AccessMode(corev1.ReadWriteMany)), corev1.ReadWriteMany},
+		{"explicit RWO on shared single", newBench(build.Sharing(v1alpha1.SharingShared), build.AccessMode(corev1.ReadWriteOnce)), corev1.ReadWriteOnce},
+		{"explicit RWX on shared several", newBench(build.Sharing(v1alpha1.SharingShared), build.Clients(2), build.AccessMode(corev1.ReadWriteMany)),
 			corev1.ReadWriteMany},
 	}
 	for _, tt := range tests {
@@ -136,18 +110,18 @@ func TestBuildClaims(t *testing.T) {
 		wantMode  corev1.PersistentVolumeAccessMode
 		wantVM    corev1.PersistentVolumeMode
 	}{
-		{"shared dedups to one claim", newBench(sharing(v1alpha1.SharingShared), clients(5)),
+		{"shared dedups to one claim", newBench(build.Sharing(v1alpha1.SharingShared), build.Clients(5)),
 			[]string{"bench-data"}, corev1.ReadWriteMany, corev1.PersistentVolumeFilesystem},
-		{"shared single client", newBench(sharing(v1alpha1.SharingShared)),
+		{"shared single client", newBench(build.Sharing(v1alpha1.SharingShared)),
 			[]string{"bench-data"}, corev1.ReadWriteOnce, corev1.PersistentVolumeFilesystem},
-		{"per client", newBench(clients(3)),
+		{"per client", newBench(build.Clients(3)),
 			[]string{"bench-data-000", "bench-data-001", "bench-data-002"}, corev1.ReadWriteOnce, corev1.PersistentVolumeFilesystem},
-		{"per client block", newBench(clients(2), volumeMode(corev1.PersistentVolumeBlock)),
+		{"per client block", newBench(build.Clients(2), build.VolumeMode(corev1.PersistentVolumeBlock)),
 			[]string{"bench-data-000", "bench-data-001"}, corev1.ReadWriteOnce, corev1.PersistentVolumeBlock},
-		{"shared block, explicit mode", newBench(sharing(v1alpha1.SharingShared), clients(2), volumeMode(corev1.PersistentVolumeBlock),
-			accessMode(corev1.ReadWriteMany)), []string{"bench-data"}, corev1.ReadWriteMany, corev1.PersistentVolumeBlock},
-		{"existing claim builds none", newBench(sharing(v1alpha1.SharingShared), clients(3), existingClaim("mine")), nil, "", ""},
-		{"existing claim single client builds none", newBench(existingClaim("mine")), nil, "", ""},
+		{"shared block, explicit mode", newBench(build.Sharing(v1alpha1.SharingShared), build.Clients(2), build.VolumeMode(corev1.PersistentVolumeBlock),
+			build.AccessMode(corev1.ReadWriteMany)), []string{"bench-data"}, corev1.ReadWriteMany, corev1.PersistentVolumeBlock},
+		{"existing claim builds none", newBench(build.Sharing(v1alpha1.SharingShared), build.Clients(3), build.ExistingClaim("mine")), nil, "", ""},
+		{"existing claim single client builds none", newBench(build.ExistingClaim("mine")), nil, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -203,7 +177,7 @@ func TestBuildClaimsDefaultClassAndSize(t *testing.T) {
 }
 
 func TestBuildClientConfigMap(t *testing.T) {
-	cm := buildClientConfigMap(newBench(clients(3)), 2)
+	cm := buildClientConfigMap(newBench(build.Clients(3)), 2)
 	if cm.Name != "bench-client-002" || cm.Namespace != testNamespace {
 		t.Errorf("name %s/%s, want %s/bench-client-002", cm.Namespace, cm.Name, testNamespace)
 	}
@@ -234,11 +208,11 @@ func TestBuildJobVolumes(t *testing.T) {
 		wantClaim string
 		block     bool
 	}{
-		{"filesystem per client", newBench(clients(3)), 1, "bench-data-001", false},
-		{"filesystem shared", newBench(clients(3), sharing(v1alpha1.SharingShared)), 2, "bench-data", false},
-		{"block per client", newBench(clients(2), volumeMode(corev1.PersistentVolumeBlock)), 1, "bench-data-001", true},
-		{"block shared", newBench(clients(2), sharing(v1alpha1.SharingShared), volumeMode(corev1.PersistentVolumeBlock)), 0, "bench-data", true},
-		{"existing claim", newBench(existingClaim("mine")), 0, "mine", false},
+		{"filesystem per client", newBench(build.Clients(3)), 1, "bench-data-001", false},
+		{"filesystem shared", newBench(build.Clients(3), build.Sharing(v1alpha1.SharingShared)), 2, "bench-data", false},
+		{"block per client", newBench(build.Clients(2), build.VolumeMode(corev1.PersistentVolumeBlock)), 1, "bench-data-001", true},
+		{"block shared", newBench(build.Clients(2), build.Sharing(v1alpha1.SharingShared), build.VolumeMode(corev1.PersistentVolumeBlock)), 0, "bench-data", true},
+		{"existing claim", newBench(build.ExistingClaim("mine")), 0, "mine", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -394,8 +368,8 @@ func TestRestrictedViolationsCatchesViolations(t *testing.T) {
 func TestBuildJobPodSecurityRestricted(t *testing.T) {
 	for _, b := range []*v1alpha1.StorageBenchmark{
 		newBench(),
-		newBench(volumeMode(corev1.PersistentVolumeBlock)),
-		newBench(clients(3), sharing(v1alpha1.SharingShared), func(b *v1alpha1.StorageBenchmark) { b.Spec.Clients.SpreadAcrossNodes = true }),
+		newBench(build.VolumeMode(corev1.PersistentVolumeBlock)),
+		newBench(build.Clients(3), build.Sharing(v1alpha1.SharingShared), func(b *v1alpha1.StorageBenchmark) { b.Spec.Clients.SpreadAcrossNodes = true }),
 	} {
 		t.Run(string(b.Spec.Storage.VolumeMode)+"/"+string(b.Spec.Storage.Sharing), func(t *testing.T) {
 			pod, c := job(t, b, 0, JobOptions{Image: testImage})
@@ -434,7 +408,7 @@ func TestBuildJobPodSecurityRestricted(t *testing.T) {
 }
 
 func TestBuildJobSpec(t *testing.T) {
-	b := newBench(clients(12))
+	b := newBench(build.Clients(12))
 	j := buildJob(b, 11, "bench-data-011", JobOptions{Image: testImage})
 	if j.Name != "bench-client-011" || j.Namespace != testNamespace {
 		t.Errorf("job %s/%s, want %s/bench-client-011", j.Namespace, j.Name, testNamespace)
@@ -491,7 +465,7 @@ func TestBuildJobSpec(t *testing.T) {
 }
 
 func TestBuildJobClientIndexEverywhere(t *testing.T) {
-	b := newBench(clients(3))
+	b := newBench(build.Clients(3))
 	for i := range 3 {
 		pod, c := job(t, b, i, JobOptions{Image: testImage})
 		var env string
@@ -565,7 +539,7 @@ func equalResources(a, b corev1.ResourceRequirements) bool {
 // server's answer into a created object writes into its maps, and one job
 // must never change the next.
 func TestBuildJobDoesNotAliasDefaultResources(t *testing.T) {
-	b := newBench(clients(2))
+	b := newBench(build.Clients(2))
 	first := buildJob(b, 0, "bench-data-000", JobOptions{Image: testImage})
 	first.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("7")
 	second := buildJob(b, 1, "bench-data-001", JobOptions{Image: testImage})
@@ -584,7 +558,7 @@ func TestBuildJobPlacement(t *testing.T) {
 	}{{"no spread", false}, {"spread", true}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newBench(clients(4), func(b *v1alpha1.StorageBenchmark) {
+			b := newBench(build.Clients(4), func(b *v1alpha1.StorageBenchmark) {
 				b.Spec.Clients.NodeSelector = selector
 				b.Spec.Clients.Tolerations = tolerations
 				b.Spec.Clients.SpreadAcrossNodes = tt.spread
@@ -636,7 +610,7 @@ func TestBuildJobWithoutPlacement(t *testing.T) {
 func TestBuildClientRBAC(t *testing.T) {
 	for _, n := range []int32{1, 3, 100} {
 		t.Run(fmt.Sprintf("%d clients", n), func(t *testing.T) {
-			b := newBench(clients(n))
+			b := newBench(build.Clients(n))
 			for i := range int(n) {
 				name := exchange.ClientName(testName, i)
 				sa, role, binding := buildClientRBAC(b, i)

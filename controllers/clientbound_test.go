@@ -13,6 +13,7 @@ import (
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
+	"github.com/storagebench/storagebench/test/build"
 )
 
 // A curve runs its unthrottled step again at twice the outstanding I/O; the
@@ -30,7 +31,7 @@ func TestProjectClientBoundCheck(t *testing.T) {
 		{"storage-bound", 10100, metav1.ConditionFalse, ReasonStorageBound, "+1.0 % (at most 5 %)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := newBench(withLoad(func(l *v1alpha1.LoadSpec) {
+			b := newBench(build.Load(func(l *v1alpha1.LoadSpec) {
 				l.Curve = &v1alpha1.CurveSteps{Unit: "IOPS", Percents: []int32{50}}
 			}))
 			b.CreationTimestamp = metav1.Time{Time: t0}
@@ -79,11 +80,11 @@ func TestClientBoundCheckSkipped(t *testing.T) {
 		name string
 		mod  func(*v1alpha1.StorageBenchmark)
 	}{
-		{"psync", withWorkload(v1alpha1.WorkloadSpec{Profile: "oltp", IOEngine: "psync", IODepth: ptr.To[int32](1)})},
-		{"turned off", withLoad(func(l *v1alpha1.LoadSpec) { l.Curve.ClientBoundCheck = ptr.To(false) })},
+		{"psync", build.Workload(v1alpha1.WorkloadSpec{Profile: "oltp", IOEngine: "psync", IODepth: ptr.To[int32](1)})},
+		{"turned off", build.Load(func(l *v1alpha1.LoadSpec) { l.Curve.ClientBoundCheck = ptr.To(false) })},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := newBench(withLoad(func(l *v1alpha1.LoadSpec) {
+			b := newBench(build.Load(func(l *v1alpha1.LoadSpec) {
 				l.Curve = &v1alpha1.CurveSteps{Unit: "IOPS", Percents: []int32{50}}
 			}), tc.mod)
 			d := mustDesired(t, b)

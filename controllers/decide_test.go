@@ -18,6 +18,7 @@ import (
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/test/build"
 )
 
 // The decisions' table tests: every deadline, transition and ending, from
@@ -345,22 +346,22 @@ func TestEndingOf(t *testing.T) {
 	failed := func(b *v1alpha1.StorageBenchmark) { setFailed(b, end, ReasonClientLost, "client 0's pod failed") }
 	tests := []struct {
 		name  string
-		mods  []func(*v1alpha1.StorageBenchmark)
+		mods  []build.Option
 		want  ending
 		final protocol.StepOrder
 	}{
-		{"complete, volumes deleted: Jobs go first, then the claims", []func(*v1alpha1.StorageBenchmark){complete},
+		{"complete, volumes deleted: Jobs go first, then the claims", []build.Option{complete},
 			ending{deleteJobs: true, deleteClaims: true}, protocol.StepOrder{Index: 2, Done: true, Reason: "all 3 steps completed", EndedAt: end}},
-		{"failed, volumes deleted: Jobs suspended and kept for their logs", []func(*v1alpha1.StorageBenchmark){failed},
+		{"failed, volumes deleted: Jobs suspended and kept for their logs", []build.Option{failed},
 			ending{suspendJobs: true, deleteClaims: true},
 			protocol.StepOrder{Index: 2, Done: true, Reason: "client 0's pod failed", Failure: ReasonClientLost, EndedAt: end}},
-		{"complete, volumes retained", []func(*v1alpha1.StorageBenchmark){complete, func(b *v1alpha1.StorageBenchmark) {
+		{"complete, volumes retained", []build.Option{complete, func(b *v1alpha1.StorageBenchmark) {
 			b.Spec.Cleanup.Volumes = v1alpha1.VolumesRetain
 		}}, ending{}, protocol.StepOrder{Index: 2, Done: true, Reason: "all 3 steps completed", EndedAt: end}},
-		{"complete on an existing claim: the runners remove their files, their Jobs stay", []func(*v1alpha1.StorageBenchmark){complete,
+		{"complete on an existing claim: the runners remove their files, their Jobs stay", []build.Option{complete,
 			func(b *v1alpha1.StorageBenchmark) { b.Spec.Storage.ExistingClaim = ptr.To("app-data") }},
 			ending{deleteClaims: true}, protocol.StepOrder{Index: 2, Done: true, Reason: "all 3 steps completed", EndedAt: end}},
-		{"a TTL", []func(*v1alpha1.StorageBenchmark){complete, func(b *v1alpha1.StorageBenchmark) {
+		{"a TTL", []build.Option{complete, func(b *v1alpha1.StorageBenchmark) {
 			b.Spec.Cleanup.TTLSecondsAfterFinished = ptr.To[int32](60)
 		}}, ending{deleteJobs: true, deleteClaims: true, deleteAt: end.Add(time.Minute)},
 			protocol.StepOrder{Index: 2, Done: true, Reason: "all 3 steps completed", EndedAt: end}},
@@ -396,7 +397,7 @@ func TestEndingOf(t *testing.T) {
 // status projected over a stale or empty one equals the status projected
 // from scratch, conditions and their times included.
 func TestProjectRebuildsStatus(t *testing.T) {
-	b := newBench(withLoad(func(l *v1alpha1.LoadSpec) {
+	b := newBench(build.Load(func(l *v1alpha1.LoadSpec) {
 		l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Steps: []int64{1000, 2000}}
 	}))
 	b.CreationTimestamp = metav1.Time{Time: t0}

@@ -14,6 +14,7 @@ import (
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
+	"github.com/storagebench/storagebench/test/build"
 )
 
 // run is what one run of a repeated level achieved: IOPS and p99 (reads
@@ -162,7 +163,7 @@ func TestUnstableIsInformational(t *testing.T) {
 // entry per level, the curve's throttled levels offering a share of the
 // unthrottled runs' mean.
 func TestProjectRepeatedRun(t *testing.T) {
-	b := newBench(withLoad(func(l *v1alpha1.LoadSpec) {
+	b := newBench(build.Load(func(l *v1alpha1.LoadSpec) {
 		l.Curve = &v1alpha1.CurveSteps{Unit: "IOPS", Percents: []int32{50}, ClientBoundCheck: ptr.To(false)}
 		l.Repeat = 3
 	}), func(b *v1alpha1.StorageBenchmark) { b.Spec.Analysis.MaxVariationPercent = ptr.To[int32](20) })

@@ -15,6 +15,7 @@ import (
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/test/build"
 )
 
 // timelineRec is step i's record whose timeline did iops[k] I/Os of 1 µs in
@@ -99,7 +100,7 @@ func TestStepStatusCarriesTheLongestStall(t *testing.T) {
 // TestClosedLoopWithoutOfferedRate: queue-depth steps offer no rate, so
 // their latency is closed-loop whatever they achieved.
 func TestClosedLoopWithoutOfferedRate(t *testing.T) {
-	b := newBench(withLoad(func(l *v1alpha1.LoadSpec) {
+	b := newBench(build.Load(func(l *v1alpha1.LoadSpec) {
 		l.Rate, l.QueueDepth = nil, &v1alpha1.QueueDepthSteps{Steps: []int32{16, 32}}
 	}))
 	d := mustDesired(t, b)
@@ -124,7 +125,7 @@ func TestClosedLoopWithoutOfferedRate(t *testing.T) {
 // and is left out of the summary and the SteadyState condition; the
 // planned count grows by the reruns decided.
 func TestProjectExtendedRun(t *testing.T) {
-	b := newBench(withLoad(func(l *v1alpha1.LoadSpec) {
+	b := newBench(build.Load(func(l *v1alpha1.LoadSpec) {
 		l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Steps: []int64{100, 200}}
 		l.ExtendUntilSteady = &v1alpha1.ExtendUntilSteady{MaxRuns: 3}
 	}))
@@ -187,7 +188,7 @@ func TestProjectExtendedRun(t *testing.T) {
 // rebuilt from the final step records, conditions and their times
 // included.
 func TestProjectExtendedRunLivedEqualsRebuilt(t *testing.T) {
-	spec := withLoad(func(l *v1alpha1.LoadSpec) {
+	spec := build.Load(func(l *v1alpha1.LoadSpec) {
 		l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Steps: []int64{100, 200}}
 		l.ExtendUntilSteady = &v1alpha1.ExtendUntilSteady{MaxRuns: 3}
 	})

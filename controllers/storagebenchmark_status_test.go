@@ -20,6 +20,7 @@ import (
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/test/build"
 )
 
 var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -198,9 +199,9 @@ func TestStepStatusErrors(t *testing.T) {
 // saturated); mean latency 200 µs, 250 µs, 400 µs, 2 ms (the knee at step 2).
 func curveBench(t *testing.T, objectives ...v1alpha1.Objective) (*v1alpha1.StorageBenchmark, desired, []stepRecord) {
 	t.Helper()
-	b := newBench(withLoad(func(l *v1alpha1.LoadSpec) {
+	b := newBench(build.Load(func(l *v1alpha1.LoadSpec) {
 		l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Steps: []int64{10000, 20000, 30000, 40000}}
-	}), withWorkload(v1alpha1.WorkloadSpec{Profile: "oltp"}))
+	}), build.Workload(v1alpha1.WorkloadSpec{Profile: "oltp"}))
 	b.Generation = 3
 	if len(objectives) > 0 {
 		b.Spec.SLO = &v1alpha1.SLOSpec{Objectives: objectives}
@@ -560,7 +561,7 @@ func bigStatus(t *testing.T, n, repeat int) *v1alpha1.StorageBenchmark {
 			LatencyAtLoad: &v1alpha1.LatencyAtLoad{LatencySelector: v1alpha1.LatencySelector{Metric: "p99.9", Operation: "worst"},
 				MaxLatency: metav1.Duration{Duration: 2 * time.Millisecond}, MinIOPS: int64(1_000_000 * (i + 1))}})
 	}
-	b := newBench(clients(100), jobsPerClient(64), func(b *v1alpha1.StorageBenchmark) {
+	b := newBench(build.Clients(100), build.JobsPerClient(64), func(b *v1alpha1.StorageBenchmark) {
 		b.Name = name
 		b.Spec.Workload = v1alpha1.WorkloadSpec{Profile: "oltp", WorkingSetPerClient: qty("1Ti")}
 		b.Spec.Storage.Size = *qty("1100Gi")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/protocol"
+	"github.com/storagebench/storagebench/test/build"
 )
 
 // The translation's own tests are internal/spec's; these helpers build the
@@ -25,21 +26,6 @@ func mustDesired(t *testing.T, b *v1alpha1.StorageBenchmark) desired {
 
 func qty(s string) *resource.Quantity { q := resource.MustParse(s); return &q }
 
-func withWorkload(w v1alpha1.WorkloadSpec) func(*v1alpha1.StorageBenchmark) {
-	return func(b *v1alpha1.StorageBenchmark) { b.Spec.Workload = w }
-}
-
-func withLoad(mod func(l *v1alpha1.LoadSpec)) func(*v1alpha1.StorageBenchmark) {
-	return func(b *v1alpha1.StorageBenchmark) {
-		b.Spec.Load.Rate = nil
-		mod(&b.Spec.Load)
-	}
-}
-
-func jobsPerClient(n int32) func(*v1alpha1.StorageBenchmark) {
-	return func(b *v1alpha1.StorageBenchmark) { b.Spec.Clients.JobsPerClient = n }
-}
-
 func TestStepEnd(t *testing.T) {
 	start := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	o := protocol.StepOrder{StartAt: start, Ramp: 5 * time.Second, Duration: time.Minute}
@@ -51,7 +37,7 @@ func TestStepEnd(t *testing.T) {
 // desiredOf is spec.Of: the directory on an existing claim is the one
 // cleanup empties (BenchmarkDirectory).
 func TestDesiredOfIsTheSpecsTranslation(t *testing.T) {
-	b := newBench(clients(2), sharing(v1alpha1.SharingShared), existingClaim("mine"))
+	b := newBench(build.Clients(2), build.Sharing(v1alpha1.SharingShared), build.ExistingClaim("mine"))
 	b.UID = types.UID("0123456789abcdef")
 	d := mustDesired(t, b)
 	if d.Volume.Subdir != BenchmarkDirectory(b) || d.Volume.Subdir != "storagebench-bench-01234567" || !d.Volume.RemoveWhenDone {

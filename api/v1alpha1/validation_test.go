@@ -14,15 +14,18 @@ import (
 	"testing"
 	"time"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/testenv"
@@ -79,16 +82,23 @@ load:
 // deletes, everything else replaces).
 func newObject(t *testing.T, name, patch string) *unstructured.Unstructured {
 	t.Helper()
-	spec := map[string]any{}
-	if err := yaml.Unmarshal([]byte(baseSpec), &spec); err != nil {
+	doc, err := sigsyaml.YAMLToJSON([]byte(baseSpec))
+	if err != nil {
 		t.Fatalf("base spec: %v", err)
 	}
 	if strings.TrimSpace(patch) != "" {
-		p := map[string]any{}
-		if err := yaml.Unmarshal([]byte(patch), &p); err != nil {
+		p, err := sigsyaml.YAMLToJSON([]byte(patch))
+		if err != nil {
 			t.Fatalf("patch %q: %v", patch, err)
 		}
-		spec = mergePatch(spec, p)
+		// An RFC 7386 merge patch: maps merge, null deletes.
+		if doc, err = jsonpatch.MergePatch(doc, p); err != nil {
+			t.Fatalf("patch %q: %v", patch, err)
+		}
+	}
+	spec := map[string]any{}
+	if err := utiljson.Unmarshal(doc, &spec); err != nil { // integers as int64, as the API server reads them
+		t.Fatal(err)
 	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": v1alpha1.GroupVersion.String(),
@@ -96,24 +106,6 @@ func newObject(t *testing.T, name, patch string) *unstructured.Unstructured {
 		"metadata":   map[string]any{"name": name, "namespace": namespace},
 		"spec":       spec,
 	}}
-}
-
-// mergePatch applies an RFC 7386 merge patch to doc.
-func mergePatch(doc, patch map[string]any) map[string]any {
-	for k, pv := range patch {
-		if pv == nil {
-			delete(doc, k)
-			continue
-		}
-		pm, pIsMap := pv.(map[string]any)
-		dm, dIsMap := doc[k].(map[string]any)
-		if pIsMap && dIsMap {
-			doc[k] = mergePatch(dm, pm)
-		} else {
-			doc[k] = pv
-		}
-	}
-	return doc
 }
 
 // causes returns the field causes of an Invalid error.

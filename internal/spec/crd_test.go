@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -194,21 +195,23 @@ load:
 // (integers as int64).
 func object(t *testing.T, patch string) map[string]any {
 	t.Helper()
-	spec := map[string]any{}
-	if err := yaml.Unmarshal([]byte(baseSpec), &spec); err != nil {
+	spec, err := yaml.YAMLToJSON([]byte(baseSpec))
+	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.TrimSpace(patch) != "" {
-		p := map[string]any{}
-		if err := yaml.Unmarshal([]byte(patch), &p); err != nil {
+		p, err := yaml.YAMLToJSON([]byte(patch))
+		if err != nil {
 			t.Fatalf("patch %q: %v", patch, err)
 		}
-		spec = merge(spec, p)
+		if spec, err = jsonpatch.MergePatch(spec, p); err != nil {
+			t.Fatalf("patch %q: %v", patch, err)
+		}
 	}
 	data, err := json.Marshal(map[string]any{
 		"apiVersion": v1alpha1.GroupVersion.String(), "kind": "StorageBenchmark",
 		"metadata": map[string]any{"name": testName, "namespace": "perf"},
-		"spec":     spec,
+		"spec":     json.RawMessage(spec),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -218,23 +221,6 @@ func object(t *testing.T, patch string) map[string]any {
 		t.Fatal(err)
 	}
 	return obj
-}
-
-func merge(doc, patch map[string]any) map[string]any {
-	for k, v := range patch {
-		if v == nil {
-			delete(doc, k)
-			continue
-		}
-		pm, ok := v.(map[string]any)
-		dm, isMap := doc[k].(map[string]any)
-		if ok && isMap {
-			doc[k] = merge(dm, pm)
-		} else {
-			doc[k] = v
-		}
-	}
-	return doc
 }
 
 // typed decodes a stored object as the operator's client does.

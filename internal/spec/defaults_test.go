@@ -16,13 +16,14 @@ import (
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/workload"
+	"github.com/storagebench/storagebench/test/build"
 )
 
 // TestCRDDefaultsAreTheCores: where a +kubebuilder:default marker restates
 // a default the core applies to an unset field, the two are one value.
 func TestCRDDefaultsAreTheCores(t *testing.T) {
 	c := loadCRD(t, benchmarkCRD)
-	curve := mustRun(t, newBench(withLoad(func(l *v1alpha1.LoadSpec) { l.Curve = &v1alpha1.CurveSteps{} })))
+	curve := mustRun(t, newBench(build.Load(func(l *v1alpha1.LoadSpec) { l.Curve = &v1alpha1.CurveSteps{} })))
 	for _, d := range []struct {
 		path string
 		want any

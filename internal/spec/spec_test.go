@@ -20,6 +20,7 @@ import (
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/internal/workload"
+	"github.com/storagebench/storagebench/test/build"
 )
 
 func profileSpec(t *testing.T, name string) workload.Spec {
@@ -62,7 +63,7 @@ func TestOfWorkload(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := mustRun(t, newBench(withWorkload(tt.w)))
+			d := mustRun(t, newBench(build.Workload(tt.w)))
 			if d.Workload != tt.want {
 				t.Errorf("workload %+v, want %+v", d.Workload, tt.want)
 			}
@@ -71,7 +72,7 @@ func TestOfWorkload(t *testing.T) {
 }
 
 func TestOfTopologyAndPlan(t *testing.T) {
-	b := newBench(clients(10), jobsPerClient(4), withWorkload(v1alpha1.WorkloadSpec{Profile: "oltp", WorkingSetPerClient: qty("4Gi")}))
+	b := newBench(build.Clients(10), build.JobsPerClient(4), build.Workload(v1alpha1.WorkloadSpec{Profile: "oltp", WorkingSetPerClient: qty("4Gi")}))
 	d := mustRun(t, b)
 	if d.Topology != (plan.Topology{Clients: 10, JobsPerClient: 4}) {
 		t.Errorf("topology %+v", d.Topology)
@@ -142,7 +143,7 @@ func TestOfLoadModes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := mustRun(t, newBench(withLoad(tt.load)))
+			d := mustRun(t, newBench(build.Load(tt.load)))
 			tt.want.StepDuration, tt.want.RampTime = minute, ramp
 			if !reflect.DeepEqual(d.Load, tt.want) {
 				t.Errorf("load %s, want %s", dump(d.Load), dump(tt.want))
@@ -207,7 +208,7 @@ func TestOfStopRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newBench(withWorkload(v1alpha1.WorkloadSpec{Profile: tt.profile}), func(b *v1alpha1.StorageBenchmark) { b.Spec.Load.Stop = tt.stop })
+			b := newBench(build.Workload(v1alpha1.WorkloadSpec{Profile: tt.profile}), func(b *v1alpha1.StorageBenchmark) { b.Spec.Load.Stop = tt.stop })
 			d := mustRun(t, b)
 			if !reflect.DeepEqual(d.Load.Stop, tt.want) {
 				t.Errorf("stop %s, want %s", stopString(d.Load.Stop), stopString(tt.want))
@@ -223,34 +224,34 @@ func TestOfAnalysis(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		mods []func(*v1alpha1.StorageBenchmark)
+		mods []build.Option
 		want analysis.Options
 	}{
 		{"defaults, IOPS rate", nil, analysis.Options{LatencyTarget: time.Millisecond,
 			TargetSelector: analysis.LatencySelector{Metric: "mean", Operation: "total"}, SaturationPercent: 90}},
-		{"custom", []func(*v1alpha1.StorageBenchmark){custom}, analysis.Options{LatencyTarget: 500 * time.Microsecond,
+		{"custom", []build.Option{custom}, analysis.Options{LatencyTarget: 500 * time.Microsecond,
 			TargetSelector: analysis.LatencySelector{Metric: "p99", Operation: "worst"}, SaturationPercent: 80}},
-		{"empty selector means mean total", []func(*v1alpha1.StorageBenchmark){func(b *v1alpha1.StorageBenchmark) {
+		{"empty selector means mean total", []build.Option{func(b *v1alpha1.StorageBenchmark) {
 			b.Spec.Analysis.TargetLatency = v1alpha1.LatencySelector{}
 		}}, analysis.Options{LatencyTarget: time.Millisecond,
 			TargetSelector: analysis.LatencySelector{Metric: "mean", Operation: "total"}, SaturationPercent: 90}},
-		{"MiBps rate plots bytes", []func(*v1alpha1.StorageBenchmark){withLoad(func(l *v1alpha1.LoadSpec) {
+		{"MiBps rate plots bytes", []build.Option{build.Load(func(l *v1alpha1.LoadSpec) {
 			l.Rate = &v1alpha1.RateSteps{Unit: "MiBps", Steps: []int64{10, 20}}
 		})}, analysis.Options{LatencyTarget: time.Millisecond,
 			TargetSelector: analysis.LatencySelector{Metric: "mean", Operation: "total"}, SaturationPercent: 90, Throughput: analysis.ThroughputBytes}},
-		{"MiBps curve plots bytes", []func(*v1alpha1.StorageBenchmark){withLoad(func(l *v1alpha1.LoadSpec) {
+		{"MiBps curve plots bytes", []build.Option{build.Load(func(l *v1alpha1.LoadSpec) {
 			l.Curve = &v1alpha1.CurveSteps{Unit: "MiBps"}
 		})}, analysis.Options{LatencyTarget: time.Millisecond,
 			TargetSelector: analysis.LatencySelector{Metric: "mean", Operation: "total"}, SaturationPercent: 90, Throughput: analysis.ThroughputBytes}},
-		{"IOPS curve plots IOPS", []func(*v1alpha1.StorageBenchmark){withLoad(func(l *v1alpha1.LoadSpec) {
+		{"IOPS curve plots IOPS", []build.Option{build.Load(func(l *v1alpha1.LoadSpec) {
 			l.Curve = &v1alpha1.CurveSteps{Unit: "IOPS"}
 		})}, analysis.Options{LatencyTarget: time.Millisecond,
 			TargetSelector: analysis.LatencySelector{Metric: "mean", Operation: "total"}, SaturationPercent: 90}},
-		{"queue depth plots IOPS", []func(*v1alpha1.StorageBenchmark){withLoad(func(l *v1alpha1.LoadSpec) {
+		{"queue depth plots IOPS", []build.Option{build.Load(func(l *v1alpha1.LoadSpec) {
 			l.QueueDepth = &v1alpha1.QueueDepthSteps{Steps: []int32{1, 4}}
 		})}, analysis.Options{LatencyTarget: time.Millisecond,
 			TargetSelector: analysis.LatencySelector{Metric: "mean", Operation: "total"}, SaturationPercent: 90}},
-		{"maxVariationPercent", []func(*v1alpha1.StorageBenchmark){func(b *v1alpha1.StorageBenchmark) {
+		{"maxVariationPercent", []build.Option{func(b *v1alpha1.StorageBenchmark) {
 			b.Spec.Analysis.MaxVariationPercent = ptr.To[int32](7)
 		}}, analysis.Options{LatencyTarget: time.Millisecond,
 			TargetSelector: analysis.LatencySelector{Metric: "mean", Operation: "total"}, SaturationPercent: 90, MaxVariationPercent: 7}},
@@ -321,16 +322,16 @@ func TestOfVolumeAndPrecondition(t *testing.T) {
 		wantVolume  protocol.Volume
 		wantPrecond bool
 	}{
-		{"filesystem per client", newBench(clients(2)), protocol.Volume{Path: protocol.DataMountPath}, true},
-		{"filesystem shared", newBench(clients(2), sharing(v1alpha1.SharingShared)),
+		{"filesystem per client", newBench(build.Clients(2)), protocol.Volume{Path: protocol.DataMountPath}, true},
+		{"filesystem shared", newBench(build.Clients(2), build.Sharing(v1alpha1.SharingShared)),
 			protocol.Volume{Path: protocol.DataMountPath, Shared: true}, true},
-		{"block per client", newBench(volumeMode(corev1.PersistentVolumeBlock)),
+		{"block per client", newBench(build.VolumeMode(corev1.PersistentVolumeBlock)),
 			protocol.Volume{Path: protocol.DevicePath, Block: true}, true},
-		{"block shared", newBench(clients(2), sharing(v1alpha1.SharingShared), volumeMode(corev1.PersistentVolumeBlock)),
+		{"block shared", newBench(build.Clients(2), build.Sharing(v1alpha1.SharingShared), build.VolumeMode(corev1.PersistentVolumeBlock)),
 			protocol.Volume{Path: protocol.DevicePath, Block: true, Shared: true}, true},
-		{"existing claim shared: only its own directory, emptied afterwards", newBench(clients(2), sharing(v1alpha1.SharingShared), existingClaim("mine")),
+		{"existing claim shared: only its own directory, emptied afterwards", newBench(build.Clients(2), build.Sharing(v1alpha1.SharingShared), build.ExistingClaim("mine")),
 			protocol.Volume{Path: protocol.DataMountPath, Shared: true, Subdir: "storagebench-bench-", RemoveWhenDone: true}, true},
-		{"existing block claim: the whole device", newBench(clients(1), volumeMode(corev1.PersistentVolumeBlock), existingClaim("lun")),
+		{"existing block claim: the whole device", newBench(build.Clients(1), build.VolumeMode(corev1.PersistentVolumeBlock), build.ExistingClaim("lun")),
 			protocol.Volume{Path: protocol.DevicePath, Block: true}, true},
 		{"precondition explicit true", newBench(fill(ptr.To(true))), protocol.Volume{Path: protocol.DataMountPath}, true},
 		{"precondition explicit false", newBench(fill(ptr.To(false))), protocol.Volume{Path: protocol.DataMountPath}, false},
@@ -360,65 +361,65 @@ func TestOfErrors(t *testing.T) {
 	big := func(b *v1alpha1.StorageBenchmark) { b.Spec.Clients.Count, b.Spec.Clients.JobsPerClient = 10, 4 }
 	tests := []struct {
 		name      string
-		mods      []func(*v1alpha1.StorageBenchmark)
+		mods      []build.Option
 		wantField string
 		wantIn    string
 	}{
-		{"working set below one block per job", []func(*v1alpha1.StorageBenchmark){jobsPerClient(4),
-			withWorkload(v1alpha1.WorkloadSpec{Profile: "rand-read", WorkingSetPerClient: qty("16Ki")})},
+		{"working set below one block per job", []build.Option{build.JobsPerClient(4),
+			build.Workload(v1alpha1.WorkloadSpec{Profile: "rand-read", WorkingSetPerClient: qty("16Ki")})},
 			"workload.workingSetPerClient", "per fio job"},
-		{"working set one block short per job", []func(*v1alpha1.StorageBenchmark){jobsPerClient(64),
-			withWorkload(v1alpha1.WorkloadSpec{BlockSize: qty("16Mi"), WorkingSetPerClient: qty("1008Mi")})},
+		{"working set one block short per job", []build.Option{build.JobsPerClient(64),
+			build.Workload(v1alpha1.WorkloadSpec{BlockSize: qty("16Mi"), WorkingSetPerClient: qty("1008Mi")})},
 			"workload.workingSetPerClient", "per fio job"},
-		{"working set not a multiple of the profile's block", []func(*v1alpha1.StorageBenchmark){
-			withWorkload(v1alpha1.WorkloadSpec{Profile: "oltp", WorkingSetPerClient: qty("10G")})},
+		{"working set not a multiple of the profile's block", []build.Option{
+			build.Workload(v1alpha1.WorkloadSpec{Profile: "oltp", WorkingSetPerClient: qty("10G")})},
 			"workload.workingSetPerClient", "multiple"},
-		{"working set below one block", []func(*v1alpha1.StorageBenchmark){
-			withWorkload(v1alpha1.WorkloadSpec{BlockSize: qty("2Mi"), WorkingSetPerClient: qty("1Mi")})},
+		{"working set below one block", []build.Option{
+			build.Workload(v1alpha1.WorkloadSpec{BlockSize: qty("2Mi"), WorkingSetPerClient: qty("1Mi")})},
 			"workload.workingSetPerClient", "at least one block"},
-		{"rate step below the minimum", []func(*v1alpha1.StorageBenchmark){big, withWorkload(v1alpha1.WorkloadSpec{Profile: "oltp"}),
-			withLoad(func(l *v1alpha1.LoadSpec) {
+		{"rate step below the minimum", []build.Option{big, build.Workload(v1alpha1.WorkloadSpec{Profile: "oltp"}),
+			build.Load(func(l *v1alpha1.LoadSpec) {
 				l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Steps: []int64{minOLTP - 1, 10 * minOLTP}}
 			})},
 			"load.rate.steps[0]", "must be at least " + strconv.FormatInt(minOLTP, 10) + " IOPS"},
-		{"rate steps far below the minimum", []func(*v1alpha1.StorageBenchmark){big,
-			withWorkload(v1alpha1.WorkloadSpec{Profile: "oltp"}),
-			withLoad(func(l *v1alpha1.LoadSpec) { l.Rate = &v1alpha1.RateSteps{Steps: []int64{1, 2}} })},
+		{"rate steps far below the minimum", []build.Option{big,
+			build.Workload(v1alpha1.WorkloadSpec{Profile: "oltp"}),
+			build.Load(func(l *v1alpha1.LoadSpec) { l.Rate = &v1alpha1.RateSteps{Steps: []int64{1, 2}} })},
 			"load.rate.steps[0]", "40 fio jobs"},
-		{"generated rate start below the minimum", []func(*v1alpha1.StorageBenchmark){big, withWorkload(v1alpha1.WorkloadSpec{Profile: "oltp"}),
-			withLoad(func(l *v1alpha1.LoadSpec) {
+		{"generated rate start below the minimum", []build.Option{big, build.Workload(v1alpha1.WorkloadSpec{Profile: "oltp"}),
+			build.Load(func(l *v1alpha1.LoadSpec) {
 				l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Start: ptr.To(minOLTP - 1), Increment: ptr.To[int64](1000), Max: ptr.To[int64](5000)}
 			})},
 			"load.rate.start", "must be at least"},
-		{"MiBps step below one block per second per job", []func(*v1alpha1.StorageBenchmark){clients(100), jobsPerClient(64),
-			withWorkload(v1alpha1.WorkloadSpec{BlockSize: qty("16Mi")}),
-			withLoad(func(l *v1alpha1.LoadSpec) { l.Rate = &v1alpha1.RateSteps{Unit: "MiBps", Steps: []int64{1000}} })},
+		{"MiBps step below one block per second per job", []build.Option{build.Clients(100), build.JobsPerClient(64),
+			build.Workload(v1alpha1.WorkloadSpec{BlockSize: qty("16Mi")}),
+			build.Load(func(l *v1alpha1.LoadSpec) { l.Rate = &v1alpha1.RateSteps{Unit: "MiBps", Steps: []int64{1000}} })},
 			"load.rate.steps[0]", "must be at least 102400 MiBps"},
-		{"blockSize named as in the spec", []func(*v1alpha1.StorageBenchmark){withWorkload(v1alpha1.WorkloadSpec{BlockSize: qty("3000")})},
+		{"blockSize named as in the spec", []build.Option{build.Workload(v1alpha1.WorkloadSpec{BlockSize: qty("3000")})},
 			"workload.blockSize", "power of two"},
-		{"buffered libaio", []func(*v1alpha1.StorageBenchmark){withWorkload(v1alpha1.WorkloadSpec{Profile: "oltp", Direct: ptr.To(false)})},
+		{"buffered libaio", []build.Option{build.Workload(v1alpha1.WorkloadSpec{Profile: "oltp", Direct: ptr.To(false)})},
 			"workload.direct", "libaio"},
-		{"synchronous engine with the profile's depth", []func(*v1alpha1.StorageBenchmark){
-			withWorkload(v1alpha1.WorkloadSpec{Profile: "oltp", IOEngine: "psync"})},
+		{"synchronous engine with the profile's depth", []build.Option{
+			build.Workload(v1alpha1.WorkloadSpec{Profile: "oltp", IOEngine: "psync"})},
 			"workload.ioDepth", "must be 1"},
-		{"queue depth with a synchronous engine", []func(*v1alpha1.StorageBenchmark){
-			withWorkload(v1alpha1.WorkloadSpec{IOEngine: "sync", IODepth: ptr.To[int32](1)}),
-			withLoad(func(l *v1alpha1.LoadSpec) { l.QueueDepth = &v1alpha1.QueueDepthSteps{Steps: []int32{1, 2}} })},
+		{"queue depth with a synchronous engine", []build.Option{
+			build.Workload(v1alpha1.WorkloadSpec{IOEngine: "sync", IODepth: ptr.To[int32](1)}),
+			build.Load(func(l *v1alpha1.LoadSpec) { l.QueueDepth = &v1alpha1.QueueDepthSteps{Steps: []int32{1, 2}} })},
 			"workload.ioEngine", "queue-depth"},
-		{"read stop rule on a write-only profile", []func(*v1alpha1.StorageBenchmark){withWorkload(v1alpha1.WorkloadSpec{Profile: "rand-write"}),
+		{"read stop rule on a write-only profile", []build.Option{build.Workload(v1alpha1.WorkloadSpec{Profile: "rand-write"}),
 			func(b *v1alpha1.StorageBenchmark) {
 				b.Spec.Load.Stop = &v1alpha1.StopRules{Latency: &v1alpha1.LatencyStop{
 					LatencySelector: v1alpha1.LatencySelector{Metric: "p99", Operation: "read"}, Limit: metav1.Duration{Duration: time.Millisecond}}}
 			}},
 			"load.stop.latency.operation", "does no reads"},
-		{"unknown profile", []func(*v1alpha1.StorageBenchmark){withWorkload(v1alpha1.WorkloadSpec{Profile: "four-corners"})},
+		{"unknown profile", []build.Option{build.Workload(v1alpha1.WorkloadSpec{Profile: "four-corners"})},
 			"workload.profile", "must be one of"},
 		// factorPercent generates steps admission cannot count.
-		{"repeated runs beyond 100 steps", []func(*v1alpha1.StorageBenchmark){withLoad(func(l *v1alpha1.LoadSpec) {
+		{"repeated runs beyond 100 steps", []build.Option{build.Load(func(l *v1alpha1.LoadSpec) {
 			l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Start: ptr.To[int64](1000), FactorPercent: ptr.To[int32](101), Max: ptr.To[int64](1200)}
 			l.Repeat = 10
 		})}, "load.repeat", "20 planned steps × 10 runs each = 200 runs"},
-		{"extended steps too short to judge", []func(*v1alpha1.StorageBenchmark){withLoad(func(l *v1alpha1.LoadSpec) {
+		{"extended steps too short to judge", []build.Option{build.Load(func(l *v1alpha1.LoadSpec) {
 			l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Steps: []int64{1000}}
 			l.StepDuration, l.RampTime = metav1.Duration{Duration: 6 * time.Second}, &metav1.Duration{Duration: time.Second}
 			l.ExtendUntilSteady = &v1alpha1.ExtendUntilSteady{MaxRuns: 2}
@@ -448,15 +449,15 @@ func TestOfAtTheLimits(t *testing.T) {
 	minOLTP := plan.MinimumRate(plan.IOPS, topo, profileSpec(t, "oltp"))
 	tests := []struct {
 		name string
-		mods []func(*v1alpha1.StorageBenchmark)
+		mods []build.Option
 	}{
-		{"rate at the minimum", []func(*v1alpha1.StorageBenchmark){clients(10), jobsPerClient(4),
-			withWorkload(v1alpha1.WorkloadSpec{Profile: "oltp"}),
-			withLoad(func(l *v1alpha1.LoadSpec) { l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Steps: []int64{minOLTP}} })}},
-		{"working set of exactly one block per job", []func(*v1alpha1.StorageBenchmark){jobsPerClient(4),
-			withWorkload(v1alpha1.WorkloadSpec{Profile: "rand-read", WorkingSetPerClient: qty("32Ki")})}},
-		{"working set of one block per job and a partial block", []func(*v1alpha1.StorageBenchmark){jobsPerClient(64),
-			withWorkload(v1alpha1.WorkloadSpec{BlockSize: qty("16Mi"), WorkingSetPerClient: qty("1040Mi")})}},
+		{"rate at the minimum", []build.Option{build.Clients(10), build.JobsPerClient(4),
+			build.Workload(v1alpha1.WorkloadSpec{Profile: "oltp"}),
+			build.Load(func(l *v1alpha1.LoadSpec) { l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Steps: []int64{minOLTP}} })}},
+		{"working set of exactly one block per job", []build.Option{build.JobsPerClient(4),
+			build.Workload(v1alpha1.WorkloadSpec{Profile: "rand-read", WorkingSetPerClient: qty("32Ki")})}},
+		{"working set of one block per job and a partial block", []build.Option{build.JobsPerClient(64),
+			build.Workload(v1alpha1.WorkloadSpec{BlockSize: qty("16Mi"), WorkingSetPerClient: qty("1040Mi")})}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -495,15 +496,15 @@ func TestOfRampTimeUnset(t *testing.T) {
 func TestOfWorkingSetMustFit(t *testing.T) {
 	tests := []struct {
 		name    string
-		mods    []func(*v1alpha1.StorageBenchmark)
+		mods    []build.Option
 		size    string
 		wantErr string
 	}{
-		{"shared: clients × default 1Gi over 2Gi", []func(*v1alpha1.StorageBenchmark){clients(3), sharing(v1alpha1.SharingShared)}, "2Gi", "3 clients × workingSetPerClient = 3221225472 bytes must fit in storage.size"},
-		{"shared: fits", []func(*v1alpha1.StorageBenchmark){clients(3), sharing(v1alpha1.SharingShared)}, "3Gi", ""},
-		{"per client: default 1Gi over 512Mi", []func(*v1alpha1.StorageBenchmark){clients(3), sharing(v1alpha1.SharingPerClient)}, "512Mi", "workingSetPerClient = 1073741824 bytes must fit"},
-		{"per client: fits", []func(*v1alpha1.StorageBenchmark){clients(3), sharing(v1alpha1.SharingPerClient)}, "1Gi", ""},
-		{"existing claim: not checked", []func(*v1alpha1.StorageBenchmark){clients(3), sharing(v1alpha1.SharingShared), existingClaim("mine")}, "1Mi", ""},
+		{"shared: clients × default 1Gi over 2Gi", []build.Option{build.Clients(3), build.Sharing(v1alpha1.SharingShared)}, "2Gi", "3 clients × workingSetPerClient = 3221225472 bytes must fit in storage.size"},
+		{"shared: fits", []build.Option{build.Clients(3), build.Sharing(v1alpha1.SharingShared)}, "3Gi", ""},
+		{"per client: default 1Gi over 512Mi", []build.Option{build.Clients(3), build.Sharing(v1alpha1.SharingPerClient)}, "512Mi", "workingSetPerClient = 1073741824 bytes must fit"},
+		{"per client: fits", []build.Option{build.Clients(3), build.Sharing(v1alpha1.SharingPerClient)}, "1Gi", ""},
+		{"existing claim: not checked", []build.Option{build.Clients(3), build.Sharing(v1alpha1.SharingShared), build.ExistingClaim("mine")}, "1Mi", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -117,6 +117,49 @@ func Ramp(d time.Duration) Option {
 	return func(b *v1alpha1.StorageBenchmark) { b.Spec.Load.RampTime = &metav1.Duration{Duration: d} }
 }
 
+// Stored is the benchmark the unit tests start from, as the API server
+// would store it (Defaulted): 1 client with a 10Gi volume of its own of
+// class fast, the 4 KiB random read default workload, rate steps 1000, 2000
+// and 3000 IOPS of a minute each after a 5 s ramp; then opts, in order,
+// which may unset what the defaults set.
+func Stored(ns, name string, opts ...Option) *v1alpha1.StorageBenchmark {
+	base := []Option{Class("fast"), Size("10Gi"), Workload(v1alpha1.WorkloadSpec{}), Rates(1000, 2000, 3000), Ramp(5 * time.Second), Defaulted()}
+	return Benchmark(ns, name, append(base, opts...)...)
+}
+
+// Sharing is how clients share volumes.
+func Sharing(s v1alpha1.Sharing) Option {
+	return func(b *v1alpha1.StorageBenchmark) { b.Spec.Storage.Sharing = s }
+}
+
+// ExistingClaim benchmarks the existing claim name.
+func ExistingClaim(name string) Option {
+	return func(b *v1alpha1.StorageBenchmark) { b.Spec.Storage.ExistingClaim = ptr.To(name) }
+}
+
+// VolumeMode is the volumes' mode.
+func VolumeMode(m corev1.PersistentVolumeMode) Option {
+	return func(b *v1alpha1.StorageBenchmark) { b.Spec.Storage.VolumeMode = m }
+}
+
+// AccessMode is the volumes' access mode.
+func AccessMode(m corev1.PersistentVolumeAccessMode) Option {
+	return func(b *v1alpha1.StorageBenchmark) { b.Spec.Storage.AccessMode = m }
+}
+
+// JobsPerClient is the fio jobs each client runs.
+func JobsPerClient(n int32) Option {
+	return func(b *v1alpha1.StorageBenchmark) { b.Spec.Clients.JobsPerClient = n }
+}
+
+// Load replaces the rate steps by what mod sets on the load.
+func Load(mod func(*v1alpha1.LoadSpec)) Option {
+	return func(b *v1alpha1.StorageBenchmark) {
+		b.Spec.Load.Rate = nil
+		mod(&b.Spec.Load)
+	}
+}
+
 // Defaulted makes the benchmark as the API server stores it on create, for
 // unit tests that see no defaulting: generation 1, and the CRD's defaults
 // in the unset fields the controllers' tests rely on (storage size, volume
