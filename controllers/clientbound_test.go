@@ -63,7 +63,7 @@ func TestProjectClientBoundCheck(t *testing.T) {
 				!strings.Contains(c.Message, "(step 2)") {
 				t.Fatalf("ClientBound %+v", c)
 			}
-			if want := obs.steps[1].order.End(); !c.LastTransitionTime.Time.Equal(want) {
+			if want := obs.steps[1].Order.End(); !c.LastTransitionTime.Time.Equal(want) {
 				t.Errorf("ClientBound stamped %v, want the check's end %v", c.LastTransitionTime, want)
 			}
 			if !meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionComplete) || meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionFailed) {

@@ -174,7 +174,7 @@ func jobFailure(obs *observed) *verdict {
 // that was interrupted (protocol.StepFailure): its result stays recorded.
 func stepFailure(steps []stepRecord) *verdict {
 	for _, s := range steps {
-		if kind, msg := protocol.StepFailure(s.agg); kind != "" {
+		if kind, msg := protocol.StepFailure(s.Aggregate); kind != "" {
 			return &verdict{kind, msg}
 		}
 	}

@@ -88,7 +88,7 @@ func ordered(k int, start time.Time) world {
 func recorded(n int) world {
 	return func(o *observed) {
 		for k := range n {
-			o.steps = append(o.steps, stepRecord{order: protocol.StepOrder{Index: k}, agg: results.StepAggregate{Step: k, Clients: 2}})
+			o.steps = append(o.steps, stepRecord{Order: protocol.StepOrder{Index: k}, Aggregate: results.StepAggregate{Step: k, Clients: 2}})
 		}
 	}
 }
@@ -158,10 +158,10 @@ func TestFailureOf(t *testing.T) {
 			obs:    observedRun(func(o *observed) { o.clients[0] = clientCM(false, -1) }),
 			reason: ReasonClientsNotReady, msg: "1 of 2 clients were not ready 30m0s after the benchmark was created"},
 		{name: "a recorded step a client failed", now: stepEnds, obs: observedRun(recorded(1), func(o *observed) {
-			o.steps[0].agg.Errors, o.steps[0].agg.FailedClients = []string{"client 1: fio: io_u error"}, 1
+			o.steps[0].Aggregate.Errors, o.steps[0].Aggregate.FailedClients = []string{"client 1: fio: io_u error"}, 1
 		}), reason: ReasonClientFailed, msg: "step 1: client 1: fio: io_u error"},
 		{name: "a recorded step that was interrupted", now: stepEnds, obs: observedRun(recorded(2), func(o *observed) {
-			o.steps[1].agg.Interrupted = true
+			o.steps[1].Aggregate.Interrupted = true
 		}), reason: ReasonClientLost, msg: "step 2 was interrupted"},
 		{name: "a client Job failed with its pod's exit", now: stepStart, obs: observedRun(ordered(0, stepStart),
 			jobWith(1, batchv1.JobFailed, exited("bench-client-001-x", 3, " fio: bad job file \n", false))),

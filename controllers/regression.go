@@ -100,13 +100,13 @@ func encodeRegression(rec regressionRecord) string {
 func samplesOf(steps []stepRecord, status []v1alpha1.StepStatus) []analysis.StepSamples {
 	ran := make([]plan.Step, len(steps))
 	for i, s := range steps {
-		ran[i] = s.order.Step
+		ran[i] = s.Order.Step
 	}
 	run := make([]analysis.RunStep, len(steps))
 	for i, s := range steps {
-		iops, _ := analysis.TimelineSamples(s.agg.Timeline)
-		run[i] = analysis.RunStep{Index: s.order.Index, Label: s.order.Step.Load(), Offered: s.order.Step.Offered(), Superseded: plan.SupersededAt(ran, i),
-			ClosedLoop: apireport.ClosedLoopOf(status, s.order.Index, s.order.Step), IOPS: iops, P99Ns: s.p99Ns}
+		iops, _ := analysis.TimelineSamples(s.Aggregate.Timeline)
+		run[i] = analysis.RunStep{Index: s.Order.Index, Label: s.Order.Step.Load(), Offered: s.Order.Step.Offered(), Superseded: plan.SupersededAt(ran, i),
+			ClosedLoop: apireport.ClosedLoopOf(status, s.Order.Index, s.Order.Step), IOPS: iops, P99Ns: s.P99Ns}
 	}
 	return analysis.SamplesOf(run)
 }

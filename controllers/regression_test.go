@@ -24,8 +24,8 @@ func recordWith(index int, iops int64, attempt int32, perSecond []float64, p99 [
 	for k, v := range perSecond {
 		windows[k] = results.Window{StartMs: uint64(k) * 1000, IOPS: v, IOs: uint64(v)}
 	}
-	return stepRecord{order: protocol.StepOrder{Index: index, Step: plan.Step{Index: index, OfferedIOPS: iops, Attempt: attempt}},
-		agg: results.StepAggregate{Timeline: results.Timeline{WindowSeconds: 1, Windows: windows}}, p99Ns: p99}
+	return stepRecord{Order: protocol.StepOrder{Index: index, Step: plan.Step{Index: index, OfferedIOPS: iops, Attempt: attempt}},
+		Aggregate: results.StepAggregate{Timeline: results.Timeline{WindowSeconds: 1, Windows: windows}}, P99Ns: p99}
 }
 
 func TestSamplesOfLeavesSupersededStepsOut(t *testing.T) {

@@ -26,13 +26,13 @@ import (
 func setRepeatability(b *v1alpha1.StorageBenchmark, o analysis.Options, steps []stepRecord) {
 	runs := make([]analysis.LevelRun, 0, len(steps))
 	for _, s := range steps {
-		if s.order.Step.Repetition == 0 {
+		if s.Order.Step.Repetition == 0 {
 			continue // the load does not repeat
 		}
-		if s.superseded {
+		if s.Superseded {
 			continue // its rerun stands for it
 		}
-		runs = append(runs, analysis.LevelRun{Level: s.order.Step.Level, Aggregate: s.agg})
+		runs = append(runs, analysis.LevelRun{Level: s.Order.Step.Level, Aggregate: s.Aggregate})
 	}
 	sel := o.VariationSelector()
 	levels := analysis.Repeatability(runs, sel)
@@ -85,7 +85,7 @@ func unstableLevels(levels []analysis.LevelVariation, limit float64, steps []ste
 		}
 		load := ""
 		if s := stepRecordAt(steps, v.Steps[0]); s != nil {
-			load = s.order.Step.Load() + ", "
+			load = s.Order.Step.Load() + ", "
 		}
 		out = append(out, fmt.Sprintf("level %d (%s%d runs): %s", v.Level+1, load, v.Runs(), strings.Join(over, ", ")))
 	}
@@ -104,7 +104,7 @@ func stepRecordAt(steps []stepRecord, k int) *stepRecord {
 // endOf is when step k's measurement ended.
 func endOf(steps []stepRecord, k int) time.Time {
 	if s := stepRecordAt(steps, k); s != nil {
-		return s.order.End()
+		return s.Order.End()
 	}
 	return time.Time{}
 }
@@ -118,7 +118,7 @@ func repeatabilityStatus(v analysis.LevelVariation, steps []stepRecord) v1alpha1
 		IOPS: v1alpha1.IOPSVariation{Mean: roundInt64(v.IOPS.Mean), CVPercent: percent(v.IOPS.CVPercent),
 			CI95Low: roundInt64(max(v.IOPS.CI95Low, 0)), CI95High: roundInt64(v.IOPS.CI95High)}}
 	if s := stepRecordAt(steps, v.Steps[0]); s != nil {
-		st := s.order.Step
+		st := s.Order.Step
 		out.OfferedIOPS, out.OfferedBytesPerSecond, out.QueueDepthPerClient = st.OfferedIOPS, st.OfferedBytesPerSec, st.QueueDepthPerClient
 		out.PercentOfMax, out.Unthrottled = st.PercentOfMax, st.Unthrottled
 	}

@@ -17,9 +17,9 @@ import (
 	"github.com/storagebench/storagebench/test/build"
 )
 
-// run is what one run of a repeated level achieved: IOPS and p99 (reads
+// levelRun is what one levelRun of a repeated level achieved: IOPS and p99 (reads
 // only, so the total p99 is the read p99).
-type run struct {
+type levelRun struct {
 	iops float64
 	p99  time.Duration
 }
@@ -27,7 +27,7 @@ type run struct {
 // repeatedRecs are the records of a load of levels run `repeat` times each,
 // of which runs finished: run i is repetition i%repeat+1 of level
 // i/repeat, which offers 1000 × (level+1) IOPS.
-func repeatedRecs(repeat int, runs ...run) []stepRecord {
+func repeatedRecs(repeat int, runs ...levelRun) []stepRecord {
 	var recs []stepRecord
 	for i, r := range runs {
 		lvl := i / repeat
@@ -40,15 +40,15 @@ func repeatedRecs(repeat int, runs ...run) []stepRecord {
 
 func TestSetRepeatability(t *testing.T) {
 	ms := time.Millisecond
-	steadyLevel := []run{{1000, ms}, {1000, ms}, {1000, ms}}
+	steadyLevel := []levelRun{{1000, ms}, {1000, ms}, {1000, ms}}
 	// IOPS 1,900 / 2,000 / 2,100: mean 2,000, s = 100, CV exactly 5 %,
 	// 2,000 ± 4.303 · 100 / √3 = 2,000 ± 248.4. p99 1.0 / 1.1 / 1.2 ms:
 	// mean 1.1 ms, s = 0.1 ms, CV 9.09 %, 1.1 ms ± 248.4 µs.
-	spreadLevel := []run{{1900, ms}, {2000, 1100 * time.Microsecond}, {2100, 1200 * time.Microsecond}}
+	spreadLevel := []levelRun{{1900, ms}, {2000, 1100 * time.Microsecond}, {2100, 1200 * time.Microsecond}}
 	spreadEntry := v1alpha1.RepeatabilityStatus{Level: 1, OfferedIOPS: 2000, Runs: 3,
 		IOPS: v1alpha1.IOPSVariation{Mean: 2000, CVPercent: 5, CI95Low: 1752, CI95High: 2248},
 		P99:  &v1alpha1.LatencyVariation{Mean: d(1_100_000), CVPercent: 9, CI95Low: d(851_586), CI95High: d(1_348_414)}}
-	both := append(append([]run{}, steadyLevel...), spreadLevel...)
+	both := append(append([]levelRun{}, steadyLevel...), spreadLevel...)
 	cases := []struct {
 		name    string
 		recs    []stepRecord
@@ -71,9 +71,9 @@ func TestSetRepeatability(t *testing.T) {
 			entries: 2, stable: []*bool{ptr.To(true), ptr.To(false)}, cond: "True", at: 4,
 			msg: "runs vary more than the 5 % limit (coefficient of variation): level 2 (2000 IOPS offered, 3 runs): p99 latency CV 9.1 %"},
 		{name: "unstable after 2 runs, within the limit after 3: False from the third", limit: 10,
-			recs:    repeatedRecs(3, run{1000, ms}, run{1200, ms}, run{1100, ms}), // CV 11.8 %, then 9.1 %
+			recs:    repeatedRecs(3, levelRun{1000, ms}, levelRun{1200, ms}, levelRun{1100, ms}), // CV 11.8 %, then 9.1 %
 			entries: 1, stable: []*bool{ptr.To(true)}, cond: "False", at: 2},
-		{name: "a level cut short counts its runs", limit: 10, recs: repeatedRecs(3, append(append([]run{}, steadyLevel...), run{2000, ms}, run{3000, ms})...),
+		{name: "a level cut short counts its runs", limit: 10, recs: repeatedRecs(3, append(append([]levelRun{}, steadyLevel...), levelRun{2000, ms}, levelRun{3000, ms})...),
 			entries: 2, stable: []*bool{ptr.To(true), ptr.To(false)}, cond: "True", at: 4, msg: "level 2 (2000 IOPS offered, 2 runs): IOPS CV 28.3 %"},
 	}
 	for _, c := range cases {
@@ -111,8 +111,8 @@ func TestSetRepeatability(t *testing.T) {
 			case c.cond == "":
 				return
 			case cond == nil || string(cond.Status) != c.cond || !strings.Contains(cond.Message, c.msg) ||
-				!cond.LastTransitionTime.Time.Equal(c.recs[c.at].order.End().Truncate(time.Second)):
-				t.Fatalf("condition %+v, want %s stamped at step %d's end (%s), saying %q", cond, c.cond, c.at, c.recs[c.at].order.End(), c.msg)
+				!cond.LastTransitionTime.Time.Equal(c.recs[c.at].Order.End().Truncate(time.Second)):
+				t.Fatalf("condition %+v, want %s stamped at step %d's end (%s), saying %q", cond, c.cond, c.at, c.recs[c.at].Order.End(), c.msg)
 			}
 			wantReason := ReasonVariationWithin
 			if c.cond == "True" {
@@ -140,7 +140,7 @@ func TestSetRepeatability(t *testing.T) {
 func TestUnstableIsInformational(t *testing.T) {
 	b := newBench(func(b *v1alpha1.StorageBenchmark) { b.Spec.Analysis.MaxVariationPercent = ptr.To[int32](1) })
 	d := mustDesired(t, b)
-	recs := repeatedRecs(2, run{1000, time.Millisecond}, run{1500, 2 * time.Millisecond})
+	recs := repeatedRecs(2, levelRun{1000, time.Millisecond}, levelRun{1500, 2 * time.Millisecond})
 	setComplete(b, t0.Add(time.Hour), "all 2 steps completed")
 	setRepeatability(b, d.Analysis, recs)
 	setCondition(b, v1alpha1.ConditionSteadyState, true, ReasonSteady, t0, "steady")
@@ -206,7 +206,7 @@ func TestProjectRepeatedRun(t *testing.T) {
 func outcomes(steps []stepRecord) []plan.StepOutcome {
 	out := make([]plan.StepOutcome, len(steps))
 	for i, s := range steps {
-		out[i] = protocol.OutcomeOf(i, s.agg)
+		out[i] = protocol.OutcomeOf(i, s.Aggregate)
 	}
 	return out
 }

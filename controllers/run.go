@@ -18,11 +18,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
-	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/internal/run"
 )
 
 // reconcile runs one pass over a benchmark: observe its children, decide
@@ -267,7 +267,7 @@ func project(b *v1alpha1.StorageBenchmark, d *desired, obs *observed) error {
 	b.Status.ClientsTotal = b.Spec.Clients.Count
 	ran := make([]plan.Step, 0, len(obs.steps)+1)
 	for _, s := range obs.steps {
-		ran = append(ran, s.order.Step)
+		ran = append(ran, s.Order.Step)
 	}
 	if obs.ordered && !obs.order.Done && obs.order.Index == len(obs.steps) {
 		ran = append(ran, obs.order.Step) // ordered, not yet recorded
@@ -280,7 +280,7 @@ func project(b *v1alpha1.StorageBenchmark, d *desired, obs *observed) error {
 	b.Status.ClientsReady = readyCount(obs)
 	b.Status.Steps = make([]v1alpha1.StepStatus, len(obs.steps))
 	for i := range obs.steps {
-		obs.steps[i].superseded = plan.SupersededAt(ran, i)
+		obs.steps[i].Superseded = plan.SupersededAt(ran, i)
 		b.Status.Steps[i] = stepStatus(obs.steps[i])
 	}
 	if len(b.Status.Steps) == 0 {
@@ -289,7 +289,7 @@ func project(b *v1alpha1.StorageBenchmark, d *desired, obs *observed) error {
 	b.Status.Progress = progress(len(obs.steps), int(b.Status.StepsPlanned))
 	switch {
 	case len(obs.steps) > 0:
-		b.Status.StartTime = stamp(obs.steps[0].order.StartAt)
+		b.Status.StartTime = stamp(obs.steps[0].Order.StartAt)
 	case obs.ordered && !obs.order.Done:
 		b.Status.StartTime = stamp(obs.order.StartAt)
 	default:
@@ -346,7 +346,7 @@ func (r *Reconciler) clocksJudged(obs *observed) time.Time {
 	lead := r.timeouts().startLead
 	switch {
 	case len(obs.steps) > 0:
-		return obs.steps[0].order.StartAt.Add(-lead).Truncate(time.Second)
+		return obs.steps[0].Order.StartAt.Add(-lead).Truncate(time.Second)
 	case obs.ordered && !obs.order.Done && obs.order.Index == 0:
 		return obs.order.StartAt.Add(-lead).Truncate(time.Second)
 	}
@@ -426,13 +426,13 @@ func (r *Reconciler) collect(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 	if err := r.writeStep(ctx, b, order, agg); err != nil {
 		return err
 	}
-	obs.steps = append(obs.steps, recordOf(order, agg, exchange.StepName(b.Name, order.Index), steadyOptionsOf(&b.Spec)).kept())
+	obs.steps = append(obs.steps, recordOf(order, agg, exchange.StepName(b.Name, order.Index), steadyOptionsOf(&b.Spec)).Kept())
 	return nil
 }
 
-// orderNext decides, with the protocol's step decision, the step after
-// the recorded ones from their exact results and writes its order, or the
-// final order when the plan has no step left. The patch carries the plan
+// orderNext writes the orders run.Next decides after the recorded steps
+// (the next step, and the one after it ahead), or the final order when the
+// plan has no step left. The patch carries the plan
 // ConfigMap's resourceVersion: a stale cache cannot order twice. A step the
 // plan cannot make fails the run (InvalidPlan).
 //
@@ -441,26 +441,16 @@ func (r *Reconciler) collect(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 // with spreadAcrossNodes, where the clients went is written with the first
 // order (annotationSpread).
 func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired, obs *observed, t timeouts, now time.Time) (*protocol.StepOrder, error) {
-	recorded := make([]results.StepAggregate, len(obs.steps))
-	steady := make([]analysis.SteadyState, len(obs.steps))
-	for i, s := range obs.steps {
-		recorded[i], steady[i] = s.agg, s.steady
+	var prev *protocol.StepOrder
+	if obs.ordered {
+		prev = &obs.order
 	}
-	order, _, err := protocol.NextJudged(d.Load, d.Topology, d.Workload, recorded, steady, now, protocol.Leads{First: t.startLead, Next: t.nextStepLead})
+	next, err := run.Next(d.Spec, obs.steps, prev, now, protocol.Leads{First: t.startLead, Next: t.nextStepLead})
 	if err != nil {
 		return nil, &verdictError{verdict{ReasonInvalidPlan, err.Error()}}
 	}
+	order, ahead := next.Order, next.Ahead
 	order.Reason = clip(order.Reason, maxMessage)
-	// A step written ahead as the one before it ran is ordered as written:
-	// its clients may have started it. The step after this one is written
-	// ahead in turn when it does not depend on this one's results.
-	if obs.ordered {
-		order = protocol.Promote(d.Load, d.Topology, d.Workload, obs.order, order)
-	}
-	var ahead *protocol.StepOrder
-	if a, ok := protocol.Ahead(d.Load, d.Topology, d.Workload, order); ok {
-		ahead = &a
-	}
 	var annotations map[string]string
 	if order.Index == 0 && !order.Done && b.Spec.Clients.SpreadAcrossNodes {
 		rec, err := r.spread(ctx, obs, now)

@@ -35,7 +35,7 @@ func timelineRec(i int, iops ...uint64) stepRecord {
 		}
 	}
 	// Kept as the memo keeps it: the verdicts, not the windows.
-	return recordOf(order(i, plan.Step{OfferedIOPS: 100}), results.StepAggregate{Step: i, Timeline: tl}, "b-step", analysis.SteadyOptions{}).kept()
+	return recordOf(order(i, plan.Step{OfferedIOPS: 100}), results.StepAggregate{Step: i, Timeline: tl}, "b-step", analysis.SteadyOptions{}).Kept()
 }
 
 func TestSetSteadyState(t *testing.T) {
@@ -66,7 +66,7 @@ func TestSetSteadyState(t *testing.T) {
 			case c.cond == "" && got != nil:
 				t.Fatalf("condition set: %+v", got)
 			case c.cond != "" && (got == nil || string(got.Status) != c.cond || !strings.Contains(got.Message, c.msg) ||
-				!got.LastTransitionTime.Time.Equal(c.steps[c.at].order.End().Truncate(time.Second))):
+				!got.LastTransitionTime.Time.Equal(c.steps[c.at].Order.End().Truncate(time.Second))):
 				t.Fatalf("condition %+v, want %s stamped at step %d's end, saying %q", got, c.cond, c.at, c.msg)
 			}
 			for i, want := range c.verdict {
@@ -87,7 +87,7 @@ func TestStepStatusCarriesTheLongestStall(t *testing.T) {
 		st.P999Around == nil || st.P999Around.Duration != time.Duration(fio.BinValue(fio.IndexOf(1000))) {
 		t.Fatalf("longestStall = %+v, want 3 s from 2 s with the p99.9 around it", st)
 	}
-	for _, w := range r.agg.Timeline.Windows {
+	for _, w := range r.Aggregate.Timeline.Windows {
 		if len(w.Hist.Bins) != 0 {
 			t.Fatal("the record kept a window's histogram")
 		}
@@ -138,8 +138,8 @@ func TestProjectExtendedRun(t *testing.T) {
 	rising := []uint64{50, 50, 75, 75, 100, 100, 125, 125, 150, 900}
 	step := func(i int, s plan.Step, iops float64, tl ...uint64) stepRecord {
 		r := timelineRec(i, tl...)
-		r.order = order(i, s)
-		r.agg.Total.IOPS, r.agg.Total.IOs = iops, uint64(iops)
+		r.Order = order(i, s)
+		r.Aggregate.Total.IOPS, r.Aggregate.Total.IOs = iops, uint64(iops)
 		return r
 	}
 	first := step(0, plan.Step{OfferedIOPS: 100, Attempt: 1}, 185, rising...)
@@ -200,8 +200,8 @@ func TestProjectExtendedRunLivedEqualsRebuilt(t *testing.T) {
 	recs := []stepRecord{timelineRec(0, rising...), timelineRec(1, flat...), timelineRec(2, flat...)}
 	steps := []plan.Step{{OfferedIOPS: 100, Attempt: 1}, {OfferedIOPS: 100, Attempt: 2}, {OfferedIOPS: 200, Attempt: 1}}
 	for i := range recs {
-		recs[i].order = order(i, steps[i])
-		recs[i].agg.Total.IOPS = float64(100 + 10*i)
+		recs[i].Order = order(i, steps[i])
+		recs[i].Aggregate.Total.IOPS = float64(100 + 10*i)
 	}
 	state := func(recorded, ordered int) *observed {
 		return observedRun(allResults(1), func(o *observed) {

@@ -14,10 +14,10 @@ import (
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/exchange"
-	"github.com/storagebench/storagebench/internal/fio"
 	sbmetrics "github.com/storagebench/storagebench/internal/metrics"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/internal/run"
 )
 
 // A finished step's record is its step ConfigMap, <name>-step-NNN: the
@@ -26,61 +26,12 @@ import (
 // analysis are all derived from them on every reconcile, so a status that
 // is lost or stale is rebuilt from the children (docs/operator.md).
 
-// stepRecord is one finished step, as its ConfigMap records it.
-type stepRecord struct {
-	order protocol.StepOrder
-	// agg is the exact aggregate without its histograms (the analysis and
-	// the planner use the summaries; the histograms stay in the ConfigMap),
-	// its timeline's windows included.
-	agg  results.StepAggregate
-	name string
-	// stall is the timeline's longest stall, found before its windows'
-	// histograms were dropped; timed says the step had a timeline at all.
-	stall analysis.Stall
-	timed bool
-	// steady is the timeline's steady-state verdict by the benchmark's
-	// options (analysis.Steady), judged once.
-	steady analysis.SteadyState
-	// p99Ns are the p99 completion latencies of the timeline's windows
-	// with I/O, one per second, taken before the windows' histograms were
-	// dropped: a regression comparison's samples.
-	p99Ns []float64
-	// superseded: the step was not steady and the one after it, recorded
-	// or ordered, is its rerun (plan.Step.Supersedes). Set by project, as
-	// it depends on the steps after this one.
-	superseded bool
-}
+// stepRecord is one finished step, as its ConfigMap records it (run.Step).
+type stepRecord = run.Step
 
-// recordOf is a step's record as a reconcile uses it: the histograms,
-// which only the step ConfigMap needs, are dropped, and the timeline is
-// judged (its longest stall, its steady state by the options steady).
+// recordOf is a step's record as a reconcile uses it (run.Record).
 func recordOf(order protocol.StepOrder, agg results.StepAggregate, name string, steady analysis.SteadyOptions) stepRecord {
-	if len(agg.Timeline.Windows) > results.MaxWindows || len(agg.Timeline.Idle) > results.MaxWindows {
-		// More than the operator writes: not its record's timeline.
-		agg.Timeline = results.Timeline{}
-	}
-	stall := analysis.LongestStall(agg.Timeline)
-	verdict := analysis.Steady(agg.Timeline, steady)
-	for _, d := range []*results.OperationSummary{&agg.Read, &agg.Write, &agg.Total} {
-		d.Histogram = fio.Histogram{}
-	}
-	_, p99 := analysis.TimelineSamples(agg.Timeline)
-	windows := make([]results.Window, len(agg.Timeline.Windows))
-	for k, w := range agg.Timeline.Windows {
-		w.Hist = fio.Histogram{}
-		windows[k] = w
-	}
-	agg.Timeline.Windows = windows
-	return stepRecord{order: order, agg: agg, name: name, stall: stall, timed: len(windows) > 0, steady: verdict, p99Ns: p99}
-}
-
-// kept is rec as the memo keeps it for the run's length: its verdicts, not
-// its timeline's windows or per-second p99s (a long step has thousands);
-// the regression verdict, which needs them, reads the record again, once.
-func (rec stepRecord) kept() stepRecord {
-	rec.agg.Timeline.Windows = nil
-	rec.p99Ns = nil
-	return rec
+	return run.Record(order, agg, name, steady)
 }
 
 // stepMemo remembers the decoded step records of running benchmarks, by
@@ -243,7 +194,7 @@ func (r *Reconciler) readSteps(ctx context.Context, b *v1alpha1.StorageBenchmark
 		}
 		rec = recordOf(order, agg, name, steadyOptionsOf(&b.Spec))
 		if memo != nil {
-			rec = rec.kept()
+			rec = rec.Kept()
 			memo.put(b, k, &cm, rec)
 		}
 		out = append(out, rec)

@@ -37,7 +37,7 @@ func BenchmarkStepRecordKept(b *testing.B) {
 				kept := make([]stepRecord, n)
 				for i := range kept {
 					// Each step's aggregate is garbage once its record is made.
-					kept[i] = recordOf(protocol.StepOrder{Index: i}, c.agg(), fmt.Sprintf("bench-step-%03d", i), steady).kept()
+					kept[i] = recordOf(protocol.StepOrder{Index: i}, c.agg(), fmt.Sprintf("bench-step-%03d", i), steady).Kept()
 				}
 				per := float64(liveHeap()-before) / n
 				runtime.KeepAlive(kept)

@@ -24,13 +24,13 @@ func TestStepMemoHoldsOneRecordPerStep(t *testing.T) {
 	meta := func(c *corev1.ConfigMap) *metav1.PartialObjectMetadata {
 		return &metav1.PartialObjectMetadata{ObjectMeta: c.ObjectMeta}
 	}
-	rec := func(k int) stepRecord { return stepRecord{order: protocol.StepOrder{Index: k}} }
+	rec := func(k int) stepRecord { return stepRecord{Order: protocol.StepOrder{Index: k}} }
 
 	first := cm("step-0-a", "10")
 	m.put(b, 0, first, rec(0))
 	m.put(b, 1, cm("step-1-a", "11"), rec(1))
-	if got, ok, replaced := m.get(b, 0, meta(first)); !ok || replaced || got.order.Index != 0 {
-		t.Fatalf("get(step 0) = %v, ok %v, replaced %v; want the record", got.order.Index, ok, replaced)
+	if got, ok, replaced := m.get(b, 0, meta(first)); !ok || replaced || got.Order.Index != 0 {
+		t.Fatalf("get(step 0) = %v, ok %v, replaced %v; want the record", got.Order.Index, ok, replaced)
 	}
 	if _, ok, replaced := m.get(b, 0, meta(cm("step-0-a", "12"))); ok || replaced {
 		t.Fatalf("a changed object: ok %v, replaced %v; want a miss", ok, replaced)

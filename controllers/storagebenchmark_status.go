@@ -184,21 +184,21 @@ func operationStatus(d results.OperationSummary) *v1alpha1.OperationStatus {
 
 // stepStatus is a recorded step as status shows it.
 func stepStatus(rec stepRecord) v1alpha1.StepStatus {
-	o, agg := rec.order, rec.agg
+	o, agg := rec.Order, rec.Aggregate
 	s := v1alpha1.StepStatus{
 		Index: int32(o.Index), Repetition: o.Step.Repetition, OfferedIOPS: o.Step.OfferedIOPS, OfferedBytesPerSecond: o.Step.OfferedBytesPerSec,
 		QueueDepthPerClient: o.Step.QueueDepthPerClient, PercentOfMax: o.Step.PercentOfMax, Unthrottled: o.Step.Unthrottled, ClientBoundCheck: o.Step.ClientBoundCheck,
-		Attempt: o.Step.Attempt, Superseded: rec.superseded,
+		Attempt: o.Step.Attempt, Superseded: rec.Superseded,
 		Clients: int32(agg.Clients), StartTime: *stamp(o.StartAt), StartSkew: metav1.Duration{Duration: agg.StartSkew},
 		AchievedIOPS: int64(math.Round(agg.Total.IOPS)), AchievedBytesPerSecond: int64(math.Round(agg.Total.BytesPerSec)),
-		Read: operationStatus(agg.Read), Write: operationStatus(agg.Write), Interrupted: agg.Interrupted, ConfigMap: rec.name,
+		Read: operationStatus(agg.Read), Write: operationStatus(agg.Write), Interrupted: agg.Interrupted, ConfigMap: rec.Name,
 	}
 	if agg.Total.IOs > 0 {
 		l := latencyStatus(agg.Total.Latency)
 		s.Latency = &l
 	}
 	s.Errors = protocol.ErrorLines(agg)
-	if st := rec.stall; st.Duration > 0 {
+	if st := rec.Stall; st.Duration > 0 {
 		s.LongestStall = &v1alpha1.StallStatus{Start: metav1.Duration{Duration: st.Start}, Duration: metav1.Duration{Duration: st.Duration}}
 		if st.P999AroundNs > 0 {
 			s.LongestStall.P999Around = ptr.To(duration(st.P999AroundNs))
@@ -212,12 +212,12 @@ func stepStatus(rec stepRecord) v1alpha1.StepStatus {
 func analyze(b *v1alpha1.StorageBenchmark, d *desired, steps []stepRecord, complete bool) error {
 	inputs := make([]analysis.StepInput, len(steps))
 	for i, s := range steps {
-		st := s.order.Step
-		inputs[i] = analysis.StepInput{Aggregate: s.agg, OfferedIOPS: st.OfferedIOPS, OfferedBytesPerSec: st.OfferedBytesPerSec,
+		st := s.Order.Step
+		inputs[i] = analysis.StepInput{Aggregate: s.Aggregate, OfferedIOPS: st.OfferedIOPS, OfferedBytesPerSec: st.OfferedBytesPerSec,
 			Outstanding: plan.Outstanding(st, d.Topology, d.Workload), Unthrottled: st.Unthrottled, ClientBoundCheck: st.ClientBoundCheck,
-			Superseded: s.superseded}
-		if s.timed {
-			inputs[i].Stall = &steps[i].stall
+			Superseded: s.Superseded}
+		if s.Timed {
+			inputs[i].Stall = &steps[i].Stall
 		}
 	}
 	var objectives []analysis.Objective
@@ -232,7 +232,7 @@ func analyze(b *v1alpha1.StorageBenchmark, d *desired, steps []stepRecord, compl
 		b.Status.Steps[i].Saturated = a.Saturated
 		b.Status.Steps[i].QueueFull = a.QueueFull
 		b.Status.Steps[i].Knee = a.Knee
-		b.Status.Steps[i].ClosedLoop = a.Saturated || !steps[i].order.Step.RateLimited()
+		b.Status.Steps[i].ClosedLoop = a.Saturated || !steps[i].Order.Step.RateLimited()
 	}
 	setSteadyState(b, d.Analysis.Steady, steps)
 	setRepeatability(b, d.Analysis, steps)
@@ -325,22 +325,22 @@ func setSteadyState(b *v1alpha1.StorageBenchmark, o analysis.SteadyOptions, step
 	var at time.Time
 	judged := false
 	for i, rec := range steps {
-		st := rec.steady // judged by the benchmark's options when read
+		st := rec.Steady // judged by the benchmark's options when read
 		if !st.Judged {
 			continue
 		}
 		b.Status.Steps[i].SteadyState = &v1alpha1.SteadyStateStatus{Steady: st.Steady,
 			RangePercent: int32(min(math.Round(st.RangePercent), math.MaxInt32)),
 			SlopePercent: int32(min(math.Round(st.SlopePercent), math.MaxInt32))}
-		if rec.superseded {
+		if rec.Superseded {
 			continue // its rerun stands for it
 		}
 		if !judged || (!st.Steady && len(unsteady) == 0) {
-			at = rec.order.End()
+			at = rec.Order.End()
 		}
 		judged = true
 		if !st.Steady {
-			unsteady = append(unsteady, fmt.Sprintf("step %d (IOPS range %s %%, slope %s %%)", rec.order.Index+1,
+			unsteady = append(unsteady, fmt.Sprintf("step %d (IOPS range %s %%, slope %s %%)", rec.Order.Index+1,
 				numfmt.Count(math.Round(st.RangePercent)), numfmt.Count(math.Round(st.SlopePercent))))
 		}
 	}

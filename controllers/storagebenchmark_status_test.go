@@ -69,7 +69,7 @@ func order(index int, s plan.Step) protocol.StepOrder {
 
 // rec is a step record.
 func rec(o protocol.StepOrder, agg results.StepAggregate, name string) stepRecord {
-	return stepRecord{order: o, agg: agg, name: name}
+	return stepRecord{Order: o, Aggregate: agg, Name: name}
 }
 
 func TestStepStatus(t *testing.T) {
@@ -290,7 +290,7 @@ func TestAnalyzeSummaryVariants(t *testing.T) {
 	})
 	t.Run("a failed step is never the peak", func(t *testing.T) {
 		b, d, recs := curveBench(t)
-		recs[3].agg.Errors = []string{"fio: io_u error"}
+		recs[3].Aggregate.Errors = []string{"fio: io_u error"}
 		if err := analyze(b, &d, recs, false); err != nil {
 			t.Fatal(err)
 		}

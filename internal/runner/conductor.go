@@ -10,7 +10,7 @@ import (
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
-	"github.com/storagebench/storagebench/internal/workload"
+	"github.com/storagebench/storagebench/internal/run"
 )
 
 // Conductor runs the lockstep protocol over a FileExchange: it waits until
@@ -18,10 +18,9 @@ import (
 // clients, waits for all their results, aggregates them exactly, and decides
 // the next step (stop rules, curve mode) from the results so far.
 type Conductor struct {
-	Files    FileExchange
-	Load     plan.Load
-	Topology plan.Topology
-	Workload workload.Spec
+	Files FileExchange
+	// Spec is the load, topology and workload (c.Load, c.Topology, ...).
+	run.Spec
 	// Steady is the rule a step's timeline is judged steady by, for loads
 	// that run unsteady steps again (plan.Load.ExtendUntilSteady); zero
 	// fields take the defaults.
@@ -77,34 +76,34 @@ func (c *Conductor) Run(ctx context.Context) (*Outcome, error) {
 		finish(err.Error())
 		return out, err
 	}
-	var recorded []results.StepAggregate
-	var prev protocol.StepOrder
+	var recorded []run.Step
+	var prev *protocol.StepOrder
 	for {
-		order, stop, err := protocol.Next(c.Load, c.Topology, c.Workload, c.Steady, recorded, time.Now(), leads)
+		orders, err := run.Next(c.Spec, recorded, prev, time.Now(), leads)
 		if err != nil {
 			out.Failure = err.Error()
 			finish(err.Error())
 			return out, err
 		}
+		order := orders.Order
 		if order.Done {
-			out.Stop = stop
+			out.Stop = orders.Stop
 			_ = c.Files.WriteOrder(order)
 			return out, nil
 		}
-		order = protocol.Promote(c.Load, c.Topology, c.Workload, prev, order)
 		if err := c.Files.WriteOrder(order); err != nil {
 			return out, err
 		}
 		next++
 		// When the step after it does not depend on its results, it is
 		// ordered now, to start the instant this one ends.
-		if a, ok := protocol.Ahead(c.Load, c.Topology, c.Workload, order); ok {
-			if err := c.Files.WriteOrder(a); err != nil {
+		if a := orders.Ahead; a != nil {
+			if err := c.Files.WriteOrder(*a); err != nil {
 				return out, err
 			}
 			written = a.Index
 		}
-		prev = order
+		prev = &order
 		clients, err := c.waitResults(ctx, order)
 		agg := results.Aggregate(order.Index, clients)
 		rec := StepRecord{Step: order.Step, StartAt: order.StartAt, Aggregate: agg}
@@ -122,7 +121,7 @@ func (c *Conductor) Run(ctx context.Context) (*Outcome, error) {
 			finish(err.Error())
 			return out, err
 		}
-		recorded = append(recorded, agg)
+		recorded = append(recorded, run.Record(order, agg, "", c.Steady).Kept())
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
+	"github.com/storagebench/storagebench/internal/run"
 	"github.com/storagebench/storagebench/internal/workload"
 )
 
@@ -79,7 +80,7 @@ func (l *Local) Run(ctx context.Context) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := Conductor{Files: x, Load: l.Load, Topology: l.Topology, Workload: l.Workload, Progress: l.Progress}
+	c := Conductor{Files: x, Spec: run.Spec{Load: l.Load, Topology: l.Topology, Workload: l.Workload}, Progress: l.Progress}
 	out, runErr := c.Run(ctx)
 	waitErr := wait()
 	if runErr != nil {

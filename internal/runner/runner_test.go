@@ -16,6 +16,7 @@ import (
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/internal/run"
 	"github.com/storagebench/storagebench/internal/workload"
 )
 
@@ -151,7 +152,7 @@ func TestMissingVolumeIsReportedNotCreated(t *testing.T) {
 	if !ok || !strings.Contains(ready.Error, missing) {
 		t.Fatalf("conductor was not told why: %+v", ready)
 	}
-	c := Conductor{Files: x, Topology: plan.Topology{Clients: 1, JobsPerClient: 1}, Load: plan.Load{Rate: &plan.RateSteps{Steps: []int64{10}}, StepDuration: 5 * time.Second}}
+	c := Conductor{Files: x, Spec: run.Spec{Topology: plan.Topology{Clients: 1, JobsPerClient: 1}, Load: plan.Load{Rate: &plan.RateSteps{Steps: []int64{10}}, StepDuration: 5 * time.Second}}}
 	out, err := c.Run(context.Background())
 	if err == nil || !strings.Contains(out.Failure, "client 0 could not prepare") {
 		t.Fatalf("conductor outcome %+v, %v", out, err)

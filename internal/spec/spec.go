@@ -14,15 +14,16 @@ import (
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/internal/run"
 	"github.com/storagebench/storagebench/internal/workload"
 )
 
 // Run is a benchmark's spec translated into the core's terms. It is
 // derived from the spec alone, so every reconcile recomputes it.
 type Run struct {
-	Workload   workload.Spec
-	Topology   plan.Topology
-	Load       plan.Load
+	// Spec is the load, topology and workload that order the steps
+	// (run.Next); its fields read as Run's own (r.Load).
+	run.Spec
 	Analysis   analysis.Options
 	Objectives []analysis.Objective
 	// Regression is how the run is compared with its baseline; nil
