@@ -198,6 +198,10 @@ func stepStatus(rec stepRecord) v1alpha1.StepStatus {
 		s.Latency = &l
 	}
 	s.Errors = protocol.ErrorLines(agg)
+	if c := agg.ClientIOPS; c != (results.ClientSpread{}) {
+		s.ClientIOPS = &v1alpha1.ClientSpreadStatus{MinIOPS: int64(math.Round(c.MinIOPS)), MaxIOPS: int64(math.Round(c.MaxIOPS)),
+			CVPercent: int32(math.Round(c.CVPercent))}
+	}
 	if st := rec.Stall; st.Duration > 0 {
 		s.LongestStall = &v1alpha1.StallStatus{Start: metav1.Duration{Duration: st.Start}, Duration: metav1.Duration{Duration: st.Duration}}
 		if st.P999AroundNs > 0 {

@@ -82,6 +82,7 @@ func TestStepStatus(t *testing.T) {
 			Latency: results.LatencySummary{Count: 600_029, MeanNs: 1_000_000.4999, P50Ns: 900_000, P90Ns: 1_500_000, P99Ns: 3 * uint64(ms), P999Ns: 10 * uint64(ms), MaxNs: 20 * uint64(ms), Overflow: 7}},
 		Total: results.OperationSummary{IOPS: 39999.99, BytesPerSec: 327680.99, IOs: 2_399_999,
 			Latency: results.LatencySummary{Count: 2_399_999, MeanNs: 250_609.5, P50Ns: 800, P90Ns: 1_400_000, P99Ns: 2_900_000, P999Ns: 9_900_000, MaxNs: math.MaxUint64}},
+		ClientIOPS: results.ClientSpread{MinIOPS: 12999.5, MaxIOPS: 14000.2, CVPercent: 3.49},
 	}
 	o := order(4, plan.Step{OfferedIOPS: 40000, QueueDepthPerClient: 16, PercentOfMax: 80})
 	s := stepStatus(rec(o, agg, "bench-step-004"))
@@ -90,6 +91,7 @@ func TestStepStatus(t *testing.T) {
 		Index: 4, OfferedIOPS: 40000, QueueDepthPerClient: 16, PercentOfMax: 80, Clients: 3,
 		StartTime: metav1.Time{Time: o.StartAt}, StartSkew: metav1.Duration{Duration: 1500 * time.Microsecond},
 		AchievedIOPS: 40000, AchievedBytesPerSecond: 327681,
+		ClientIOPS: &v1alpha1.ClientSpreadStatus{MinIOPS: 13000, MaxIOPS: 14000, CVPercent: 3},
 		Latency: &v1alpha1.LatencyStatus{Mean: d(250_610), P50: d(800), P90: d(1_400_000), P99: d(2_900_000), P999: d(9_900_000),
 			Max: d(math.MaxInt64)},
 		Read: &v1alpha1.OperationStatus{IOPS: 30000, BytesPerSecond: 245756, IOs: 1_799_970,

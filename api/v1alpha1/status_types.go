@@ -337,6 +337,19 @@ type EntitlementStatus struct {
 	SaturationNote string `json:"saturationNote,omitempty"`
 }
 
+// ClientSpreadStatus is the spread of the clients' IOPS (reads and writes)
+// in one step.
+type ClientSpreadStatus struct {
+	// minIOPS is the lowest client's IOPS.
+	MinIOPS int64 `json:"minIOPS"`
+	// maxIOPS is the highest client's IOPS.
+	MaxIOPS int64 `json:"maxIOPS"`
+	// cvPercent is the coefficient of variation of the clients' IOPS (the
+	// population standard deviation over the mean), in percent, rounded:
+	// 0 is an even share of the storage.
+	CVPercent int32 `json:"cvPercent"`
+}
+
 // StepStatus is one finished step, aggregated over all clients.
 type StepStatus struct {
 	// index of the step, from 0.
@@ -386,6 +399,10 @@ type StepStatus struct {
 	AchievedIOPS int64 `json:"achievedIOPS"`
 	// achievedBytesPerSecond is reads and writes together.
 	AchievedBytesPerSecond int64 `json:"achievedBytesPerSecond"`
+	// clientIOPS is how evenly the clients shared the step's I/O; unset
+	// with one client.
+	// +optional
+	ClientIOPS *ClientSpreadStatus `json:"clientIOPS,omitempty"`
 	// latency is over all I/O of the step, reads and writes pooled.
 	// +optional
 	Latency *LatencyStatus `json:"latency,omitempty"`

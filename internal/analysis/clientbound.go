@@ -68,3 +68,12 @@ func clientBoundOf(in []StepInput, steps []StepAnalysis, opts Options) *ClientBo
 	cb.Bound = cb.GainPercent > ClientBoundGainPercent
 	return &cb
 }
+
+// UnevenClientsPercent is the coefficient of variation of the clients'
+// IOPS in a step above which the step is marked as unevenly shared: at a
+// CV of 10 % the busiest of three clients gets about a quarter more than
+// the idlest, where the operator divides every rate evenly. An uneven
+// unthrottled step says the storage (or the clients' nodes) served the
+// clients unequally; an uneven rate step, that some clients could not
+// keep up.
+const UnevenClientsPercent = 10

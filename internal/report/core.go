@@ -29,6 +29,8 @@ func StepOf(s plan.Step, start time.Time, a results.StepAggregate, v analysis.St
 		Stall:      analysis.LongestStall(a.Timeline).Duration,
 		ClosedLoop: v.Saturated && s.RateLimited(),
 		Overflow:   int64(min(a.Total.Latency.Overflow, math.MaxInt64)),
+
+		ClientCVPercent: a.ClientIOPS.CVPercent,
 	}
 	if v := analysis.Steady(a.Timeline, analysis.SteadyOptions{}); v.Judged && !v.Steady {
 		st.NotSteady = true

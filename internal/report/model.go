@@ -152,7 +152,10 @@ type Step struct {
 	// NotSteady is set when the step's IOPS were judged not in steady
 	// state; Stall is its longest time without a completion (0: none).
 	NotSteady bool
-	Stall     time.Duration
+	// ClientCVPercent is the coefficient of variation of the clients'
+	// IOPS in percent (0: one client, or an even share).
+	ClientCVPercent float64
+	Stall           time.Duration
 	// Errors are fio's; a step with errors failed and is not evidence.
 	Errors []string
 }

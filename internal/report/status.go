@@ -172,6 +172,9 @@ func (s *Step) Marks() []string {
 	if s.Stall > 0 {
 		m = append(m, "stall "+s.Stall.String())
 	}
+	if s.ClientCVPercent > analysis.UnevenClientsPercent {
+		m = append(m, fmt.Sprintf("uneven clients (CV %.0f %%)", s.ClientCVPercent))
+	}
 	if s.Overflow > 0 {
 		m = append(m, numfmt.Count(float64(s.Overflow))+" I/Os ≥ 17 s")
 	}

@@ -143,6 +143,19 @@ type StepAggregate struct {
 	FailedClients int `json:"failedClients,omitempty"`
 	// Timeline is the clients' timelines merged window by window.
 	Timeline Timeline `json:"timeline,omitzero"`
+	// ClientIOPS is how evenly the clients shared the step's I/O.
+	ClientIOPS ClientSpread `json:"clientIOPS,omitzero"`
+}
+
+// ClientSpread is the spread of the clients' IOPS (reads and writes) in a
+// step: the lowest and highest client's, and the coefficient of variation
+// (the population standard deviation over the mean, in percent; 0 when the
+// mean is 0). An even share of the storage has a CV near 0. Zero with
+// fewer than two clients.
+type ClientSpread struct {
+	MinIOPS   float64 `json:"minIOPS"`
+	MaxIOPS   float64 `json:"maxIOPS"`
+	CVPercent float64 `json:"cvPercent"`
 }
 
 // Aggregate merges all clients' results for one step exactly: IOPS and bytes
@@ -168,6 +181,10 @@ type Merger struct {
 	timeline    timelineMerger
 	first, last time.Time
 	seen        map[int]bool
+	// clients' IOPS: count, mean, sum of squared deviations (Welford).
+	clientN                  int
+	clientMean, clientM2     float64
+	clientMinIOPS, clientMax float64
 }
 
 // NewMerger starts the aggregate of step.
@@ -202,6 +219,7 @@ func (m *Merger) merge(c *ClientStep) {
 	m.t.addOperation(&c.Read)
 	m.t.addOperation(&c.Write)
 	m.timeline.add(c.Timeline)
+	m.addClientIOPS(c.Read.IOPS + c.Write.IOPS)
 	if c.Error != "" {
 		// A thousand clients' 4 KiB errors would not fit in a ConfigMap:
 		// the first MaxErrors are kept, then a count.
@@ -243,7 +261,25 @@ func (m *Merger) Result() StepAggregate {
 	agg.Write = m.w.summary()
 	agg.Total = m.t.summary()
 	agg.Timeline = m.timeline.result()
+	if m.clientN > 1 { // one client's share is all there is
+		agg.ClientIOPS = ClientSpread{MinIOPS: m.clientMinIOPS, MaxIOPS: m.clientMax}
+		if m.clientMean > 0 {
+			agg.ClientIOPS.CVPercent = 100 * math.Sqrt(m.clientM2/float64(m.clientN)) / m.clientMean
+		}
+	}
 	return agg
+}
+
+// addClientIOPS adds one client's IOPS to the spread (Welford's update).
+func (m *Merger) addClientIOPS(iops float64) {
+	m.clientN++
+	if m.clientN == 1 || iops < m.clientMinIOPS {
+		m.clientMinIOPS = iops
+	}
+	m.clientMax = max(m.clientMax, iops)
+	d := iops - m.clientMean
+	m.clientMean += d / float64(m.clientN)
+	m.clientM2 += d * (iops - m.clientMean)
 }
 
 // dirMerger combines directions exactly. Moments are combined with Chan et

@@ -147,3 +147,39 @@ func TestMetricNames(t *testing.T) {
 		t.Error("unknown metric accepted")
 	}
 }
+
+// TestClientSpread: the clients' IOPS spread is exact (population CV),
+// counts reads and writes, and is the same merged one result at a time.
+func TestClientSpread(t *testing.T) {
+	client := func(i int, readIOPS, writeIOPS float64) ClientStep {
+		return ClientStep{Client: i, Jobs: 1, Read: Operation{IOPS: readIOPS}, Write: Operation{IOPS: writeIOPS}}
+	}
+	tests := []struct {
+		name    string
+		clients []ClientStep
+		want    ClientSpread
+	}{
+		{"no client", nil, ClientSpread{}},
+		{"one client: no spread", []ClientStep{client(0, 70, 30)}, ClientSpread{}},
+		{"an even share", []ClientStep{client(0, 100, 0), client(1, 100, 0), client(2, 50, 50)}, ClientSpread{MinIOPS: 100, MaxIOPS: 100}},
+		// mean 100, population standard deviation sqrt(5000/3) = 40.82
+		{"an uneven share", []ClientStep{client(0, 50, 0), client(1, 100, 0), client(2, 150, 0)},
+			ClientSpread{MinIOPS: 50, MaxIOPS: 150, CVPercent: 100 * math.Sqrt(5000.0/3) / 100}},
+		{"no I/O at all", []ClientStep{client(0, 0, 0), client(1, 0, 0)}, ClientSpread{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Aggregate(0, tt.clients).ClientIOPS
+			if got.MinIOPS != tt.want.MinIOPS || got.MaxIOPS != tt.want.MaxIOPS || math.Abs(got.CVPercent-tt.want.CVPercent) > 1e-9 {
+				t.Errorf("spread %+v, want %+v", got, tt.want)
+			}
+			m := NewMerger(0)
+			for i := len(tt.clients) - 1; i >= 0; i-- { // another order: the same figures
+				m.merge(&tt.clients[i])
+			}
+			if back := m.Result().ClientIOPS; math.Abs(back.CVPercent-got.CVPercent) > 1e-9 || back.MinIOPS != got.MinIOPS || back.MaxIOPS != got.MaxIOPS {
+				t.Errorf("merged in reverse: %+v, in order: %+v", back, got)
+			}
+		})
+	}
+}

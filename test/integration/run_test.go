@@ -3,6 +3,8 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -14,6 +16,7 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/test/k8stest"
@@ -81,6 +84,20 @@ var _ = Describe("A benchmark run", func() {
 			Expect(cur.Status.Steps[k].Read.IOs).To(BeEquivalentTo(want.Read.IOs))
 			Expect(cur.Status.Steps[k].Read.Latency.P99.Nanoseconds()).To(BeEquivalentTo(want.Read.Latency.P99Ns))
 			Expect(cur.Status.Steps[k].Write.Latency.P999.Nanoseconds()).To(BeEquivalentTo(want.Write.Latency.P999Ns))
+			By(fmt.Sprintf("step %d: the clients' IOPS spread, from the runners' own figures", k))
+			var lo, hi float64
+			for i, r := range rec.step(k, 3) {
+				iops := r.Read.IOPS + r.Write.IOPS
+				if i == 0 || iops < lo {
+					lo = iops
+				}
+				hi = max(hi, iops)
+			}
+			spread := cur.Status.Steps[k].ClientIOPS
+			Expect(spread).NotTo(BeNil(), "step %d", k)
+			Expect(spread.MinIOPS).To(BeEquivalentTo(math.Round(lo)), "step %d", k)
+			Expect(spread.MaxIOPS).To(BeEquivalentTo(math.Round(hi)), "step %d", k)
+			Expect(spread.CVPercent).To(BeNumerically("<=", analysis.UnevenClientsPercent), "step %d: three clients at an even third of a rate the volume sustains", k)
 		}
 
 		By("each step's timeline: one-second windows adding up to the step, judged for steady state")

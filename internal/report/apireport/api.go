@@ -164,6 +164,9 @@ func stepOfAPI(s *v1alpha1.StepStatus) report.Step {
 	if s.LongestStall != nil {
 		st.Stall = s.LongestStall.Duration.Duration
 	}
+	if s.ClientIOPS != nil {
+		st.ClientCVPercent = float64(s.ClientIOPS.CVPercent)
+	}
 	for _, o := range []*v1alpha1.OperationStatus{s.Read, s.Write} {
 		if o != nil {
 			st.Overflow += o.Latency.OverflowIOs
