@@ -412,9 +412,6 @@ type spreadRecord struct {
 	At      time.Time `json:"at"`
 }
 
-// annotationSpread holds the spreadRecord on the plan ConfigMap.
-const annotationSpread = "storagebench.io/spread"
-
 // spreadOf judges where the clients went: on a node each, or not. The
 // spread is a preference (builders.go), so volumes pinned to a node, a
 // node selector or taints may still put clients together; the message says

@@ -39,18 +39,11 @@ import (
 // finalizeGrace; what could not be removed is then a Warning event.
 
 const (
-	// FinalizerCleanup holds a benchmark on an existing Filesystem claim
-	// until its files there are removed.
-	FinalizerCleanup = "storagebench.io/files-cleanup"
-	// annotationCleanup on the plan ConfigMap records the cleanup's outcome.
-	annotationCleanup = "storagebench.io/cleanup"
 	// cleanupDeadline bounds the cleanup pod.
 	cleanupDeadline = 10 * time.Minute
 	// finalizeGrace bounds how long a deleted benchmark waits for its
 	// files to be removed.
 	finalizeGrace = 15 * time.Minute
-	// EventCleanupIncomplete says files may be left on the claim.
-	EventCleanupIncomplete = "CleanupIncomplete"
 )
 
 // needsCleanup: the benchmark writes files on somebody else's claim.

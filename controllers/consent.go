@@ -14,19 +14,6 @@ import (
 // A benchmark on storage.existingClaim writes to a volume somebody else
 // provisioned, which may hold production data. The claim's owner consents
 // by annotating the claim; a benchmark's author alone cannot.
-const (
-	// AnnotationAllowBenchmark on a PersistentVolumeClaim lets benchmarks
-	// use it as storage.existingClaim.
-	AnnotationAllowBenchmark = "storagebench.io/allow-benchmark"
-	// ConsentFiles lets a Filesystem benchmark write its files in a
-	// directory of its own on the volume (BenchmarkDirectory), and remove
-	// exactly those files afterwards. Nothing else on the volume is read,
-	// written or re-owned.
-	ConsentFiles = "files"
-	// ConsentBlockOverwrite lets a Block benchmark overwrite the raw
-	// device: whatever the volume held is destroyed.
-	ConsentBlockOverwrite = "block-overwrite"
-)
 
 // consentMissing explains why the existing claim may not be benchmarked,
 // or returns "".

@@ -13,19 +13,6 @@ import (
 	"github.com/storagebench/storagebench/internal/numfmt"
 )
 
-// Event reasons.
-const (
-	EventClaimsBound    = "ClaimsBound"
-	EventClientsReady   = "ClientsReady"
-	EventStepStarted    = "StepStarted"
-	EventStepCompleted  = "StepCompleted"
-	EventCompleted      = "Completed"
-	EventFailed         = "Failed"
-	EventSLOMet         = "SLOMet"
-	EventSLONotMet      = "SLONotMet"
-	EventStorageWarning = "StorageWarning"
-)
-
 // emitEvents reports the milestones between two statuses; it runs only
 // after the new status was written, so each milestone is reported once.
 func (r *Reconciler) emitEvents(old, b *v1alpha1.StorageBenchmark) {

@@ -26,9 +26,6 @@ import (
 // it is needed, by name, a few client ConfigMaps at a time, and only from
 // ConfigMaps the benchmark controls.
 
-// annotationOrder mirrors the plan ConfigMap's order.json for the operator.
-const annotationOrder = "storagebench.io/order"
-
 // clientWindow bounds the client ConfigMaps read at once: each may hold up
 // to a ConfigMap's 1 MiB, and there may be a thousand clients.
 const clientWindow = 16

@@ -47,10 +47,6 @@ import (
 // controller reference or label that the manager does not create; the
 // manager does not rely on it (it may be turned off).
 const (
-	// AnnotationRunToken is the token of a run the manager is creating.
-	AnnotationRunToken = "storagebench.io/run-token"
-	// AnnotationRunSignature is the signature of a run the manager created.
-	AnnotationRunSignature = "storagebench.io/run-signature"
 	// DefaultRunKeySecret names the Secret holding the key, in the
 	// manager's namespace.
 	DefaultRunKeySecret = "storagebench-run-key"

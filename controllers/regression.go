@@ -23,30 +23,6 @@ import (
 	"github.com/storagebench/storagebench/internal/report/apireport"
 )
 
-// Reasons of the Regressed condition. The first three are verdicts; the
-// others say why the run could not be compared (status Unknown).
-const (
-	ReasonRegressed             = v1alpha1.RegressionReasonRegressed
-	ReasonNotRegressed          = v1alpha1.RegressionReasonNotRegressed
-	ReasonNotJudged             = "NotJudged"
-	ReasonNoBaseline            = "NoBaseline"
-	ReasonNotScheduled          = "NotScheduled"
-	ReasonBaselineNotFound      = "BaselineNotFound"
-	ReasonBaselineNotComplete   = "BaselineNotComplete"
-	ReasonBaselineNotComparable = "BaselineNotComparable"
-	ReasonBaselineInvalid       = "BaselineInvalid"
-	ReasonNotCompared           = "NotCompared"
-)
-
-const (
-	// annotationRegression on the plan ConfigMap holds the comparison with
-	// the baseline. It is written with the final order, in the same patch:
-	// the baseline is read while the run has not yet completed, so a
-	// schedule cannot trim it away first, and the verdict never changes
-	// afterwards, whatever happens to the baseline.
-	annotationRegression = "storagebench.io/regression"
-)
-
 // regressionRecordVersion is the version of regressionRecord's JSON.
 const regressionRecordVersion = 1
 

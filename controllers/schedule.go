@@ -27,28 +27,6 @@ import (
 )
 
 // Labels and annotations the schedule controller sets on its runs.
-const (
-	// LabelSchedule names the schedule a run belongs to (it is listed by
-	// it; the controller reference decides whether it is the schedule's).
-	LabelSchedule = "storagebench.io/schedule"
-	// AnnotationScheduledTime is the scheduled time a run was created for
-	// (RFC 3339).
-	AnnotationScheduledTime = "storagebench.io/scheduled-time"
-)
-
-// Schedule condition reasons and event reasons.
-const (
-	ReasonScheduled         = "Scheduled"
-	ReasonSuspended         = "Suspended"
-	ReasonInvalidSchedule   = "InvalidSchedule"
-	ReasonInvalidTemplate   = "InvalidTemplate"
-	EventRunCreated         = "RunCreated"
-	EventRunDeleted         = "RunDeleted"
-	EventRunAlreadyActive   = "RunAlreadyActive"
-	EventTooManyMissedTimes = "TooManyMissedTimes"
-	EventRunNameTaken       = "RunNameTaken"
-	EventRunRefused         = "RunRefused"
-)
 
 // ScheduleReconciler runs StorageBenchmarkSchedules, as the CronJob
 // controller runs CronJobs: when a scheduled time is due it creates a

@@ -21,9 +21,6 @@ import (
 	"github.com/storagebench/storagebench/internal/trident"
 )
 
-// Reasons of storage findings.
-const ReasonUnsupportedStorage = "UnsupportedStorage"
-
 // maxVolumes bounds the volumes described in status.
 const maxVolumes = 8
 

@@ -19,51 +19,6 @@ import (
 	"github.com/storagebench/storagebench/internal/results"
 )
 
-// Condition reasons.
-const (
-	ReasonPreparing            = "Preparing"
-	ReasonRunning              = "Running"
-	ReasonCompleted            = "Completed"
-	ReasonInvalidSpec          = "InvalidSpec"
-	ReasonInvalidPlan          = "InvalidPlan"
-	ReasonStorageClassNotFound = "StorageClassNotFound"
-	ReasonClaimNotFound        = "ClaimNotFound"
-	ReasonClaimNotBound        = "ClaimNotBound"
-	ReasonClientsNotReady      = "ClientsNotReady"
-	ReasonClientFailed         = "ClientFailed"
-	ReasonClientLost           = "ClientLost"
-	ReasonStepTimedOut         = "StepTimedOut"
-	// ReasonManagerUnavailable: the clients' deadline passed while no
-	// manager conducted the run.
-	ReasonManagerUnavailable = "ManagerUnavailable"
-	ReasonAllMet             = "AllMet"
-	ReasonNotMet             = "NotMet"
-	ReasonNotMeasurable      = "NotMeasurable"
-	ReasonFailed             = "Failed"
-	// The reasons below end a run that would otherwise touch what the
-	// benchmark does not own, or never end.
-	ReasonNameConflict        = "NameConflict"
-	ReasonCreateRefused       = "CreateRefused"
-	ReasonClaimNotConsented   = "ClaimNotConsented"
-	ReasonClaimTooSmall       = "ClaimTooSmall"
-	ReasonForbiddenByPolicy   = "ForbiddenByPolicy"
-	ReasonInvalidResult       = "InvalidResult"
-	ReasonExchangeLost        = "ExchangeObjectLost"
-	ReasonClockOffsetTooLarge = "ClockOffsetTooLarge"
-	ReasonClockSkew           = "ClockSkew"
-	ReasonClocksAgree         = "ClocksAgree"
-	ReasonClocksNotMeasured   = "ClocksNotMeasured"
-	ReasonSteady              = "Steady"
-	ReasonNotSteady           = "NotSteady"
-	ReasonVariationAboveLimit = "VariationAboveLimit"
-	ReasonVariationWithin     = "VariationWithinLimit"
-	ReasonClientBound         = "MoreOutstandingIOGained"
-	ReasonStorageBound        = "MoreOutstandingIODidNotGain"
-	ReasonOnDistinctNodes     = "OnDistinctNodes"
-	ReasonFewerNodes          = "FewerNodesThanClients"
-	ReasonSharingNodes        = "SharingNodes"
-)
-
 // maxMessage bounds a condition message: the API allows 32 KiB, and text
 // that reaches it comes from places a user controls (names, fio's and the
 // API server's errors).

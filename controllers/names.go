@@ -1,0 +1,140 @@
+package controllers
+
+import "github.com/storagebench/storagebench/api/v1alpha1"
+
+// The names the operator writes on objects and in their status, in one
+// place: label, annotation and finalizer keys, condition reasons and event
+// reasons. The condition types are the API's (api/v1alpha1); the keys the
+// runners share with the manager are internal/exchange's.
+
+// Keys on the objects the operator creates or reads.
+const (
+	// LabelSchedule names the schedule a run belongs to (it is listed by
+	// it; the controller reference decides whether it is the schedule's).
+	LabelSchedule = "storagebench.io/schedule"
+	// AnnotationScheduledTime is the scheduled time a run was created for
+	// (RFC 3339).
+	AnnotationScheduledTime = "storagebench.io/scheduled-time"
+	// AnnotationRunToken is the token of a run the manager is creating.
+	AnnotationRunToken = "storagebench.io/run-token"
+	// AnnotationRunSignature is the signature of a run the manager created.
+	AnnotationRunSignature = "storagebench.io/run-signature"
+	// AnnotationAllowBenchmark on a PersistentVolumeClaim lets benchmarks
+	// use it as storage.existingClaim.
+	AnnotationAllowBenchmark = "storagebench.io/allow-benchmark"
+	// ConsentFiles lets a Filesystem benchmark write its files in a
+	// directory of its own on the volume (BenchmarkDirectory), and remove
+	// exactly those files afterwards. Nothing else on the volume is read,
+	// written or re-owned.
+	ConsentFiles = "files"
+	// ConsentBlockOverwrite lets a Block benchmark overwrite the raw
+	// device: whatever the volume held is destroyed.
+	ConsentBlockOverwrite = "block-overwrite"
+	// FinalizerCleanup holds a benchmark on an existing Filesystem claim
+	// until its files there are removed.
+	FinalizerCleanup = "storagebench.io/files-cleanup"
+	// annotationCleanup on the plan ConfigMap records the cleanup's outcome.
+	annotationCleanup = "storagebench.io/cleanup"
+	// annotationRegression on the plan ConfigMap holds the comparison with
+	// the baseline. It is written with the final order, in the same patch:
+	// the baseline is read while the run has not yet completed, so a
+	// schedule cannot trim it away first, and the verdict never changes
+	// afterwards, whatever happens to the baseline.
+	annotationRegression = "storagebench.io/regression"
+	// annotationSpread holds the spreadRecord on the plan ConfigMap.
+	annotationSpread = "storagebench.io/spread"
+	// annotationOrder mirrors the plan ConfigMap's order.json for the operator.
+	annotationOrder = "storagebench.io/order"
+)
+
+// Reasons of a benchmark's conditions (Ready, Reconciling, Complete,
+// Failed, SLOMet, SteadyState, ...).
+const (
+	ReasonPreparing            = "Preparing"
+	ReasonRunning              = "Running"
+	ReasonCompleted            = "Completed"
+	ReasonInvalidSpec          = "InvalidSpec"
+	ReasonInvalidPlan          = "InvalidPlan"
+	ReasonStorageClassNotFound = "StorageClassNotFound"
+	ReasonClaimNotFound        = "ClaimNotFound"
+	ReasonClaimNotBound        = "ClaimNotBound"
+	ReasonClientsNotReady      = "ClientsNotReady"
+	ReasonClientFailed         = "ClientFailed"
+	ReasonClientLost           = "ClientLost"
+	ReasonStepTimedOut         = "StepTimedOut"
+	// ReasonManagerUnavailable: the clients' deadline passed while no
+	// manager conducted the run.
+	ReasonManagerUnavailable = "ManagerUnavailable"
+	ReasonAllMet             = "AllMet"
+	ReasonNotMet             = "NotMet"
+	ReasonNotMeasurable      = "NotMeasurable"
+	ReasonFailed             = "Failed"
+	// The reasons below end a run that would otherwise touch what the
+	// benchmark does not own, or never end.
+	ReasonNameConflict        = "NameConflict"
+	ReasonCreateRefused       = "CreateRefused"
+	ReasonClaimNotConsented   = "ClaimNotConsented"
+	ReasonClaimTooSmall       = "ClaimTooSmall"
+	ReasonForbiddenByPolicy   = "ForbiddenByPolicy"
+	ReasonInvalidResult       = "InvalidResult"
+	ReasonExchangeLost        = "ExchangeObjectLost"
+	ReasonClockOffsetTooLarge = "ClockOffsetTooLarge"
+	ReasonClockSkew           = "ClockSkew"
+	ReasonClocksAgree         = "ClocksAgree"
+	ReasonClocksNotMeasured   = "ClocksNotMeasured"
+	ReasonSteady              = "Steady"
+	ReasonNotSteady           = "NotSteady"
+	ReasonVariationAboveLimit = "VariationAboveLimit"
+	ReasonVariationWithin     = "VariationWithinLimit"
+	ReasonClientBound         = "MoreOutstandingIOGained"
+	ReasonStorageBound        = "MoreOutstandingIODidNotGain"
+	ReasonOnDistinctNodes     = "OnDistinctNodes"
+	ReasonFewerNodes          = "FewerNodesThanClients"
+	ReasonSharingNodes        = "SharingNodes"
+	// ReasonUnsupportedStorage: the storage cannot serve the benchmark.
+	ReasonUnsupportedStorage = "UnsupportedStorage"
+)
+
+// Reasons of the Regressed condition. The first three are verdicts; the
+// others say why the run could not be compared (status Unknown).
+const (
+	ReasonRegressed             = v1alpha1.RegressionReasonRegressed
+	ReasonNotRegressed          = v1alpha1.RegressionReasonNotRegressed
+	ReasonNotJudged             = "NotJudged"
+	ReasonNoBaseline            = "NoBaseline"
+	ReasonNotScheduled          = "NotScheduled"
+	ReasonBaselineNotFound      = "BaselineNotFound"
+	ReasonBaselineNotComplete   = "BaselineNotComplete"
+	ReasonBaselineNotComparable = "BaselineNotComparable"
+	ReasonBaselineInvalid       = "BaselineInvalid"
+	ReasonNotCompared           = "NotCompared"
+)
+
+// Reasons of a schedule's Ready condition.
+const (
+	ReasonScheduled       = "Scheduled"
+	ReasonSuspended       = "Suspended"
+	ReasonInvalidSchedule = "InvalidSchedule"
+	ReasonInvalidTemplate = "InvalidTemplate"
+)
+
+// Event reasons.
+const (
+	EventClaimsBound    = "ClaimsBound"
+	EventClientsReady   = "ClientsReady"
+	EventStepStarted    = "StepStarted"
+	EventStepCompleted  = "StepCompleted"
+	EventCompleted      = "Completed"
+	EventFailed         = "Failed"
+	EventSLOMet         = "SLOMet"
+	EventSLONotMet      = "SLONotMet"
+	EventStorageWarning = "StorageWarning"
+	// EventCleanupIncomplete says files may be left on the claim.
+	EventCleanupIncomplete  = "CleanupIncomplete"
+	EventRunCreated         = "RunCreated"
+	EventRunDeleted         = "RunDeleted"
+	EventRunAlreadyActive   = "RunAlreadyActive"
+	EventTooManyMissedTimes = "TooManyMissedTimes"
+	EventRunNameTaken       = "RunNameTaken"
+	EventRunRefused         = "RunRefused"
+)
