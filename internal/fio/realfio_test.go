@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/storagebench/storagebench/test/asroot"
 )
 
 // requireFio fails (never skips) when the fio binary is missing: these tests
@@ -84,10 +86,7 @@ func TestPercentilesFromBinsEqualFio(t *testing.T) {
 
 func TestFioErrorsCarryFioText(t *testing.T) {
 	e := requireFio(t)
-	if os.Geteuid() != 0 {
-		// The test mounts small file systems: as any other user it runs
-		// again in a user and mount namespace of its own, root there.
-		inNamespace(t)
+	if asroot.Rerun(t) { // it mounts small file systems
 		return
 	}
 	small := t.TempDir()
@@ -480,19 +479,5 @@ func TestStoppingAHeldRun(t *testing.T) {
 	out, _ := exec.Command("pgrep", "-f", instant).Output()
 	if len(strings.TrimSpace(string(out))) > 0 {
 		t.Errorf("waiters left running: pids %s", out)
-	}
-}
-
-// inNamespace runs the calling test again, alone, as root of a new user
-// and mount namespace (unshare(1)), and fails when it fails there.
-func inNamespace(t *testing.T) {
-	t.Helper()
-	cmd := exec.Command("unshare", "--user", "--map-root-user", "--mount", os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.count=1", "-test.v")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s in a user and mount namespace of its own: %v\n%s", t.Name(), err, out)
-	}
-	if !strings.Contains(string(out), "--- PASS: "+t.Name()) {
-		t.Fatalf("%s in a user and mount namespace of its own did not pass there:\n%s", t.Name(), out)
 	}
 }
