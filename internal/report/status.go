@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -172,8 +173,9 @@ func (s *Step) Marks() []string {
 	if s.Stall > 0 {
 		m = append(m, "stall "+s.Stall.String())
 	}
-	if s.ClientCVPercent > analysis.UnevenClientsPercent {
-		m = append(m, fmt.Sprintf("uneven clients (CV %.0f %%)", s.ClientCVPercent))
+	// Rounded as status rounds it: a local report and the plugin's agree.
+	if cv := math.Round(s.ClientCVPercent); cv > analysis.UnevenClientsPercent {
+		m = append(m, fmt.Sprintf("uneven clients (CV %.0f %%)", cv))
 	}
 	if s.Overflow > 0 {
 		m = append(m, numfmt.Count(float64(s.Overflow))+" I/Os ≥ 17 s")
