@@ -24,6 +24,8 @@ import (
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/protocol"
+	"github.com/storagebench/storagebench/internal/run"
+	"github.com/storagebench/storagebench/internal/spec"
 )
 
 // annotationBegan on the plan ConfigMap is when the run began (the claims
@@ -58,7 +60,7 @@ type observed struct {
 	order   protocol.StepOrder
 	ordered bool
 	// steps are the finished steps, from their ConfigMaps.
-	steps []stepRecord
+	steps []run.Step
 	// nodes are the Nodes the running client pods are on, by name; nil
 	// when the Node is gone (the API server confirmed it).
 	nodes map[string]*corev1.Node
@@ -117,7 +119,7 @@ func (r *Reconciler) storageClass(ctx context.Context, b *v1alpha1.StorageBenchm
 // claims, the plan and client ConfigMaps, and the client Jobs. Before it
 // creates the plan it also checks that no object holds a step ConfigMap's
 // name, so a conflict fails the run before any I/O.
-func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired) error {
+func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenchmark, d *spec.Run) error {
 	for i := range int(b.Spec.Clients.Count) {
 		sa, role, binding := buildClientRBAC(b, i)
 		for _, o := range []client.Object{sa, role, binding} {
@@ -138,7 +140,7 @@ func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenc
 		if err := r.checkStepNames(ctx, b, d.StepsPlanned); err != nil {
 			return nil, err
 		}
-		value, err := exchange.Encode(clientPlan(b, d))
+		value, err := exchange.Encode(spec.ClientPlan(b, d))
 		cm := &corev1.ConfigMap{ObjectMeta: objectMeta(b, exchange.PlanName(b.Name), exchange.RolePlan),
 			Data: map[string]string{exchange.KeyPlan: value}}
 		// When the run began, on this manager's clock: its deadlines count

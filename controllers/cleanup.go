@@ -20,6 +20,7 @@ import (
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/protocol"
+	"github.com/storagebench/storagebench/internal/spec"
 )
 
 // A benchmark on an existing Filesystem claim writes files in a directory
@@ -80,7 +81,7 @@ func setCleanup(b *v1alpha1.StorageBenchmark, plan *metav1.PartialObjectMetadata
 	if !needsCleanup(b) || !ended || plan == nil {
 		return
 	}
-	s := &v1alpha1.CleanupStatus{State: v1alpha1.CleanupPending, Directory: BenchmarkDirectory(b),
+	s := &v1alpha1.CleanupStatus{State: v1alpha1.CleanupPending, Directory: spec.BenchmarkDirectory(b),
 		Message: "waiting for the clients to stop, then a cleanup pod removes what they left"}
 	if rec := cleanupFrom(plan); rec != nil {
 		s.State, s.Message = rec.State, clip(rec.Message, maxMessage)
@@ -102,7 +103,7 @@ func buildCleanupJob(b *v1alpha1.StorageBenchmark, opts JobOptions) *batchv1.Job
 	container := corev1.Container{
 		Name: "cleanup", Image: opts.Image, ImagePullPolicy: pull,
 		Command: []string{exchange.RunnerCommand},
-		Args: []string{"cleanup", "--volume=" + exchange.DataMountPath, "--subdir=" + BenchmarkDirectory(b),
+		Args: []string{"cleanup", "--volume=" + exchange.DataMountPath, "--subdir=" + spec.BenchmarkDirectory(b),
 			"--report=" + exchange.TerminationLog},
 		Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
@@ -143,7 +144,7 @@ func buildCleanupJob(b *v1alpha1.StorageBenchmark, opts JobOptions) *batchv1.Job
 // cleanupOutcome reads the cleanup pod's report: nil while it runs (or
 // has not started).
 func cleanupOutcome(b *v1alpha1.StorageBenchmark, job *batchv1.Job, pods []corev1.Pod) *cleanupRecord {
-	where := fmt.Sprintf("%s on claim %s", BenchmarkDirectory(b), ptr.Deref(b.Spec.Storage.ExistingClaim, ""))
+	where := fmt.Sprintf("%s on claim %s", spec.BenchmarkDirectory(b), ptr.Deref(b.Spec.Storage.ExistingClaim, ""))
 	for i := len(pods) - 1; i >= 0; i-- {
 		for _, cs := range pods[i].Status.ContainerStatuses {
 			t := cs.State.Terminated
@@ -321,7 +322,7 @@ func (r *Reconciler) finalize(ctx context.Context, b *v1alpha1.StorageBenchmark)
 	}
 	if rec == nil {
 		rec = &cleanupRecord{v1alpha1.CleanupRemaining, fmt.Sprintf("the cleanup did not end within %s of the deletion: files may remain in %s on claim %s",
-			finalizeGrace, BenchmarkDirectory(b), ptr.Deref(b.Spec.Storage.ExistingClaim, ""))}
+			finalizeGrace, spec.BenchmarkDirectory(b), ptr.Deref(b.Spec.Storage.ExistingClaim, ""))}
 	}
 	if rec.State != v1alpha1.CleanupRemoved && r.Recorder != nil {
 		r.Recorder.Event(b, corev1.EventTypeWarning, EventCleanupIncomplete, rec.Message)

@@ -10,13 +10,14 @@ import (
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/numfmt"
+	"github.com/storagebench/storagebench/internal/run"
 )
 
 // setClientBound projects a curve's client-bound check into the
 // ClientBound condition (absent until the check ran). Informational, like
 // SteadyState: it never ends the run. Stamped with the end of the latest
 // step it compares, so a rebuilt status carries the same time.
-func setClientBound(b *v1alpha1.StorageBenchmark, cb *analysis.ClientBound, steps []stepRecord, throughput string) {
+func setClientBound(b *v1alpha1.StorageBenchmark, cb *analysis.ClientBound, steps []run.Step, throughput string) {
 	if cb == nil {
 		// No verdict (yet, or no longer: its steps were superseded).
 		meta.RemoveStatusCondition(&b.Status.Conditions, v1alpha1.ConditionClientBound)

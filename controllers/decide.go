@@ -16,6 +16,7 @@ import (
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/protocol"
+	"github.com/storagebench/storagebench/internal/run"
 )
 
 // The reconciler's decisions, as pure functions of what it observed and
@@ -172,7 +173,7 @@ func jobFailure(obs *observed) *verdict {
 
 // stepFailure ends the run on a recorded step that a client failed or
 // that was interrupted (protocol.StepFailure): its result stays recorded.
-func stepFailure(steps []stepRecord) *verdict {
+func stepFailure(steps []run.Step) *verdict {
 	for _, s := range steps {
 		if kind, msg := protocol.StepFailure(s.Aggregate); kind != "" {
 			return &verdict{kind, msg}

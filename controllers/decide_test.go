@@ -18,6 +18,7 @@ import (
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/internal/run"
 	"github.com/storagebench/storagebench/test/build"
 )
 
@@ -88,7 +89,7 @@ func ordered(k int, start time.Time) world {
 func recorded(n int) world {
 	return func(o *observed) {
 		for k := range n {
-			o.steps = append(o.steps, stepRecord{Order: protocol.StepOrder{Index: k}, Aggregate: results.StepAggregate{Step: k, Clients: 2}})
+			o.steps = append(o.steps, run.Step{Order: protocol.StepOrder{Index: k}, Aggregate: results.StepAggregate{Step: k, Clients: 2}})
 		}
 	}
 }

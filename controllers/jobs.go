@@ -8,13 +8,14 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/policy"
+	"github.com/storagebench/storagebench/internal/spec"
 )
 
 // jobOptions are the client Jobs' settings for b's run: the manager's
 // image and pull policy (a tenant's own image is always pulled, so the
 // kubelet checks the tenant's credentials), the run's deadline and the
 // default memory limit for its workload.
-func (r *Reconciler) jobOptions(b *v1alpha1.StorageBenchmark, d *desired) JobOptions {
+func (r *Reconciler) jobOptions(b *v1alpha1.StorageBenchmark, d *spec.Run) JobOptions {
 	o := r.Jobs
 	// An unset spec.clients.image is the runner image: ImagePullPolicy
 	// keeps the configured policy for both.
@@ -28,7 +29,7 @@ func (r *Reconciler) jobOptions(b *v1alpha1.StorageBenchmark, d *desired) JobOpt
 // whole allowance: clients ready, then each planned step with its lead,
 // ramp, duration and result grace. A pod still running then is stopped
 // by the Job controller whatever became of the operator.
-func (r *Reconciler) runDeadline(d *desired) time.Duration {
+func (r *Reconciler) runDeadline(d *spec.Run) time.Duration {
 	t := r.timeouts()
 	perStep := t.nextStepLead + d.Load.RampTime + d.Load.StepDuration + t.resultGrace
 	return t.ready + t.startLead + time.Duration(d.StepsPlanned+1)*perStep

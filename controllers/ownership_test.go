@@ -17,6 +17,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/protocol"
+	"github.com/storagebench/storagebench/internal/spec"
 )
 
 func controllerRef(kind, apiVersion, uid string) []metav1.OwnerReference {
@@ -256,7 +257,7 @@ func TestStripForCacheKeepsOnlyWhatTheReconcilerReads(t *testing.T) {
 
 func TestRunDeadlineCoversEveryAllowance(t *testing.T) {
 	r := &Reconciler{ReadyTimeout: 10 * time.Minute, StartLead: 3 * time.Second, NextStepLead: time.Second, ResultGrace: time.Minute}
-	d := &desired{StepsPlanned: 4}
+	d := &spec.Run{StepsPlanned: 4}
 	d.Load.StepDuration, d.Load.RampTime = 20*time.Second, 2*time.Second
 	got := r.runDeadline(d)
 	want := 10*time.Minute + 3*time.Second + 5*(time.Second+2*time.Second+20*time.Second+time.Minute)

@@ -21,6 +21,8 @@ import (
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/report/apireport"
+	"github.com/storagebench/storagebench/internal/run"
+	"github.com/storagebench/storagebench/internal/spec"
 )
 
 // regressionRecordVersion is the version of regressionRecord's JSON.
@@ -73,7 +75,7 @@ func encodeRegression(rec regressionRecord) string {
 // (analysis.SamplesOf): a superseded step's rerun stands for it; status
 // is the run's status.steps, which says which steps' latency was
 // closed-loop (saturated, or without a rate limit).
-func samplesOf(steps []stepRecord, status []v1alpha1.StepStatus) []analysis.StepSamples {
+func samplesOf(steps []run.Step, status []v1alpha1.StepStatus) []analysis.StepSamples {
 	ran := make([]plan.Step, len(steps))
 	for i, s := range steps {
 		ran[i] = s.Order.Step
@@ -91,7 +93,7 @@ func samplesOf(steps []stepRecord, status []v1alpha1.StepStatus) []analysis.Step
 // The steps' samples are read again from their ConfigMaps, once: the memo
 // keeps none. An error is one to retry (the API server's); a baseline that
 // cannot be used is a record with a reason.
-func (r *Reconciler) regressionOf(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired) (regressionRecord, error) {
+func (r *Reconciler) regressionOf(ctx context.Context, b *v1alpha1.StorageBenchmark, d *spec.Run) (regressionRecord, error) {
 	rec := regressionRecord{Version: regressionRecordVersion, Options: d.Regression.WithDefaults()}
 	base, err := r.baselineOf(ctx, b, b.Spec.RegressionFingerprint(), &rec)
 	if err != nil || rec.Reason != "" {

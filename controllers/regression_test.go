@@ -15,21 +15,22 @@ import (
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/internal/run"
 )
 
 // recordWith is a recorded step offering iops with the given per-second
 // IOPS and p99s.
-func recordWith(index int, iops int64, attempt int32, perSecond []float64, p99 []float64) stepRecord {
+func recordWith(index int, iops int64, attempt int32, perSecond []float64, p99 []float64) run.Step {
 	windows := make([]results.Window, len(perSecond))
 	for k, v := range perSecond {
 		windows[k] = results.Window{StartMs: uint64(k) * 1000, IOPS: v, IOs: uint64(v)}
 	}
-	return stepRecord{Order: protocol.StepOrder{Index: index, Step: plan.Step{Index: index, OfferedIOPS: iops, Attempt: attempt}},
+	return run.Step{Order: protocol.StepOrder{Index: index, Step: plan.Step{Index: index, OfferedIOPS: iops, Attempt: attempt}},
 		Aggregate: results.StepAggregate{Timeline: results.Timeline{WindowSeconds: 1, Windows: windows}}, P99Ns: p99}
 }
 
 func TestSamplesOfLeavesSupersededStepsOut(t *testing.T) {
-	steps := []stepRecord{
+	steps := []run.Step{
 		recordWith(0, 1000, 1, []float64{1000, 999}, []float64{100, 110}),
 		recordWith(1, 2000, 1, []float64{1500, 2500}, []float64{300}), // not steady: run again
 		recordWith(2, 2000, 2, []float64{2000, 2001}, []float64{200, 210}),

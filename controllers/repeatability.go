@@ -13,6 +13,7 @@ import (
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/numfmt"
+	"github.com/storagebench/storagebench/internal/run"
 )
 
 // setRepeatability projects how much the runs of each repeated load level
@@ -23,7 +24,7 @@ import (
 // end of the run after which its verdict last changed, so a rebuilt status
 // carries the same time as one that lived through the run. Informational:
 // it never ends the run, nor touches Ready, Stalled or Failed.
-func setRepeatability(b *v1alpha1.StorageBenchmark, o analysis.Options, steps []stepRecord) {
+func setRepeatability(b *v1alpha1.StorageBenchmark, o analysis.Options, steps []run.Step) {
 	runs := make([]analysis.LevelRun, 0, len(steps))
 	for _, s := range steps {
 		if s.Order.Step.Repetition == 0 {
@@ -76,7 +77,7 @@ func setRepeatability(b *v1alpha1.StorageBenchmark, o analysis.Options, steps []
 // unstableLevels names the levels whose runs vary more than limit, with
 // the figures that do: "level 2/3 (2000 IOPS offered, 3 runs): IOPS CV
 // 12.3 % above the limit".
-func unstableLevels(levels []analysis.LevelVariation, limit float64, steps []stepRecord) ([]string, bool) {
+func unstableLevels(levels []analysis.LevelVariation, limit float64, steps []run.Step) ([]string, bool) {
 	var out []string
 	for _, v := range levels {
 		over := v.Over(limit)
@@ -94,7 +95,7 @@ func unstableLevels(levels []analysis.LevelVariation, limit float64, steps []ste
 
 // stepRecordAt is the record of step k, or nil: readSteps reads the
 // records in step order from 0, so step k's is steps[k].
-func stepRecordAt(steps []stepRecord, k int) *stepRecord {
+func stepRecordAt(steps []run.Step, k int) *run.Step {
 	if k < 0 || k >= len(steps) {
 		return nil
 	}
@@ -102,7 +103,7 @@ func stepRecordAt(steps []stepRecord, k int) *stepRecord {
 }
 
 // endOf is when step k's measurement ended.
-func endOf(steps []stepRecord, k int) time.Time {
+func endOf(steps []run.Step, k int) time.Time {
 	if s := stepRecordAt(steps, k); s != nil {
 		return s.Order.End()
 	}
@@ -113,7 +114,7 @@ func endOf(steps []stepRecord, k int) time.Time {
 // as achievedIOPS is, latencies exact to the nanosecond as the steps' are,
 // CVs rounded to a whole percent as steadyState's excursions are, and the
 // intervals' low ends at 0 at the least.
-func repeatabilityStatus(v analysis.LevelVariation, steps []stepRecord) v1alpha1.RepeatabilityStatus {
+func repeatabilityStatus(v analysis.LevelVariation, steps []run.Step) v1alpha1.RepeatabilityStatus {
 	out := v1alpha1.RepeatabilityStatus{Level: int32(v.Level), Runs: int32(v.Runs()),
 		IOPS: v1alpha1.IOPSVariation{Mean: roundInt64(v.IOPS.Mean), CVPercent: percent(v.IOPS.CVPercent),
 			CI95Low: roundInt64(max(v.IOPS.CI95Low, 0)), CI95High: roundInt64(v.IOPS.CI95High)}}

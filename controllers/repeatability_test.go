@@ -14,6 +14,7 @@ import (
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
+	"github.com/storagebench/storagebench/internal/run"
 	"github.com/storagebench/storagebench/test/build"
 )
 
@@ -27,8 +28,8 @@ type levelRun struct {
 // repeatedRecs are the records of a load of levels run `repeat` times each,
 // of which runs finished: run i is repetition i%repeat+1 of level
 // i/repeat, which offers 1000 × (level+1) IOPS.
-func repeatedRecs(repeat int, runs ...levelRun) []stepRecord {
-	var recs []stepRecord
+func repeatedRecs(repeat int, runs ...levelRun) []run.Step {
+	var recs []run.Step
 	for i, r := range runs {
 		lvl := i / repeat
 		st := plan.Step{Level: lvl, Repetition: int32(i%repeat + 1), OfferedIOPS: int64(1000 * (lvl + 1))}
@@ -51,7 +52,7 @@ func TestSetRepeatability(t *testing.T) {
 	both := append(append([]levelRun{}, steadyLevel...), spreadLevel...)
 	cases := []struct {
 		name    string
-		recs    []stepRecord
+		recs    []run.Step
 		limit   int32
 		entries int
 		stable  []*bool
@@ -60,7 +61,7 @@ func TestSetRepeatability(t *testing.T) {
 		msg     string
 	}{
 		{name: "a load that does not repeat: nothing", limit: 10,
-			recs: []stepRecord{rec(order(0, plan.Step{OfferedIOPS: 1000}), mkAgg(0, dirSpec{1000, ms, ms}, dirSpec{}, ms), "s0"),
+			recs: []run.Step{rec(order(0, plan.Step{OfferedIOPS: 1000}), mkAgg(0, dirSpec{1000, ms, ms}, dirSpec{}, ms), "s0"),
 				rec(order(1, plan.Step{OfferedIOPS: 1000}), mkAgg(1, dirSpec{2000, ms, 3 * ms}, dirSpec{}, ms), "s1")}},
 		{name: "one run finished: nothing yet", limit: 10, recs: repeatedRecs(3, steadyLevel[:1]...)},
 		{name: "no limit: figures, no verdict, no condition", recs: repeatedRecs(3, both...), entries: 2, stable: []*bool{nil, nil}},
@@ -203,7 +204,7 @@ func TestProjectRepeatedRun(t *testing.T) {
 }
 
 // outcomes are the planner's view of the recorded steps.
-func outcomes(steps []stepRecord) []plan.StepOutcome {
+func outcomes(steps []run.Step) []plan.StepOutcome {
 	out := make([]plan.StepOutcome, len(steps))
 	for i, s := range steps {
 		out[i] = protocol.OutcomeOf(i, s.Aggregate)

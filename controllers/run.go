@@ -23,6 +23,7 @@ import (
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/internal/run"
+	"github.com/storagebench/storagebench/internal/spec"
 )
 
 // reconcile runs one pass over a benchmark: observe its children, decide
@@ -36,7 +37,7 @@ import (
 func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark) (ctrl.Result, error) {
 	now := r.now()
 	b.Status.ObservedGeneration = b.Generation
-	d, specErr := desiredOf(b)
+	d, specErr := spec.Of(b)
 	st, err := r.runState(ctx, b)
 	switch {
 	case err != nil:
@@ -95,14 +96,14 @@ func (r *Reconciler) runState(ctx context.Context, b *v1alpha1.StorageBenchmark)
 // benchmarks cost); a status that was wiped, or written before the run
 // ended, is rebuilt from the children. What follows from the end runs in
 // finish.
-func (r *Reconciler) reconcileEnded(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired, st runState, now time.Time) (ctrl.Result, error) {
+func (r *Reconciler) reconcileEnded(ctx context.Context, b *v1alpha1.StorageBenchmark, d *spec.Run, st runState, now time.Time) (ctrl.Result, error) {
 	r.steps.forget(client.ObjectKeyFromObject(b))
 	r.orders.forget(client.ObjectKeyFromObject(b))
 	current, err := r.endedStatusCurrent(ctx, b, st.plan, st.order, d.StepsPlanned)
-	if err != nil || current {
-		if err != nil {
-			return ctrl.Result{}, err
-		}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if current {
 		return r.finish(ctx, b, now)
 	}
 	obs, err := r.observe(ctx, b, d.StepsPlanned, nil)
@@ -121,7 +122,7 @@ func (r *Reconciler) reconcileEnded(ctx context.Context, b *v1alpha1.StorageBenc
 
 // reconcileRunning admits a running benchmark and creates what it needs,
 // observes its children into status, and moves the run on.
-func (r *Reconciler) reconcileRunning(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired, now time.Time) (ctrl.Result, error) {
+func (r *Reconciler) reconcileRunning(ctx context.Context, b *v1alpha1.StorageBenchmark, d *spec.Run, now time.Time) (ctrl.Result, error) {
 	sc, err := r.admit(ctx, b, d)
 	if err == nil {
 		err = r.ensureChildren(ctx, b, d)
@@ -146,7 +147,7 @@ func (r *Reconciler) reconcileRunning(ctx context.Context, b *v1alpha1.StorageBe
 // advance carries out the run's decision (decide): a step whose results
 // are all in is recorded and the next one ordered in the same pass, one
 // pass per step boundary.
-func (r *Reconciler) advance(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired, obs *observed, now time.Time) (ctrl.Result, error) {
+func (r *Reconciler) advance(ctx context.Context, b *v1alpha1.StorageBenchmark, d *spec.Run, obs *observed, now time.Time) (ctrl.Result, error) {
 	t := r.timeouts()
 	dec := decide(b, obs, t, now, func(i int) string { return r.readyError(ctx, b, i) })
 	switch {
@@ -239,7 +240,7 @@ func (r *Reconciler) endedStatusCurrent(ctx context.Context, b *v1alpha1.Storage
 // admit finds the storage class and checks that the run may start: the
 // class or claim exists (and consented), the pod-shaped fields are within
 // the cluster's policy, and the storage is supported.
-func (r *Reconciler) admit(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired) (*storagev1.StorageClass, error) {
+func (r *Reconciler) admit(ctx context.Context, b *v1alpha1.StorageBenchmark, d *spec.Run) (*storagev1.StorageClass, error) {
 	sc, missing, err := r.storageClass(ctx, b, d.Workload.WorkingSetBytesPerClient)
 	if err != nil {
 		return nil, err
@@ -271,7 +272,7 @@ func (e *verdictError) Error() string { return e.message }
 
 // project writes into status what the spec and the observed children say:
 // the same children give the same status, whatever status held before.
-func project(b *v1alpha1.StorageBenchmark, d *desired, obs *observed) error {
+func project(b *v1alpha1.StorageBenchmark, d *spec.Run, obs *observed) error {
 	b.Status.ClientsTotal = b.Spec.Clients.Count
 	ran := make([]plan.Step, 0, len(obs.steps)+1)
 	for _, s := range obs.steps {
@@ -434,7 +435,7 @@ func (r *Reconciler) collect(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 	if err := r.writeStep(ctx, b, order, agg); err != nil {
 		return err
 	}
-	obs.steps = append(obs.steps, recordOf(order, agg, exchange.StepName(b.Name, order.Index), steadyOptionsOf(&b.Spec)).Kept())
+	obs.steps = append(obs.steps, run.Record(order, agg, exchange.StepName(b.Name, order.Index), spec.SteadyOptionsOf(&b.Spec)).Kept())
 	return nil
 }
 
@@ -450,7 +451,7 @@ func (r *Reconciler) collect(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 // no step itself; otherwise orderNext writes nothing and returns nil);
 // with spreadAcrossNodes, where the clients went is written with the first
 // order (annotationSpread).
-func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark, d *desired, obs *observed, t timeouts, now time.Time, cached bool) (*protocol.StepOrder, error) {
+func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark, d *spec.Run, obs *observed, t timeouts, now time.Time, cached bool) (*protocol.StepOrder, error) {
 	var prev *protocol.StepOrder
 	if obs.ordered {
 		prev = &obs.order

@@ -24,6 +24,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/schedule"
+	"github.com/storagebench/storagebench/internal/spec"
 )
 
 // Labels and annotations the schedule controller sets on its runs.
@@ -115,7 +116,7 @@ func (r *ScheduleReconciler) reconcile(ctx context.Context, s *v1alpha1.StorageB
 		s.Status.NextScheduleTime = nil
 		return ctrl.Result{}, nil
 	}
-	if _, err := desiredOf(&v1alpha1.StorageBenchmark{Spec: s.Spec.Template.Spec}); err != nil {
+	if _, err := spec.Of(&v1alpha1.StorageBenchmark{Spec: s.Spec.Template.Spec}); err != nil {
 		setScheduleCondition(s, false, ReasonInvalidTemplate, "template.spec: "+err.Error())
 		s.Status.NextScheduleTime = nil
 		return ctrl.Result{}, nil

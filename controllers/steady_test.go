@@ -15,12 +15,13 @@ import (
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/internal/run"
 	"github.com/storagebench/storagebench/test/build"
 )
 
 // timelineRec is step i's record whose timeline did iops[k] I/Os of 1 µs in
 // second k, as decoded from its ConfigMap (recordOf).
-func timelineRec(i int, iops ...uint64) stepRecord {
+func timelineRec(i int, iops ...uint64) run.Step {
 	tl := results.Timeline{WindowSeconds: 1, Windows: make([]results.Window, len(iops))}
 	for k, n := range iops {
 		start := uint64(k) * 1000
@@ -35,7 +36,7 @@ func timelineRec(i int, iops ...uint64) stepRecord {
 		}
 	}
 	// Kept as the memo keeps it: the verdicts, not the windows.
-	return recordOf(order(i, plan.Step{OfferedIOPS: 100}), results.StepAggregate{Step: i, Timeline: tl}, "b-step", analysis.SteadyOptions{}).Kept()
+	return run.Record(order(i, plan.Step{OfferedIOPS: 100}), results.StepAggregate{Step: i, Timeline: tl}, "b-step", analysis.SteadyOptions{}).Kept()
 }
 
 func TestSetSteadyState(t *testing.T) {
@@ -43,17 +44,17 @@ func TestSetSteadyState(t *testing.T) {
 	rising := []uint64{50, 50, 75, 75, 100, 100, 125, 125, 150, 150}
 	cases := []struct {
 		name    string
-		steps   []stepRecord
+		steps   []run.Step
 		cond    string // "", "True", "False"
 		at      int    // the step whose end stamps the condition
 		msg     string
 		verdict []*bool
 	}{
-		{"no timelines", []stepRecord{timelineRec(0), timelineRec(1)}, "", 0, "", []*bool{nil, nil}},
-		{"too short to judge", []stepRecord{timelineRec(0, 100, 100)}, "", 0, "", []*bool{nil}},
-		{"all steady", []stepRecord{timelineRec(0, flat...), timelineRec(1, flat...)}, "True", 0,
+		{"no timelines", []run.Step{timelineRec(0), timelineRec(1)}, "", 0, "", []*bool{nil, nil}},
+		{"too short to judge", []run.Step{timelineRec(0, 100, 100)}, "", 0, "", []*bool{nil}},
+		{"all steady", []run.Step{timelineRec(0, flat...), timelineRec(1, flat...)}, "True", 0,
 			"within 20 % (range) and 10 % (slope) over 5 rounds", []*bool{ptr.To(true), ptr.To(true)}},
-		{"the second rises", []stepRecord{timelineRec(0, flat...), timelineRec(1, rising...)}, "False", 1,
+		{"the second rises", []run.Step{timelineRec(0, flat...), timelineRec(1, rising...)}, "False", 1,
 			"step 2 (IOPS range 100 %, slope 100 %)", []*bool{ptr.To(true), ptr.To(false)}},
 	}
 	for _, c := range cases {
@@ -104,7 +105,7 @@ func TestClosedLoopWithoutOfferedRate(t *testing.T) {
 		l.Rate, l.QueueDepth = nil, &v1alpha1.QueueDepthSteps{Steps: []int32{16, 32}}
 	}))
 	d := mustDesired(t, b)
-	var recs []stepRecord
+	var recs []run.Step
 	for i, qd := range []int32{16, 32} {
 		agg := mkAgg(i, dirSpec{800, time.Millisecond, 2 * time.Millisecond}, dirSpec{200, time.Millisecond, 2 * time.Millisecond}, time.Millisecond)
 		recs = append(recs, rec(order(i, plan.Step{QueueDepthPerClient: qd}), agg, "b-step"))
@@ -136,7 +137,7 @@ func TestProjectExtendedRun(t *testing.T) {
 	}
 	flat := []uint64{100, 100, 100, 100, 100, 100, 100, 100, 100, 100}
 	rising := []uint64{50, 50, 75, 75, 100, 100, 125, 125, 150, 900}
-	step := func(i int, s plan.Step, iops float64, tl ...uint64) stepRecord {
+	step := func(i int, s plan.Step, iops float64, tl ...uint64) run.Step {
 		r := timelineRec(i, tl...)
 		r.Order = order(i, s)
 		r.Aggregate.Total.IOPS, r.Aggregate.Total.IOs = iops, uint64(iops)
@@ -146,7 +147,7 @@ func TestProjectExtendedRun(t *testing.T) {
 
 	// The first run was not steady and its rerun is ordered.
 	obs := observedRun(allResults(1), func(o *observed) {
-		o.steps = []stepRecord{first}
+		o.steps = []run.Step{first}
 		o.order, o.ordered = order(1, plan.Step{OfferedIOPS: 100, Attempt: 2}), true
 	})
 	if err := project(b, &d, obs); err != nil {
@@ -164,7 +165,7 @@ func TestProjectExtendedRun(t *testing.T) {
 
 	// The rerun and the second planned step were steady: the run ended.
 	obs = observedRun(allResults(1), func(o *observed) {
-		o.steps = []stepRecord{first, step(1, plan.Step{OfferedIOPS: 100, Attempt: 2}, 100, flat...),
+		o.steps = []run.Step{first, step(1, plan.Step{OfferedIOPS: 100, Attempt: 2}, 100, flat...),
 			step(2, plan.Step{OfferedIOPS: 200, Attempt: 1}, 150, flat...)}
 		o.order, o.ordered = protocol.StepOrder{Index: 3, Done: true, Reason: "all 3 steps completed", EndedAt: t0.Add(time.Hour)}, true
 	})
@@ -197,7 +198,7 @@ func TestProjectExtendedRunLivedEqualsRebuilt(t *testing.T) {
 	d := mustDesired(t, lived)
 	flat := []uint64{100, 100, 100, 100, 100, 100, 100, 100, 100, 100}
 	rising := []uint64{50, 50, 75, 75, 100, 100, 125, 125, 150, 900}
-	recs := []stepRecord{timelineRec(0, rising...), timelineRec(1, flat...), timelineRec(2, flat...)}
+	recs := []run.Step{timelineRec(0, rising...), timelineRec(1, flat...), timelineRec(2, flat...)}
 	steps := []plan.Step{{OfferedIOPS: 100, Attempt: 1}, {OfferedIOPS: 100, Attempt: 2}, {OfferedIOPS: 200, Attempt: 1}}
 	for i := range recs {
 		recs[i].Order = order(i, steps[i])
@@ -205,7 +206,7 @@ func TestProjectExtendedRunLivedEqualsRebuilt(t *testing.T) {
 	}
 	state := func(recorded, ordered int) *observed {
 		return observedRun(allResults(1), func(o *observed) {
-			o.steps = append([]stepRecord{}, recs[:recorded]...)
+			o.steps = append([]run.Step{}, recs[:recorded]...)
 			if ordered < len(recs) {
 				o.order, o.ordered = order(ordered, steps[ordered]), true
 			} else {

@@ -12,12 +12,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
-	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/exchange"
 	sbmetrics "github.com/storagebench/storagebench/internal/metrics"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/internal/run"
+	"github.com/storagebench/storagebench/internal/spec"
 )
 
 // A finished step's record is its step ConfigMap, <name>-step-NNN: the
@@ -25,14 +25,6 @@ import (
 // ConfigMaps are the run's memory. Status, the planner's next step and the
 // analysis are all derived from them on every reconcile, so a status that
 // is lost or stale is rebuilt from the children (docs/operator.md).
-
-// stepRecord is one finished step, as its ConfigMap records it (run.Step).
-type stepRecord = run.Step
-
-// recordOf is a step's record as a reconcile uses it (run.Record).
-func recordOf(order protocol.StepOrder, agg results.StepAggregate, name string, steady analysis.SteadyOptions) stepRecord {
-	return run.Record(order, agg, name, steady)
-}
 
 // stepMemo remembers the decoded step records of running benchmarks, by
 // benchmark and step index, each with the UID and resourceVersion of the
@@ -69,35 +61,35 @@ type benchmarkMemo struct {
 type memoEntry struct {
 	uid             types.UID
 	resourceVersion string
-	record          stepRecord
+	record          run.Step
 }
 
 // get returns b's record of step k when the memo holds it for the object
 // cm still is. replaced is set when the memo holds step k's record from
 // another object: the record b's run was built on was replaced.
-func (m *stepMemo) get(b *v1alpha1.StorageBenchmark, k int, cm *metav1.PartialObjectMetadata) (rec stepRecord, ok, replaced bool) {
+func (m *stepMemo) get(b *v1alpha1.StorageBenchmark, k int, cm *metav1.PartialObjectMetadata) (rec run.Step, ok, replaced bool) {
 	if m == nil {
-		return stepRecord{}, false, false
+		return run.Step{}, false, false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	bm := m.byBenchmark[client.ObjectKeyFromObject(b)]
 	if bm == nil || bm.uid != b.UID {
-		return stepRecord{}, false, false
+		return run.Step{}, false, false
 	}
 	e, found := bm.steps[k]
 	switch {
 	case !found:
-		return stepRecord{}, false, false
+		return run.Step{}, false, false
 	case e.uid != cm.UID:
-		return stepRecord{}, false, true
+		return run.Step{}, false, true
 	}
 	return e.record, e.resourceVersion == cm.ResourceVersion, false
 }
 
 // put remembers rec, read from cm, as b's record of step k, in place of
 // whatever was remembered there.
-func (m *stepMemo) put(b *v1alpha1.StorageBenchmark, k int, cm *corev1.ConfigMap, rec stepRecord) {
+func (m *stepMemo) put(b *v1alpha1.StorageBenchmark, k int, cm *corev1.ConfigMap, rec run.Step) {
 	if m == nil {
 		return
 	}
@@ -159,8 +151,8 @@ func (e *ReplacedError) Error() string {
 // controls. A step ConfigMap that cannot be read as step k's record is
 // invalid data (exchange.ErrInvalidClientData): the run ends on it; one
 // that replaced the record memo held is a *ReplacedError.
-func (r *Reconciler) readSteps(ctx context.Context, b *v1alpha1.StorageBenchmark, planned int, memo *stepMemo) ([]stepRecord, error) {
-	var out []stepRecord
+func (r *Reconciler) readSteps(ctx context.Context, b *v1alpha1.StorageBenchmark, planned int, memo *stepMemo) ([]run.Step, error) {
+	var out []run.Step
 	for k := 0; k < planned; k++ {
 		name := exchange.StepName(b.Name, k)
 		meta, err := r.stepMeta(ctx, b, k)
@@ -192,7 +184,7 @@ func (r *Reconciler) readSteps(ctx context.Context, b *v1alpha1.StorageBenchmark
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", exchange.ErrInvalidClientData, err)
 		}
-		rec = recordOf(order, agg, name, steadyOptionsOf(&b.Spec))
+		rec = run.Record(order, agg, name, spec.SteadyOptionsOf(&b.Spec))
 		if memo != nil {
 			rec = rec.Kept()
 			memo.put(b, k, &cm, rec)

@@ -10,6 +10,7 @@ import (
 	"github.com/storagebench/storagebench/internal/fio"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/internal/run"
 )
 
 // BenchmarkStepRecordKept reports the live heap one step record costs the
@@ -34,10 +35,10 @@ func BenchmarkStepRecordKept(b *testing.B) {
 			steady := analysis.SteadyOptions{}.WithDefaults()
 			for range b.N {
 				before := liveHeap()
-				kept := make([]stepRecord, n)
+				kept := make([]run.Step, n)
 				for i := range kept {
 					// Each step's aggregate is garbage once its record is made.
-					kept[i] = recordOf(protocol.StepOrder{Index: i}, c.agg(), fmt.Sprintf("bench-step-%03d", i), steady).Kept()
+					kept[i] = run.Record(protocol.StepOrder{Index: i}, c.agg(), fmt.Sprintf("bench-step-%03d", i), steady).Kept()
 				}
 				per := float64(liveHeap()-before) / n
 				runtime.KeepAlive(kept)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/protocol"
+	"github.com/storagebench/storagebench/internal/run"
 )
 
 // The step memo holds what runs, never history: a record replaced under a
@@ -24,7 +25,7 @@ func TestStepMemoHoldsOneRecordPerStep(t *testing.T) {
 	meta := func(c *corev1.ConfigMap) *metav1.PartialObjectMetadata {
 		return &metav1.PartialObjectMetadata{ObjectMeta: c.ObjectMeta}
 	}
-	rec := func(k int) stepRecord { return stepRecord{Order: protocol.StepOrder{Index: k}} }
+	rec := func(k int) run.Step { return run.Step{Order: protocol.StepOrder{Index: k}} }
 
 	first := cm("step-0-a", "10")
 	m.put(b, 0, first, rec(0))

@@ -17,6 +17,8 @@ import (
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/internal/run"
+	"github.com/storagebench/storagebench/internal/spec"
 )
 
 // maxMessage bounds a condition message: the API allows 32 KiB, and text
@@ -138,7 +140,7 @@ func operationStatus(d results.OperationSummary) *v1alpha1.OperationStatus {
 }
 
 // stepStatus is a recorded step as status shows it.
-func stepStatus(rec stepRecord) v1alpha1.StepStatus {
+func stepStatus(rec run.Step) v1alpha1.StepStatus {
 	o, agg := rec.Order, rec.Aggregate
 	s := v1alpha1.StepStatus{
 		Index: int32(o.Index), Repetition: o.Step.Repetition, OfferedIOPS: o.Step.OfferedIOPS, OfferedBytesPerSecond: o.Step.OfferedBytesPerSec,
@@ -168,7 +170,7 @@ func stepStatus(rec stepRecord) v1alpha1.StepStatus {
 
 // analyze recomputes the per-step flags, the summary and (once the run is
 // complete) the SLO verdicts from the recorded steps' exact aggregates.
-func analyze(b *v1alpha1.StorageBenchmark, d *desired, steps []stepRecord, complete bool) error {
+func analyze(b *v1alpha1.StorageBenchmark, d *spec.Run, steps []run.Step, complete bool) error {
 	inputs := make([]analysis.StepInput, len(steps))
 	for i, s := range steps {
 		st := s.Order.Step
@@ -279,7 +281,7 @@ func setSLOs(b *v1alpha1.StorageBenchmark, res analysis.Result) {
 // out of the condition), each stamped with the end of the step that
 // decided it, so a rebuilt status carries the same time. Without a judged step (timelines too
 // short, or runners that sent none) there is no condition.
-func setSteadyState(b *v1alpha1.StorageBenchmark, o analysis.SteadyOptions, steps []stepRecord) {
+func setSteadyState(b *v1alpha1.StorageBenchmark, o analysis.SteadyOptions, steps []run.Step) {
 	var unsteady []string
 	var at time.Time
 	judged := false

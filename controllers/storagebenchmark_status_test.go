@@ -20,6 +20,8 @@ import (
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/internal/run"
+	"github.com/storagebench/storagebench/internal/spec"
 	"github.com/storagebench/storagebench/test/build"
 )
 
@@ -68,8 +70,8 @@ func order(index int, s plan.Step) protocol.StepOrder {
 }
 
 // rec is a step record.
-func rec(o protocol.StepOrder, agg results.StepAggregate, name string) stepRecord {
-	return stepRecord{Order: o, Aggregate: agg, Name: name}
+func rec(o protocol.StepOrder, agg results.StepAggregate, name string) run.Step {
+	return run.Step{Order: o, Aggregate: agg, Name: name}
 }
 
 func TestStepStatus(t *testing.T) {
@@ -199,7 +201,7 @@ func TestStepStatusErrors(t *testing.T) {
 // curveBench is a benchmark with four finished IOPS steps: 80 % reads,
 // offered 10k, 20k, 30k, 40k; achieved 10k, 20k, 29k, 31k (the last
 // saturated); mean latency 200 µs, 250 µs, 400 µs, 2 ms (the knee at step 2).
-func curveBench(t *testing.T, objectives ...v1alpha1.Objective) (*v1alpha1.StorageBenchmark, desired, []stepRecord) {
+func curveBench(t *testing.T, objectives ...v1alpha1.Objective) (*v1alpha1.StorageBenchmark, spec.Run, []run.Step) {
 	t.Helper()
 	b := newBench(build.Load(func(l *v1alpha1.LoadSpec) {
 		l.Rate = &v1alpha1.RateSteps{Unit: "IOPS", Steps: []int64{10000, 20000, 30000, 40000}}
@@ -209,7 +211,7 @@ func curveBench(t *testing.T, objectives ...v1alpha1.Objective) (*v1alpha1.Stora
 		b.Spec.SLO = &v1alpha1.SLOSpec{Objectives: objectives}
 	}
 	us := time.Microsecond
-	var recs []stepRecord
+	var recs []run.Step
 	points := []struct {
 		offered, achieved  float64
 		mean               time.Duration
@@ -577,7 +579,7 @@ func bigStatus(t *testing.T, n, repeat int) *v1alpha1.StorageBenchmark {
 		b.Spec.Analysis.MaxVariationPercent = ptr.To[int32](5)
 	})
 	dsr := mustDesired(t, b)
-	var recs []stepRecord
+	var recs []run.Step
 	for i := range n {
 		// Odd nanosecond figures make the longest duration strings.
 		ns := func(base int64) time.Duration { return time.Duration(base + 123_456_789 + int64(i)) }

@@ -9,17 +9,18 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/protocol"
+	"github.com/storagebench/storagebench/internal/spec"
 	"github.com/storagebench/storagebench/test/build"
 )
 
 // The translation's own tests are internal/spec's; these helpers build the
 // benchmarks of the controllers' tests.
 
-func mustDesired(t *testing.T, b *v1alpha1.StorageBenchmark) desired {
+func mustDesired(t *testing.T, b *v1alpha1.StorageBenchmark) spec.Run {
 	t.Helper()
-	d, err := desiredOf(b)
+	d, err := spec.Of(b)
 	if err != nil {
-		t.Fatalf("desiredOf() error: %v", err)
+		t.Fatalf("spec.Of() error: %v", err)
 	}
 	return d
 }
@@ -34,19 +35,20 @@ func TestStepEnd(t *testing.T) {
 	}
 }
 
-// desiredOf is spec.Of: the directory on an existing claim is the one
-// cleanup empties (BenchmarkDirectory).
+// What the controllers take from spec.Of: the directory on an existing
+// claim is the one cleanup empties (spec.BenchmarkDirectory), and the
+// clients' plan carries the run's volume.
 func TestDesiredOfIsTheSpecsTranslation(t *testing.T) {
 	b := newBench(build.Clients(2), build.Sharing(v1alpha1.SharingShared), build.ExistingClaim("mine"))
 	b.UID = types.UID("0123456789abcdef")
 	d := mustDesired(t, b)
-	if d.Volume.Subdir != BenchmarkDirectory(b) || d.Volume.Subdir != "storagebench-bench-01234567" || !d.Volume.RemoveWhenDone {
-		t.Errorf("volume %+v, want the subdirectory %s removed when done", d.Volume, BenchmarkDirectory(b))
+	if d.Volume.Subdir != spec.BenchmarkDirectory(b) || d.Volume.Subdir != "storagebench-bench-01234567" || !d.Volume.RemoveWhenDone {
+		t.Errorf("volume %+v, want the subdirectory %s removed when done", d.Volume, spec.BenchmarkDirectory(b))
 	}
-	if p := clientPlan(b, &d); p.Benchmark != testName || p.Volume != d.Volume || p.Volume.Path != protocol.DataMountPath {
-		t.Errorf("clientPlan() = %+v", p)
+	if p := spec.ClientPlan(b, &d); p.Benchmark != testName || p.Volume != d.Volume || p.Volume.Path != protocol.DataMountPath {
+		t.Errorf("spec.ClientPlan() = %+v", p)
 	}
-	if got := steadyOptionsOf(&b.Spec); got.Rounds != 0 {
-		t.Errorf("steadyOptionsOf() = %+v, want the spec's (unset) rounds", got)
+	if got := spec.SteadyOptionsOf(&b.Spec); got.Rounds != 0 {
+		t.Errorf("spec.SteadyOptionsOf() = %+v, want the spec's (unset) rounds", got)
 	}
 }

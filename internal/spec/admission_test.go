@@ -621,7 +621,7 @@ func TestEveryCELRuleIsInTheTable(t *testing.T) {
 }
 
 // TestScheduleTemplateHasTheBenchmarksRules: a schedule's template is
-// checked by desiredOf too (InvalidTemplate), so its CEL rules must be the
+// checked by Of too (InvalidTemplate), so its CEL rules must be the
 // benchmark's spec's, but for the immutability of a created benchmark.
 func TestScheduleTemplateHasTheBenchmarksRules(t *testing.T) {
 	rulesUnder := func(c *crd, prefix string) map[celRule]bool {
