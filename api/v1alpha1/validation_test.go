@@ -14,22 +14,20 @@ import (
 	"testing"
 	"time"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/testenv"
 	"github.com/storagebench/storagebench/internal/workload"
+	"github.com/storagebench/storagebench/test/build"
 )
 
 // These tests run the CRD in a real kube-apiserver (and etcd), so that every
@@ -82,22 +80,8 @@ load:
 // deletes, everything else replaces).
 func newObject(t *testing.T, name, patch string) *unstructured.Unstructured {
 	t.Helper()
-	doc, err := sigsyaml.YAMLToJSON([]byte(baseSpec))
+	spec, err := build.PatchedSpec(baseSpec, patch)
 	if err != nil {
-		t.Fatalf("base spec: %v", err)
-	}
-	if strings.TrimSpace(patch) != "" {
-		p, err := sigsyaml.YAMLToJSON([]byte(patch))
-		if err != nil {
-			t.Fatalf("patch %q: %v", patch, err)
-		}
-		// An RFC 7386 merge patch: maps merge, null deletes.
-		if doc, err = jsonpatch.MergePatch(doc, p); err != nil {
-			t.Fatalf("patch %q: %v", patch, err)
-		}
-	}
-	spec := map[string]any{}
-	if err := utiljson.Unmarshal(doc, &spec); err != nil { // integers as int64, as the API server reads them
 		t.Fatal(err)
 	}
 	return &unstructured.Unstructured{Object: map[string]any{

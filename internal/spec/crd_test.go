@@ -11,7 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -20,12 +19,12 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"sigs.k8s.io/yaml"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/test/build"
 )
 
 // The generated CRDs, as `make manifests` writes them.
@@ -195,32 +194,15 @@ load:
 // (integers as int64).
 func object(t *testing.T, patch string) map[string]any {
 	t.Helper()
-	spec, err := yaml.YAMLToJSON([]byte(baseSpec))
+	spec, err := build.PatchedSpec(baseSpec, patch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.TrimSpace(patch) != "" {
-		p, err := yaml.YAMLToJSON([]byte(patch))
-		if err != nil {
-			t.Fatalf("patch %q: %v", patch, err)
-		}
-		if spec, err = jsonpatch.MergePatch(spec, p); err != nil {
-			t.Fatalf("patch %q: %v", patch, err)
-		}
-	}
-	data, err := json.Marshal(map[string]any{
+	return map[string]any{
 		"apiVersion": v1alpha1.GroupVersion.String(), "kind": "StorageBenchmark",
 		"metadata": map[string]any{"name": testName, "namespace": "perf"},
-		"spec":     json.RawMessage(spec),
-	})
-	if err != nil {
-		t.Fatal(err)
+		"spec":     spec,
 	}
-	obj := map[string]any{}
-	if err := utiljson.Unmarshal(data, &obj); err != nil {
-		t.Fatal(err)
-	}
-	return obj
 }
 
 // typed decodes a stored object as the operator's client does.

@@ -1,16 +1,23 @@
 // Package build builds the StorageBenchmarks the tests create: one base
 // spec, a small OLTP run, changed by options applied in order. It imports
-// only the API types, k8s.io/api, k8s.io/apimachinery and k8s.io/utils, so
-// that every test, the controllers package's own included, can use it.
+// only the API types, k8s.io/api, k8s.io/apimachinery, k8s.io/utils and
+// the YAML and merge-patch libraries, so that every test, the controllers
+// package's own included, can use it.
 package build
 
 import (
+	"fmt"
+	"strings"
 	"time"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 )
@@ -200,4 +207,29 @@ func setDefault[T comparable](field *T, def T) {
 	if *field == zero {
 		*field = def
 	}
+}
+
+// PatchedSpec is a spec written as YAML, base, changed by patch, a YAML
+// JSON merge patch (RFC 7386: maps merge, null deletes, anything else
+// replaces; empty: none), decoded as the API server decodes JSON
+// (integers as int64): the spec of an object sent as unstructured.
+func PatchedSpec(base, patch string) (map[string]any, error) {
+	doc, err := yaml.YAMLToJSON([]byte(base))
+	if err != nil {
+		return nil, fmt.Errorf("base spec: %w", err)
+	}
+	if strings.TrimSpace(patch) != "" {
+		p, err := yaml.YAMLToJSON([]byte(patch))
+		if err == nil {
+			doc, err = jsonpatch.MergePatch(doc, p)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("patch %q: %w", patch, err)
+		}
+	}
+	spec := map[string]any{}
+	if err := utiljson.Unmarshal(doc, &spec); err != nil {
+		return nil, err
+	}
+	return spec, nil
 }
