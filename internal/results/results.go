@@ -182,9 +182,9 @@ type Merger struct {
 	first, last time.Time
 	seen        map[int]bool
 	// clients' IOPS: count, mean, sum of squared deviations (Welford).
-	clientN                  int
-	clientMean, clientM2     float64
-	clientMinIOPS, clientMax float64
+	clientN                      int
+	clientMean, clientM2         float64
+	clientMinIOPS, clientMaxIOPS float64
 }
 
 // NewMerger starts the aggregate of step.
@@ -262,7 +262,7 @@ func (m *Merger) Result() StepAggregate {
 	agg.Total = m.t.summary()
 	agg.Timeline = m.timeline.result()
 	if m.clientN > 1 { // one client's share is all there is
-		agg.ClientIOPS = ClientSpread{MinIOPS: m.clientMinIOPS, MaxIOPS: m.clientMax}
+		agg.ClientIOPS = ClientSpread{MinIOPS: m.clientMinIOPS, MaxIOPS: m.clientMaxIOPS}
 		if m.clientMean > 0 {
 			agg.ClientIOPS.CVPercent = 100 * math.Sqrt(m.clientM2/float64(m.clientN)) / m.clientMean
 		}
@@ -276,7 +276,7 @@ func (m *Merger) addClientIOPS(iops float64) {
 	if m.clientN == 1 || iops < m.clientMinIOPS {
 		m.clientMinIOPS = iops
 	}
-	m.clientMax = max(m.clientMax, iops)
+	m.clientMaxIOPS = max(m.clientMaxIOPS, iops)
 	d := iops - m.clientMean
 	m.clientMean += d / float64(m.clientN)
 	m.clientM2 += d * (iops - m.clientMean)
