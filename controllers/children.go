@@ -15,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -403,15 +402,30 @@ func nodeReady(n *corev1.Node) corev1.ConditionStatus {
 	return corev1.ConditionUnknown
 }
 
-// spreadRecord is where spreadAcrossNodes put the clients, decided once,
-// with the first step's order, and kept on the plan ConfigMap
-// (annotationSpread): the condition is projected from it, so the same
-// children give the same status however the cluster changed since.
-type spreadRecord struct {
-	Spread  bool      `json:"spread"`
-	Reason  string    `json:"reason"`
-	Message string    `json:"message"`
-	At      time.Time `json:"at"`
+// spreadVerdict is where spreadAcrossNodes put the clients, judged once,
+// with the first step's order: the condition is projected from the
+// record, so the same children give the same status however the cluster
+// changed since.
+var spreadVerdict = recordedVerdict{
+	condition: v1alpha1.ConditionClientsSpread,
+	wanted:    func(b *v1alpha1.StorageBenchmark) bool { return b.Spec.Clients.SpreadAcrossNodes },
+	due:       func(o protocol.StepOrder) bool { return o.Index == 0 && !o.Done },
+	judge: func(ctx context.Context, r *Reconciler, _ *v1alpha1.StorageBenchmark, _ *spec.Run, obs *observed, _ protocol.StepOrder, now time.Time) (run.Verdict, error) {
+		return r.spread(ctx, obs, now)
+	},
+	legacy: legacyAnnotationSpread,
+	fromLegacy: func(value string, _ time.Time) (run.Verdict, bool) {
+		var rec struct {
+			Spread  bool      `json:"spread"`
+			Reason  string    `json:"reason"`
+			Message string    `json:"message"`
+			At      time.Time `json:"at"`
+		}
+		if json.Unmarshal([]byte(value), &rec) != nil {
+			return run.Verdict{}, false
+		}
+		return run.Judged(v1alpha1.ConditionClientsSpread, rec.Spread, rec.Reason, rec.Message, rec.At), true
+	},
 }
 
 // spreadOf judges where the clients went: on a node each, or not. The
@@ -419,10 +433,13 @@ type spreadRecord struct {
 // node selector or taints may still put clients together; the message says
 // which clients share which node. schedulable is the cluster's Ready,
 // schedulable nodes when the clients share nodes (-1: not counted).
-func spreadOf(obs *observed, schedulable int, at time.Time) spreadRecord {
+func spreadOf(obs *observed, schedulable int, at time.Time) run.Verdict {
+	spread := func(ok bool, reason, msg string) run.Verdict {
+		return run.Judged(v1alpha1.ConditionClientsSpread, ok, reason, clip(msg, maxMessage), at)
+	}
 	used, placed := clientNodes(obs)
 	if len(used) == placed {
-		return spreadRecord{true, ReasonOnDistinctNodes, fmt.Sprintf("%d clients on %d distinct nodes", placed, len(used)), at}
+		return spread(true, ReasonOnDistinctNodes, fmt.Sprintf("%d clients on %d distinct nodes", placed, len(used)))
 	}
 	var shared []string
 	for _, name := range slices.Sorted(maps.Keys(used)) {
@@ -436,19 +453,8 @@ func spreadOf(obs *observed, schedulable int, at time.Time) spreadRecord {
 	}
 	msg := fmt.Sprintf("%d clients on %d %s: %s", placed, len(used), nodes, strings.Join(shared, "; "))
 	if schedulable >= 0 && schedulable < placed {
-		return spreadRecord{false, ReasonFewerNodes, clip(fmt.Sprintf("%s; the cluster had %d Ready, schedulable nodes for %d clients when the first step was ordered",
-			msg, schedulable, placed), maxMessage), at}
+		return spread(false, ReasonFewerNodes, fmt.Sprintf("%s; the cluster had %d Ready, schedulable nodes for %d clients when the first step was ordered",
+			msg, schedulable, placed))
 	}
-	return spreadRecord{false, ReasonSharingNodes, clip(msg+" (the spread is a preference: volumes bound to a node, nodeSelector or taints can outweigh it)", maxMessage), at}
-}
-
-// setSpread projects the recorded spread into ClientsSpread; absent
-// without spreadAcrossNodes and before the first step is ordered.
-func setSpread(b *v1alpha1.StorageBenchmark, plan *metav1.PartialObjectMetadata) {
-	var rec spreadRecord
-	if !b.Spec.Clients.SpreadAcrossNodes || plan == nil || json.Unmarshal([]byte(plan.Annotations[annotationSpread]), &rec) != nil || rec.Reason == "" {
-		meta.RemoveStatusCondition(&b.Status.Conditions, v1alpha1.ConditionClientsSpread)
-		return
-	}
-	setCondition(b, v1alpha1.ConditionClientsSpread, rec.Spread, clip(rec.Reason, 64), rec.At, clip(rec.Message, maxMessage))
+	return spread(false, ReasonSharingNodes, msg+" (the spread is a preference: volumes bound to a node, nodeSelector or taints can outweigh it)")
 }

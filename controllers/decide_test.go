@@ -1,7 +1,7 @@
 package controllers
 
 import (
-	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -480,11 +480,10 @@ func TestSpread(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := spreadOf(tt.obs, tt.schedulable, at)
-			doc, err := json.Marshal(rec)
-			if err != nil {
-				t.Fatal(err)
+			plan := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{annotationVerdicts: run.Verdicts{rec}.Encode(maxVerdicts)}}}
+			setSpread := func(b *v1alpha1.StorageBenchmark, plan *metav1.PartialObjectMetadata) {
+				setVerdicts(b, verdictsOf(plan, time.Time{}), false, time.Time{})
 			}
-			plan := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{annotationSpread: string(doc)}}}
 			b := newBench()
 			setSpread(b, plan)
 			if meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionClientsSpread) != nil {
@@ -501,9 +500,16 @@ func TestSpread(t *testing.T) {
 			case !c.LastTransitionTime.Time.Equal(at):
 				t.Fatalf("transition at %s, want the recorded instant", c.LastTransitionTime)
 			}
+			want := *c
 			setSpread(b, &metav1.PartialObjectMetadata{})
 			if meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionClientsSpread) != nil {
 				t.Fatal("a condition before anything was recorded")
+			}
+			// As a manager before recorded verdicts kept it.
+			legacy := fmt.Sprintf(`{"spread":%v,"reason":%q,"message":%q,"at":%q}`, rec.Status == run.True, rec.Reason, rec.Message, at.Format(time.RFC3339))
+			setSpread(b, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{legacyAnnotationSpread: legacy}}})
+			if old := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionClientsSpread); old == nil || *old != want {
+				t.Fatalf("from the older annotation: %+v, want %+v", old, want)
 			}
 		})
 	}

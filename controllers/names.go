@@ -35,14 +35,15 @@ const (
 	FinalizerCleanup = "storagebench.io/files-cleanup"
 	// annotationCleanup on the plan ConfigMap records the cleanup's outcome.
 	annotationCleanup = "storagebench.io/cleanup"
-	// annotationRegression on the plan ConfigMap holds the comparison with
-	// the baseline. It is written with the final order, in the same patch:
-	// the baseline is read while the run has not yet completed, so a
-	// schedule cannot trim it away first, and the verdict never changes
-	// afterwards, whatever happens to the baseline.
-	annotationRegression = "storagebench.io/regression"
-	// annotationSpread holds the spreadRecord on the plan ConfigMap.
-	annotationSpread = "storagebench.io/spread"
+	// annotationVerdicts on the plan ConfigMap holds the run's recorded
+	// verdicts (recordedVerdicts), each written with the order that made
+	// it due, in the same patch.
+	annotationVerdicts = "storagebench.io/verdicts"
+	// legacyAnnotationRegression and legacyAnnotationSpread held the
+	// Regressed and ClientsSpread verdicts before annotationVerdicts; they
+	// are read, never written, for the runs recorded then.
+	legacyAnnotationRegression = "storagebench.io/regression"
+	legacyAnnotationSpread     = "storagebench.io/spread"
 	// annotationOrder mirrors the plan ConfigMap's order.json for the operator.
 	annotationOrder = "storagebench.io/order"
 )

@@ -20,6 +20,7 @@ import (
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/report/apireport"
 	"github.com/storagebench/storagebench/internal/run"
 	"github.com/storagebench/storagebench/internal/spec"
@@ -28,9 +29,9 @@ import (
 // regressionRecordVersion is the version of regressionRecord's JSON.
 const regressionRecordVersion = 1
 
-// regressionRecord is the comparison as the annotation keeps it: once
-// written, the verdict of the run for good, so its JSON is versioned and
-// its options carry their defaults.
+// regressionRecord is the comparison as the Regressed verdict's detail
+// keeps it: once written, the verdict of the run for good, so its JSON is
+// versioned and its options carry their defaults.
 type regressionRecord struct {
 	Version int `json:"version"`
 	// Baseline names it: StorageBenchmark/<name> or ConfigMap/<name>.
@@ -50,25 +51,65 @@ func (rec *regressionRecord) none(reason, format string, args ...any) {
 	rec.Result = analysis.RegressionResult{}
 }
 
-// maxRegressionRecord bounds the annotation: 100 steps' 200 tests take a
-// few tens of KiB, and all of a ConfigMap's annotations share 256 KiB.
+// maxRegressionRecord bounds the comparison's record: 100 steps' 200
+// tests take a few tens of KiB, and all of a ConfigMap's annotations share
+// 256 KiB.
 const maxRegressionRecord = 128 << 10
 
-// encodeRegression is the annotation's value. A comparison that cannot be
-// encoded or is too large is recorded as not compared, never retried: the
-// run must end.
-func encodeRegression(rec regressionRecord) string {
-	value, err := json.Marshal(rec)
-	if err == nil && len(value) <= maxRegressionRecord {
-		return string(value)
+// regressionVerdict is the comparison with spec.regression's baseline,
+// made with the final order of a completed run: the baseline is read while
+// the run has not yet completed, so a schedule cannot trim it away first,
+// and the verdict never changes afterwards, whatever happens to the
+// baseline.
+var regressionVerdict = recordedVerdict{
+	condition: v1alpha1.ConditionRegressed,
+	wanted:    func(b *v1alpha1.StorageBenchmark) bool { return b.Spec.Regression != nil },
+	due:       func(o protocol.StepOrder) bool { return o.Done && o.Failure == "" },
+	judge: func(ctx context.Context, r *Reconciler, b *v1alpha1.StorageBenchmark, d *spec.Run, obs *observed, o protocol.StepOrder, _ time.Time) (run.Verdict, error) {
+		rec, err := r.regressionOf(ctx, b, d, len(obs.steps))
+		return rec.verdict(o.EndedAt), err
+	},
+	completeOnly: true,
+	missing:      &verdict{ReasonNotCompared, "the run completed without a recorded comparison with its baseline"},
+	project:      projectRegression,
+	legacy:       legacyAnnotationRegression,
+	fromLegacy: func(value string, ended time.Time) (run.Verdict, bool) {
+		var rec regressionRecord
+		if json.Unmarshal([]byte(value), &rec) != nil {
+			return run.Verdict{}, false
+		}
+		return rec.verdict(ended), true
+	},
+}
+
+// verdict is the comparison as the Regressed condition says it, with the
+// record as its detail. A record that cannot be encoded or is too large is
+// recorded as not compared, never retried: the run must end.
+func (rec regressionRecord) verdict(at time.Time) run.Verdict {
+	detail, err := json.Marshal(rec)
+	if err != nil || len(detail) > maxRegressionRecord {
+		why := fmt.Sprintf("%d bytes, more than %d", len(detail), maxRegressionRecord)
+		if err != nil {
+			why = err.Error()
+		}
+		rec.none(ReasonBaselineInvalid, "%s: the comparison could not be recorded: %s", rec.Baseline, why)
+		detail, _ = json.Marshal(rec) // bounded, and plain text: cannot fail
 	}
-	why := fmt.Sprintf("%d bytes, more than %d", len(value), maxRegressionRecord)
-	if err != nil {
-		why = err.Error()
+	v := run.Verdict{Condition: v1alpha1.ConditionRegressed, Status: run.Unknown, Reason: rec.Reason, Message: rec.Message, At: at, Detail: detail}
+	if rec.Reason != "" {
+		return v
 	}
-	rec.none(ReasonBaselineInvalid, "%s: the comparison could not be recorded: %s", rec.Baseline, why)
-	value, _ = json.Marshal(rec) // bounded, and plain text: cannot fail
-	return string(value)
+	outcome, msg := rec.Result.Verdict(rec.Baseline, rec.Options)
+	v.Message = msg
+	switch outcome {
+	case analysis.OutcomeRegressed:
+		v.Status, v.Reason = run.True, ReasonRegressed
+	case analysis.OutcomeNotRegressed:
+		v.Status, v.Reason = run.False, ReasonNotRegressed
+	default:
+		v.Reason = ReasonNotJudged
+	}
+	return v
 }
 
 // samplesOf are a run's steps as a comparison sees them
@@ -89,19 +130,23 @@ func samplesOf(steps []run.Step, status []v1alpha1.StepStatus) []analysis.StepSa
 	return analysis.SamplesOf(run)
 }
 
-// regressionOf compares the run's recorded steps with its baseline runs.
-// The steps' samples are read again from their ConfigMaps, once: the memo
-// keeps none. An error is one to retry (the API server's); a baseline that
-// cannot be used is a record with a reason.
-func (r *Reconciler) regressionOf(ctx context.Context, b *v1alpha1.StorageBenchmark, d *spec.Run) (regressionRecord, error) {
+// regressionOf compares the run's recorded steps (the first recorded of
+// them) with its baseline runs. The steps' samples are read again from
+// their ConfigMaps on the API server, once: the memo keeps none, and the
+// cache may not yet hold the step this pass recorded. An error is one to
+// retry (the API server's); a baseline that cannot be used is a record
+// with a reason.
+func (r *Reconciler) regressionOf(ctx context.Context, b *v1alpha1.StorageBenchmark, d *spec.Run, recorded int) (regressionRecord, error) {
 	rec := regressionRecord{Version: regressionRecordVersion, Options: d.Regression.WithDefaults()}
 	base, err := r.baselineOf(ctx, b, b.Spec.RegressionFingerprint(), &rec)
 	if err != nil || rec.Reason != "" {
 		return rec, err
 	}
-	steps, err := r.readSteps(ctx, b, d.StepsPlanned, nil)
-	if err != nil {
-		return rec, err
+	steps := make([]run.Step, recorded)
+	for k := range steps {
+		if steps[k], err = r.readStep(ctx, b, k); err != nil {
+			return rec, err
+		}
 	}
 	rec.Result = analysis.CompareWithRuns(base, samplesOf(steps, b.Status.Steps), *d.Regression)
 	return rec, nil
@@ -311,38 +356,18 @@ func (r *Reconciler) pinnedBaseline(ctx context.Context, b *v1alpha1.StorageBenc
 	return runs, nil
 }
 
-// regressionFrom reads the plan ConfigMap's comparison; ok false when it
-// has none or it cannot be read.
-func regressionFrom(plan *metav1.PartialObjectMetadata) (regressionRecord, bool) {
-	var rec regressionRecord
-	if plan == nil {
-		return rec, false
-	}
-	v, found := plan.Annotations[annotationRegression]
-	if !found || json.Unmarshal([]byte(v), &rec) != nil {
-		return rec, false
-	}
-	return rec, true
-}
-
-// setRegression projects the recorded comparison into status and the
-// Regressed condition, once the run has completed.
-func setRegression(b *v1alpha1.StorageBenchmark, rec regressionRecord, recorded, complete bool, at time.Time) {
+// projectRegression fills status.regression from the comparison's
+// record: the baseline, and the tests, when it was compared.
+func projectRegression(b *v1alpha1.StorageBenchmark, v *run.Verdict) {
 	b.Status.Regression = nil
-	if b.Spec.Regression == nil || !complete {
-		meta.RemoveStatusCondition(&b.Status.Conditions, v1alpha1.ConditionRegressed)
-		return
-	}
-	if !recorded {
-		setConditionStatus(b, v1alpha1.ConditionRegressed, metav1.ConditionUnknown, ReasonNotCompared, at,
-			"the run completed without a recorded comparison with its baseline")
+	var rec regressionRecord
+	if v == nil || json.Unmarshal(v.Detail, &rec) != nil {
 		return
 	}
 	if rec.Baseline != "" {
 		b.Status.Regression = &v1alpha1.RegressionStatus{Baseline: clip(rec.Baseline, 1024), BaselineRuns: int32(rec.Result.BaselineRuns)}
 	}
 	if rec.Reason != "" {
-		setConditionStatus(b, v1alpha1.ConditionRegressed, metav1.ConditionUnknown, rec.Reason, at, rec.Message)
 		return
 	}
 	if b.Status.Regression == nil {
@@ -353,14 +378,6 @@ func setRegression(b *v1alpha1.StorageBenchmark, rec regressionRecord, recorded,
 			break
 		}
 		b.Status.Regression.Tests = append(b.Status.Regression.Tests, testStatus(t))
-	}
-	switch outcome, msg := rec.Result.Verdict(rec.Baseline, rec.Options); outcome {
-	case analysis.OutcomeRegressed:
-		setCondition(b, v1alpha1.ConditionRegressed, true, ReasonRegressed, at, msg)
-	case analysis.OutcomeNotRegressed:
-		setCondition(b, v1alpha1.ConditionRegressed, false, ReasonNotRegressed, at, msg)
-	default:
-		setConditionStatus(b, v1alpha1.ConditionRegressed, metav1.ConditionUnknown, ReasonNotJudged, at, msg)
 	}
 }
 

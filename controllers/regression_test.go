@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -128,62 +129,69 @@ func TestSetRegression(t *testing.T) {
 		{name: "completed without a record", complete: true, status: metav1.ConditionUnknown, reason: ReasonNotCompared},
 		{name: "running", recorded: true, rec: regressionRecord{Result: analysis.RegressionResult{Tests: []analysis.RegressionTest{regressed}}}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			b := newBench()
-			b.Spec.Regression = &v1alpha1.RegressionSpec{Baseline: v1alpha1.RegressionBaseline{Benchmark: ptr.To("base")}}
-			// A condition left from before is replaced or removed.
-			setCondition(b, v1alpha1.ConditionRegressed, true, ReasonRegressed, at, "stale")
-			// Through the annotation, as project reads it.
-			value, err := json.Marshal(tc.rec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan := &metav1.PartialObjectMetadata{}
-			if tc.recorded {
-				plan.Annotations = map[string]string{annotationRegression: string(value)}
-			}
-			rec, recorded := regressionFrom(plan)
-			setRegression(b, rec, recorded, tc.complete, at)
-			c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionRegressed)
-			if tc.status == "" {
-				if c != nil || b.Status.Regression != nil {
-					t.Fatalf("condition %+v, status %+v; want none", c, b.Status.Regression)
+		// Through the record, as project reads it: the verdicts a manager
+		// writes today, and the annotation of its own an older one wrote.
+		legacy, err := json.Marshal(tc.rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range []struct{ key, value string }{
+			{annotationVerdicts, run.Verdicts{tc.rec.verdict(at)}.Encode(maxVerdicts)},
+			{legacyAnnotationRegression, string(legacy)},
+		} {
+			t.Run(tc.name+"/"+a.key, func(t *testing.T) {
+				b := newBench()
+				b.Spec.Regression = &v1alpha1.RegressionSpec{Baseline: v1alpha1.RegressionBaseline{Benchmark: ptr.To("base")}}
+				// A condition left from before is replaced or removed.
+				setCondition(b, v1alpha1.ConditionRegressed, true, ReasonRegressed, at, "stale")
+				plan := &metav1.PartialObjectMetadata{}
+				if tc.recorded {
+					plan.Annotations = map[string]string{a.key: a.value}
 				}
-				return
-			}
-			if c == nil || c.Status != tc.status || c.Reason != tc.reason {
-				t.Fatalf("condition %+v, want %s %s", c, tc.status, tc.reason)
-			}
-			for _, m := range tc.msg {
-				if !strings.Contains(c.Message, m) {
-					t.Errorf("message %q lacks %q", c.Message, m)
-				}
-			}
-			var verdicts []v1alpha1.RegressionVerdict
-			if b.Status.Regression != nil {
-				for _, ts := range b.Status.Regression.Tests {
-					verdicts = append(verdicts, ts.Verdict)
-				}
-			}
-			if len(verdicts) != len(tc.tests) {
-				t.Fatalf("verdicts %v, want %v", verdicts, tc.tests)
-			}
-			for i := range verdicts {
-				if verdicts[i] != tc.tests[i] {
-					t.Errorf("verdicts %v, want %v", verdicts, tc.tests)
-				}
-			}
-			if tc.reason == ReasonRegressed {
-				got := b.Status.Regression.Tests[1]
-				if got.Step != 1 || got.Metric != "iops" || got.BaselineMedian != 2000 || got.CurrentMedian != 1500 ||
-					got.ChangePercent != "-25.0" || got.PValue != "4e-06" {
-					t.Errorf("regressed test in status: %+v", got)
-				}
-				if m := regressedMetrics(b.Status.Regression); len(m) != 1 || m[0] != "iops" {
-					t.Errorf("regressed metrics %v, want [iops]", m)
-				}
-			}
-		})
+				setVerdicts(b, verdictsOf(plan, at), tc.complete, at)
+				checkRegression(t, b, tc.status, tc.reason, tc.msg, tc.tests)
+			})
+		}
+	}
+}
+
+// checkRegression checks b's Regressed condition (none when status is
+// empty), its message and the tests' verdicts in status.
+func checkRegression(t *testing.T, b *v1alpha1.StorageBenchmark, status metav1.ConditionStatus, reason string, msg []string, tests []v1alpha1.RegressionVerdict) {
+	t.Helper()
+	c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionRegressed)
+	if status == "" {
+		if c != nil || b.Status.Regression != nil {
+			t.Fatalf("condition %+v, status %+v; want none", c, b.Status.Regression)
+		}
+		return
+	}
+	if c == nil || c.Status != status || c.Reason != reason {
+		t.Fatalf("condition %+v, want %s %s", c, status, reason)
+	}
+	for _, m := range msg {
+		if !strings.Contains(c.Message, m) {
+			t.Errorf("message %q lacks %q", c.Message, m)
+		}
+	}
+	var verdicts []v1alpha1.RegressionVerdict
+	if b.Status.Regression != nil {
+		for _, ts := range b.Status.Regression.Tests {
+			verdicts = append(verdicts, ts.Verdict)
+		}
+	}
+	if !slices.Equal(verdicts, tests) {
+		t.Fatalf("verdicts %v, want %v", verdicts, tests)
+	}
+	if reason == ReasonRegressed {
+		got := b.Status.Regression.Tests[1]
+		if got.Step != 1 || got.Metric != "iops" || got.BaselineMedian != 2000 || got.CurrentMedian != 1500 ||
+			got.ChangePercent != "-25.0" || got.PValue != "4e-06" {
+			t.Errorf("regressed test in status: %+v", got)
+		}
+		if m := regressedMetrics(b.Status.Regression); len(m) != 1 || m[0] != "iops" {
+			t.Errorf("regressed metrics %v, want [iops]", m)
+		}
 	}
 }
 

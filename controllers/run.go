@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -159,8 +158,7 @@ func (r *Reconciler) advance(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 		setProgressing(b, dec.reason, dec.progress)
 		return ctrl.Result{RequeueAfter: dec.retry}, nil
 	}
-	collected := dec.act == actCollect
-	if collected {
+	if dec.act == actCollect {
 		if err := r.collect(ctx, b, obs); err != nil {
 			return endOn(b, now, err)
 		}
@@ -173,14 +171,9 @@ func (r *Reconciler) advance(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 		}
 		now = r.now() // collecting took time: the next start counts from here
 	}
-	next, err := r.orderNext(ctx, b, d, obs, t, now, !collected)
+	next, err := r.orderNext(ctx, b, d, obs, t, now)
 	if err != nil {
 		return endOn(b, now, err)
-	}
-	if next == nil {
-		// The final order waits for the pass whose cache holds the step
-		// just recorded (orderNext): the step ConfigMap's event wakes it.
-		return ctrl.Result{RequeueAfter: expectationTimeout}, nil
 	}
 	if err := project(b, d, obs); err != nil {
 		return ctrl.Result{}, err
@@ -222,8 +215,7 @@ func (r *Reconciler) endedStatusCurrent(ctx context.Context, b *v1alpha1.Storage
 	c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionComplete)
 	switch {
 	case st.CompletionTime == nil, !st.CompletionTime.Equal(stamp(final.EndedAt)),
-		c == nil, c.Reason != reason, int(st.StepsPlanned) != planned, st.Storage == nil,
-		b.Spec.Regression != nil && final.Failure == "" && meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionRegressed) == nil:
+		c == nil, c.Reason != reason, int(st.StepsPlanned) != planned, st.Storage == nil, verdictMissing(b, final):
 		return false, nil
 	}
 	if needsCleanup(b) { // its outcome comes after the end
@@ -318,10 +310,8 @@ func project(b *v1alpha1.StorageBenchmark, d *spec.Run, obs *observed) error {
 			setComplete(b, o.EndedAt, o.Reason)
 		}
 	}
-	rec, recorded := regressionFrom(obs.plan)
-	setRegression(b, rec, recorded, complete, obs.order.EndedAt)
+	setVerdicts(b, verdictsOf(obs.plan, obs.order.EndedAt), complete, obs.order.EndedAt)
 	setCleanup(b, obs.plan, obs.ordered && obs.order.Done)
-	setSpread(b, obs.plan)
 	return analyze(b, d, obs.steps, complete)
 }
 
@@ -441,68 +431,43 @@ func (r *Reconciler) collect(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 
 // orderNext writes the orders run.Next decides after the recorded steps
 // (the next step, and the one after it ahead), or the final order when the
-// plan has no step left. The patch carries the plan
-// ConfigMap's resourceVersion: a stale cache cannot order twice. A step the
-// plan cannot make fails the run (InvalidPlan).
-//
-// A complete run with spec.regression is compared with its baseline first,
-// and the comparison is written with the final order (annotationRegression),
-// by a pass whose cache holds every step record (cached: the pass recorded
-// no step itself; otherwise orderNext writes nothing and returns nil);
-// with spreadAcrossNodes, where the clients went is written with the first
-// order (annotationSpread).
-func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark, d *spec.Run, obs *observed, t timeouts, now time.Time, cached bool) (*protocol.StepOrder, error) {
+// plan has no step left, with the verdicts the order makes due
+// (verdictsDue) in the same patch. The patch carries the plan ConfigMap's
+// resourceVersion: a stale cache cannot order twice. A step the plan
+// cannot make fails the run (InvalidPlan).
+func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark, d *spec.Run, obs *observed, t timeouts, now time.Time) (protocol.StepOrder, error) {
 	var prev *protocol.StepOrder
 	if obs.ordered {
 		prev = &obs.order
 	}
 	next, err := run.Next(d.Spec, obs.steps, prev, now, protocol.Leads{First: t.startLead, Next: t.nextStepLead})
 	if err != nil {
-		return nil, &verdictError{verdict{ReasonInvalidPlan, err.Error()}}
+		return protocol.StepOrder{}, &verdictError{verdict{ReasonInvalidPlan, err.Error()}}
 	}
 	order, ahead := next.Order, next.Ahead
 	order.Reason = clip(order.Reason, maxMessage)
-	var annotations map[string]string
-	if order.Index == 0 && !order.Done && b.Spec.Clients.SpreadAcrossNodes {
-		rec, err := r.spread(ctx, obs, now)
-		if err != nil {
-			return nil, err
-		}
-		annotations = map[string]string{annotationSpread: rec}
-	}
-	if order.Done && order.Failure == "" && d.Regression != nil {
-		if !cached {
-			// The comparison reads the run's step records through the
-			// cache, which may not yet hold the one this pass wrote: the
-			// final order is left to the next pass (nil, no error).
-			return nil, nil
-		}
-		rec, err := r.regressionOf(ctx, b, d)
-		if err != nil {
-			return nil, err
-		}
-		annotations = map[string]string{annotationRegression: encodeRegression(rec)}
+	annotations, err := r.verdictsDue(ctx, b, d, obs, order, now)
+	if err != nil {
+		return protocol.StepOrder{}, err
 	}
 	if err := r.writeOrder(ctx, obs.plan, order, ahead, annotations); err != nil {
-		return nil, err
+		return protocol.StepOrder{}, err
 	}
 	r.orders.wrote(b, order.Index, order.Done, now)
 	obs.order, obs.ordered = order, true
-	return &order, nil
+	return order, nil
 }
 
 // spread judges where the clients went, every one of them ready and so
-// scheduled, as JSON for annotationSpread. The cluster's nodes are counted
-// only when clients share one.
-func (r *Reconciler) spread(ctx context.Context, obs *observed, now time.Time) (string, error) {
+// scheduled. The cluster's nodes are counted only when clients share one.
+func (r *Reconciler) spread(ctx context.Context, obs *observed, now time.Time) (run.Verdict, error) {
 	schedulable := -1
 	if used, placed := clientNodes(obs); len(used) < placed {
 		n, err := r.schedulableNodes(ctx)
 		if err != nil {
-			return "", err
+			return run.Verdict{}, err
 		}
 		schedulable = n
 	}
-	doc, err := json.Marshal(spreadOf(obs, schedulable, now.Truncate(time.Second)))
-	return string(doc), err
+	return spreadOf(obs, schedulable, now.Truncate(time.Second)), nil
 }

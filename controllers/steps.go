@@ -171,20 +171,13 @@ func (r *Reconciler) readSteps(ctx context.Context, b *v1alpha1.StorageBenchmark
 			continue
 		}
 		var cm corev1.ConfigMap
-		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, &cm); err != nil {
-			if apierrors.IsNotFound(err) {
-				break // deleted since the cache saw it
-			}
+		rec, err = r.stepFrom(ctx, b, k, &cm)
+		if apierrors.IsNotFound(err) {
+			break // deleted since the cache saw it, or not the benchmark's
+		}
+		if err != nil {
 			return nil, err
 		}
-		if !ownedBy(&cm, b) {
-			break
-		}
-		order, agg, err := exchange.Step(&cm, k)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", exchange.ErrInvalidClientData, err)
-		}
-		rec = run.Record(order, agg, name, spec.SteadyOptionsOf(&b.Spec))
 		if memo != nil {
 			rec = rec.Kept()
 			memo.put(b, k, &cm, rec)
@@ -192,6 +185,28 @@ func (r *Reconciler) readSteps(ctx context.Context, b *v1alpha1.StorageBenchmark
 		out = append(out, rec)
 	}
 	return out, nil
+}
+
+// readStep reads b's step k record from the API server, not the cache.
+func (r *Reconciler) readStep(ctx context.Context, b *v1alpha1.StorageBenchmark, k int) (run.Step, error) {
+	return r.stepFrom(ctx, b, k, &corev1.ConfigMap{})
+}
+
+// stepFrom reads b's step k ConfigMap into cm from the API server and
+// records it. One that is not b's is NotFound.
+func (r *Reconciler) stepFrom(ctx context.Context, b *v1alpha1.StorageBenchmark, k int, cm *corev1.ConfigMap) (run.Step, error) {
+	name := exchange.StepName(b.Name, k)
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, cm); err != nil {
+		return run.Step{}, err
+	}
+	if !ownedBy(cm, b) {
+		return run.Step{}, apierrors.NewNotFound(corev1.Resource("configmaps"), name)
+	}
+	order, agg, err := exchange.Step(cm, k)
+	if err != nil {
+		return run.Step{}, fmt.Errorf("%w: %w", exchange.ErrInvalidClientData, err)
+	}
+	return run.Record(order, agg, name, spec.SteadyOptionsOf(&b.Spec)), nil
 }
 
 // stepMeta is the cached metadata of b's step k ConfigMap; nil when there

@@ -31,11 +31,12 @@ const maxMessage = 2048
 func clip(s string, n int) string { return protocol.Truncate(s, n) }
 
 // conditionOrder is the order conditions are listed in: status is rebuilt
-// from the children, and lists in a fixed order compare equal.
-var conditionOrder = []string{v1alpha1.ConditionReady, v1alpha1.ConditionReconciling, v1alpha1.ConditionStalled,
+// from the children, and lists in a fixed order compare equal. The
+// recorded verdicts' come last.
+var conditionOrder = append([]string{v1alpha1.ConditionReady, v1alpha1.ConditionReconciling, v1alpha1.ConditionStalled,
 	v1alpha1.ConditionComplete, v1alpha1.ConditionFailed, v1alpha1.ConditionSLOMet, v1alpha1.ConditionStorageWarning,
 	v1alpha1.ConditionClockSkew, v1alpha1.ConditionSteadyState, v1alpha1.ConditionUnstable, v1alpha1.ConditionClientBound,
-	v1alpha1.ConditionRegressed, v1alpha1.ConditionClientsSpread}
+}, verdictConditions()...)
 
 // setCondition sets a condition whose status changed at at (an observed
 // instant, so a rebuilt status carries the same times).
