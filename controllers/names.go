@@ -92,6 +92,8 @@ const (
 	ReasonOnDistinctNodes     = "OnDistinctNodes"
 	ReasonFewerNodes          = "FewerNodesThanClients"
 	ReasonSharingNodes        = "SharingNodes"
+	ReasonEvenShare           = "EvenShare"
+	ReasonUnevenShare         = "UnevenShare"
 	// ReasonUnsupportedStorage: the storage cannot serve the benchmark.
 	ReasonUnsupportedStorage = "UnsupportedStorage"
 )

@@ -60,6 +60,12 @@ const (
 	// whether the cluster had fewer Ready, schedulable nodes than clients).
 	// Absent without spreadAcrossNodes. Informational.
 	ConditionClientsSpread = "ClientsSpread"
+	// ConditionClientsEven is how evenly the clients shared the storage,
+	// judged once a run of two or more clients completed: True when in
+	// every step that stands (not superseded) the clients' IOPS had a
+	// coefficient of variation of at most 10 %, False naming the steps
+	// where it was higher. Informational.
+	ConditionClientsEven = "ClientsEven"
 )
 
 // StorageBenchmarkStatus is what the operator observed and measured.

@@ -1,6 +1,10 @@
 package analysis
 
-import "github.com/storagebench/storagebench/internal/results"
+import (
+	"math"
+
+	"github.com/storagebench/storagebench/internal/results"
+)
 
 const (
 	// QueueFullPercent is how full the clients' queues must have been, on
@@ -77,3 +81,8 @@ func clientBoundOf(in []StepInput, steps []StepAnalysis, opts Options) *ClientBo
 // clients unequally; an uneven rate step, that some clients could not
 // keep up.
 const UnevenClientsPercent = 10
+
+// Uneven says whether a step whose clients' IOPS had a coefficient of
+// variation of cvPercent was unevenly shared. The CV is rounded to a whole
+// percent first, as status shows it, so a report and status agree.
+func Uneven(cvPercent float64) bool { return math.Round(cvPercent) > UnevenClientsPercent }

@@ -174,8 +174,8 @@ func (s *Step) Marks() []string {
 		m = append(m, "stall "+s.Stall.String())
 	}
 	// Rounded as status rounds it: a local report and the plugin's agree.
-	if cv := math.Round(s.ClientCVPercent); cv > analysis.UnevenClientsPercent {
-		m = append(m, fmt.Sprintf("uneven clients (CV %.0f %%)", cv))
+	if analysis.Uneven(s.ClientCVPercent) {
+		m = append(m, fmt.Sprintf("uneven clients (CV %.0f %%)", math.Round(s.ClientCVPercent)))
 	}
 	if s.Overflow > 0 {
 		m = append(m, numfmt.Count(float64(s.Overflow))+" I/Os ≥ 17 s")
