@@ -1,6 +1,9 @@
 package controllers
 
-import "github.com/storagebench/storagebench/api/v1alpha1"
+import (
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/run"
+)
 
 // The names the operator writes on objects and in their status, in one
 // place: label, annotation and finalizer keys, condition reasons and event
@@ -68,7 +71,7 @@ const (
 	ReasonManagerUnavailable = "ManagerUnavailable"
 	ReasonAllMet             = "AllMet"
 	ReasonNotMet             = "NotMet"
-	ReasonNotMeasurable      = "NotMeasurable"
+	ReasonNotMeasurable      = run.ReasonNotMeasurable
 	ReasonFailed             = "Failed"
 	// The reasons below end a run that would otherwise touch what the
 	// benchmark does not own, or never end.
@@ -83,17 +86,17 @@ const (
 	ReasonClockSkew           = "ClockSkew"
 	ReasonClocksAgree         = "ClocksAgree"
 	ReasonClocksNotMeasured   = "ClocksNotMeasured"
-	ReasonSteady              = "Steady"
-	ReasonNotSteady           = "NotSteady"
-	ReasonVariationAboveLimit = "VariationAboveLimit"
-	ReasonVariationWithin     = "VariationWithinLimit"
-	ReasonClientBound         = "MoreOutstandingIOGained"
-	ReasonStorageBound        = "MoreOutstandingIODidNotGain"
+	ReasonSteady              = run.ReasonSteady
+	ReasonNotSteady           = run.ReasonNotSteady
+	ReasonVariationAboveLimit = run.ReasonVariationAboveLimit
+	ReasonVariationWithin     = run.ReasonVariationWithin
+	ReasonClientBound         = run.ReasonClientBound
+	ReasonStorageBound        = run.ReasonStorageBound
 	ReasonOnDistinctNodes     = "OnDistinctNodes"
 	ReasonFewerNodes          = "FewerNodesThanClients"
 	ReasonSharingNodes        = "SharingNodes"
-	ReasonEvenShare           = "EvenShare"
-	ReasonUnevenShare         = "UnevenShare"
+	ReasonEvenShare           = run.ReasonEvenShare
+	ReasonUnevenShare         = run.ReasonUnevenShare
 	// ReasonUnsupportedStorage: the storage cannot serve the benchmark.
 	ReasonUnsupportedStorage = "UnsupportedStorage"
 )

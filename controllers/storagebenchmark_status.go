@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/analysis"
-	"github.com/storagebench/storagebench/internal/numfmt"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
@@ -198,7 +196,8 @@ func analyze(b *v1alpha1.StorageBenchmark, d *spec.Run, steps []run.Step, comple
 	}
 	setSteadyState(b, d.Analysis.Steady, steps)
 	setRepeatability(b, d.Analysis, steps)
-	setClientBound(b, res.ClientBound, steps, d.Analysis.WithDefaults().Throughput)
+	// Informational, like SteadyState: it never ends the run.
+	showVerdict(b, v1alpha1.ConditionClientBound, run.ClientBoundVerdict(res.ClientBound, steps, d.Analysis.WithDefaults().Throughput))
 	b.Status.Summary = summaryStatus(b, res.Summary, d.Analysis.WithDefaults().LatencyTarget)
 	entitlementPercents(b)
 	if complete && len(d.Objectives) > 0 {
@@ -283,44 +282,14 @@ func setSLOs(b *v1alpha1.StorageBenchmark, res analysis.Result) {
 // decided it, so a rebuilt status carries the same time. Without a judged step (timelines too
 // short, or runners that sent none) there is no condition.
 func setSteadyState(b *v1alpha1.StorageBenchmark, o analysis.SteadyOptions, steps []run.Step) {
-	var unsteady []string
-	var at time.Time
-	judged := false
 	for i, rec := range steps {
-		st := rec.Steady // judged by the benchmark's options when read
-		if !st.Judged {
-			continue
-		}
-		b.Status.Steps[i].SteadyState = &v1alpha1.SteadyStateStatus{Steady: st.Steady,
-			RangePercent: int32(min(math.Round(st.RangePercent), math.MaxInt32)),
-			SlopePercent: int32(min(math.Round(st.SlopePercent), math.MaxInt32))}
-		if rec.Superseded {
-			continue // its rerun stands for it
-		}
-		if !judged || (!st.Steady && len(unsteady) == 0) {
-			at = rec.Order.End()
-		}
-		judged = true
-		if !st.Steady {
-			unsteady = append(unsteady, fmt.Sprintf("step %d (IOPS range %s %%, slope %s %%)", rec.Order.Index+1,
-				numfmt.Count(math.Round(st.RangePercent)), numfmt.Count(math.Round(st.SlopePercent))))
+		if st := rec.Steady; st.Judged { // judged by the benchmark's options when read
+			b.Status.Steps[i].SteadyState = &v1alpha1.SteadyStateStatus{Steady: st.Steady,
+				RangePercent: int32(min(math.Round(st.RangePercent), math.MaxInt32)),
+				SlopePercent: int32(min(math.Round(st.SlopePercent), math.MaxInt32))}
 		}
 	}
-	if !judged {
-		// No verdict (yet, or no longer: the judged steps were superseded).
-		meta.RemoveStatusCondition(&b.Status.Conditions, v1alpha1.ConditionSteadyState)
-		return
-	}
-	o = o.WithDefaults()
-	if len(unsteady) == 0 {
-		setCondition(b, v1alpha1.ConditionSteadyState, true, ReasonSteady, at,
-			fmt.Sprintf("every judged step held its IOPS within %s %% (range) and %s %% (slope) over %d rounds",
-				numfmt.Count(o.RangePercent), numfmt.Count(o.SlopePercent), o.Rounds))
-		return
-	}
-	setCondition(b, v1alpha1.ConditionSteadyState, false, ReasonNotSteady, at,
-		fmt.Sprintf("not in steady state (limits %s %% range, %s %% slope): %s",
-			numfmt.Count(o.RangePercent), numfmt.Count(o.SlopePercent), strings.Join(unsteady, "; ")))
+	showVerdict(b, v1alpha1.ConditionSteadyState, run.SteadyVerdict(steps, o))
 }
 
 // progress is "finished/planned" for kubectl get.

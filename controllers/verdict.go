@@ -2,19 +2,13 @@ package controllers
 
 import (
 	"context"
-	"fmt"
-	"math"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
-	"github.com/storagebench/storagebench/internal/analysis"
-	"github.com/storagebench/storagebench/internal/numfmt"
 	"github.com/storagebench/storagebench/internal/protocol"
-	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/internal/run"
 	"github.com/storagebench/storagebench/internal/spec"
 )
@@ -55,43 +49,15 @@ var recordedVerdicts = []recordedVerdict{regressionVerdict, spreadVerdict, clien
 
 // clientsEvenVerdict is how evenly the clients shared the storage in the
 // steps that stand, judged with the final order of a completed run of two
-// or more clients (analysis.Uneven).
+// or more clients (run.ClientsEvenVerdict).
 var clientsEvenVerdict = recordedVerdict{
 	condition: v1alpha1.ConditionClientsEven,
 	wanted:    func(b *v1alpha1.StorageBenchmark) bool { return b.Spec.Clients.Count >= 2 },
 	due:       func(o protocol.StepOrder) bool { return o.Done && o.Failure == "" },
 	judge: func(_ context.Context, _ *Reconciler, _ *v1alpha1.StorageBenchmark, _ *spec.Run, obs *observed, o protocol.StepOrder, _ time.Time) (run.Verdict, error) {
-		return clientsEven(obs.steps, o.EndedAt), nil
+		return run.ClientsEvenVerdict(obs.steps, o.EndedAt), nil
 	},
 	completeOnly: true,
-}
-
-// clientsEven judges the clients' share of each step that stands.
-func clientsEven(steps []run.Step, at time.Time) run.Verdict {
-	var uneven []string
-	judged := 0
-	for _, s := range steps {
-		c := s.Aggregate.ClientIOPS
-		if s.Superseded || c == (results.ClientSpread{}) {
-			continue
-		}
-		judged++
-		if analysis.Uneven(c.CVPercent) {
-			uneven = append(uneven, fmt.Sprintf("step %d (CV %.0f %%: %s to %s IOPS)", s.Order.Index+1, math.Round(c.CVPercent),
-				numfmt.Count(c.MinIOPS), numfmt.Count(c.MaxIOPS)))
-		}
-	}
-	switch {
-	case judged == 0:
-		return run.Verdict{Condition: v1alpha1.ConditionClientsEven, Status: run.Unknown, Reason: ReasonNotMeasurable,
-			Message: "no step that stands has the clients' IOPS", At: at}
-	case len(uneven) == 0:
-		return run.Judged(v1alpha1.ConditionClientsEven, true, ReasonEvenShare,
-			fmt.Sprintf("in each of %d steps the clients' IOPS varied by a CV of at most %d %%", judged, analysis.UnevenClientsPercent), at)
-	}
-	return run.Judged(v1alpha1.ConditionClientsEven, false, ReasonUnevenShare,
-		fmt.Sprintf("%d of %d steps shared unevenly (the clients' IOPS varied by a CV above %d %%): %s; an unthrottled step says the storage or the clients' nodes served them unequally, a rate step that some could not keep up",
-			len(uneven), judged, analysis.UnevenClientsPercent, strings.Join(uneven, ", ")), at)
 }
 
 // maxVerdicts bounds annotationVerdicts: a comparison's detail is bounded
@@ -170,12 +136,18 @@ func setVerdicts(b *v1alpha1.StorageBenchmark, vs run.Verdicts, complete bool, e
 		if k.project != nil {
 			k.project(b, shown)
 		}
-		if shown == nil {
-			meta.RemoveStatusCondition(&b.Status.Conditions, k.condition)
-			continue
-		}
-		setConditionStatus(b, k.condition, metav1.ConditionStatus(shown.Status), clip(shown.Reason, 64), shown.At, shown.Message)
+		showVerdict(b, k.condition, shown)
 	}
+}
+
+// showVerdict sets condition from the verdict, or removes it (nil): the
+// one way a verdict, recorded or judged from the steps, reaches status.
+func showVerdict(b *v1alpha1.StorageBenchmark, condition string, v *run.Verdict) {
+	if v == nil {
+		meta.RemoveStatusCondition(&b.Status.Conditions, condition)
+		return
+	}
+	setConditionStatus(b, condition, metav1.ConditionStatus(v.Status), clip(v.Reason, 64), v.At, v.Message)
 }
 
 // verdictMissing says whether an ended run's status lacks a verdict it

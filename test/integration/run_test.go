@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -99,6 +100,13 @@ var _ = Describe("A benchmark run", func() {
 			Expect(spread.MaxIOPS).To(BeEquivalentTo(math.Round(hi)), "step %d", k)
 			Expect(spread.CVPercent).To(BeNumerically("<=", analysis.UnevenClientsPercent), "step %d: three clients at an even third of a rate the volume sustains", k)
 		}
+
+		By("the run's ClientsEven verdict agrees with every step's spread")
+		even := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionClientsEven)
+		Expect(even).NotTo(BeNil())
+		Expect(even.Status).To(Equal(metav1.ConditionTrue), even.Message)
+		Expect(even.Reason).To(Equal("EvenShare"))
+		Expect(even.Message).To(ContainSubstring(fmt.Sprintf("in each of %d steps", len(cur.Status.Steps))))
 
 		By("each step's timeline: one-second windows adding up to the step, judged for steady state")
 		for k := range cur.Status.Steps {
