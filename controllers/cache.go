@@ -29,9 +29,9 @@ import (
 //     fields it decides on. A labelled object costs the same few hundred
 //     bytes whatever its size.
 
-// cacheOptions restricts the cache to labelled objects in the watched
+// CacheOptions restricts the cache to labelled objects in the watched
 // namespaces (all when none are given).
-func cacheOptions(namespaces []string) cache.Options {
+func CacheOptions(namespaces []string) cache.Options {
 	ours := cache.ByObject{Label: k8slabels.SelectorFromSet(k8slabels.Set{exchange.LabelManagedBy: exchange.ManagedBy})}
 	o := cache.Options{
 		DefaultTransform: stripForCache,

@@ -435,7 +435,7 @@ var spreadVerdict = recordedVerdict{
 // schedulable nodes when the clients share nodes (-1: not counted).
 func spreadOf(obs *observed, schedulable int, at time.Time) run.Verdict {
 	spread := func(ok bool, reason, msg string) run.Verdict {
-		return run.Judged(v1alpha1.ConditionClientsSpread, ok, reason, clip(msg, maxMessage), at)
+		return run.Judged(v1alpha1.ConditionClientsSpread, ok, reason, clip(msg, MaxMessage), at)
 	}
 	used, placed := clientNodes(obs)
 	if len(used) == placed {

@@ -84,7 +84,7 @@ func setCleanup(b *v1alpha1.StorageBenchmark, plan *metav1.PartialObjectMetadata
 	s := &v1alpha1.CleanupStatus{State: v1alpha1.CleanupPending, Directory: spec.BenchmarkDirectory(b),
 		Message: "waiting for the clients to stop, then a cleanup pod removes what they left"}
 	if rec := cleanupFrom(plan); rec != nil {
-		s.State, s.Message = rec.State, clip(rec.Message, maxMessage)
+		s.State, s.Message = rec.State, clip(rec.Message, MaxMessage)
 	}
 	b.Status.Cleanup = s
 }
@@ -210,7 +210,7 @@ func (r *Reconciler) cleanUp(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 	if rec == nil {
 		return nil, 2 * time.Second, nil
 	}
-	rec.Message = clip(rec.Message, maxMessage)
+	rec.Message = clip(rec.Message, MaxMessage)
 	value, err := json.Marshal(rec)
 	if err != nil {
 		return nil, 0, err

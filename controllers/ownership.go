@@ -85,7 +85,7 @@ type RefusedError struct {
 }
 
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("creating %s %q was refused: %s", e.Kind, e.Name, clip(e.Err.Error(), maxMessage/2))
+	return fmt.Sprintf("creating %s %q was refused: %s", e.Kind, e.Name, clip(e.Err.Error(), MaxMessage/2))
 }
 
 func (e *RefusedError) Unwrap() error { return e.Err }

@@ -73,10 +73,10 @@ func NewRunKey(key []byte, since time.Time) (*RunKey, error) {
 	return &RunKey{key: append([]byte(nil), key...), since: since}, nil
 }
 
-// ephemeralRunKey is a key of this process alone: runs it signs are not
+// EphemeralRunKey is a key of this process alone: runs it signs are not
 // recognised by another process (tests without schedules, or a manager
 // started without its Secret).
-func ephemeralRunKey() *RunKey {
+func EphemeralRunKey() *RunKey {
 	key := make([]byte, runKeyBytes)
 	_, _ = rand.Read(key) // never fails (crypto/rand)
 	return &RunKey{key: key}
@@ -134,9 +134,9 @@ func (k *RunKey) signatureOf(namespace string, scheduleUID types.UID, name, at s
 	return k.mac("storagebench.io/run-signature/v1", namespace, string(scheduleUID), name, at, string(uid))
 }
 
-// stampToken writes the token on run b, about to be created for schedule
+// StampToken writes the token on run b, about to be created for schedule
 // scheduleUID (its scheduled-time annotation set).
-func (k *RunKey) stampToken(b *v1alpha1.StorageBenchmark, scheduleUID types.UID) {
+func (k *RunKey) StampToken(b *v1alpha1.StorageBenchmark, scheduleUID types.UID) {
 	b.Annotations[AnnotationRunToken] = k.tokenOf(b.Namespace, scheduleUID, b.Name, b.Annotations[AnnotationScheduledTime])
 }
 
@@ -145,38 +145,38 @@ func (k *RunKey) signature(b *v1alpha1.StorageBenchmark, scheduleUID types.UID) 
 	return k.signatureOf(b.Namespace, scheduleUID, b.Name, b.Annotations[AnnotationScheduledTime], b.UID)
 }
 
-// provenance is what the key says of a benchmark claiming to be a run of
+// Provenance is what the key says of a benchmark claiming to be a run of
 // schedule scheduleUID.
-type provenance int
+type Provenance int
 
 const (
-	// notCreated: the schedule did not create it.
-	notCreated provenance = iota
-	// signed: the schedule created it (or it predates the key).
-	signed
-	// unsigned: it carries the token of a run the schedule was creating,
+	// NotCreated: the schedule did not create it.
+	NotCreated Provenance = iota
+	// Signed: the schedule created it (or it predates the key).
+	Signed
+	// Unsigned: it carries the token of a run the schedule was creating,
 	// and no signature: the schedule's own creation interrupted, if its
 	// time is the latest the schedule knows (see above).
-	unsigned
+	Unsigned
 )
 
-// provenanceOf judges b as a run of schedule scheduleUID: controlled by it,
+// ProvenanceOf judges b as a run of schedule scheduleUID: controlled by it,
 // and signed (or made before the key).
-func (k *RunKey) provenanceOf(b *v1alpha1.StorageBenchmark, scheduleUID types.UID) provenance {
+func (k *RunKey) ProvenanceOf(b *v1alpha1.StorageBenchmark, scheduleUID types.UID) Provenance {
 	ref := metav1.GetControllerOfNoCopy(b)
 	if ref == nil || ref.UID != scheduleUID || !isScheduleRef(ref) {
-		return notCreated
+		return NotCreated
 	}
 	at := b.Annotations[AnnotationScheduledTime]
 	switch {
 	case equalMAC(b.Annotations[AnnotationRunSignature], k.signatureOf(b.Namespace, scheduleUID, b.Name, at, b.UID)):
-		return signed
+		return Signed
 	case !k.since.IsZero() && b.CreationTimestamp.Time.Before(k.since.Truncate(time.Second)):
-		return signed // made before the key: by a manager that did not sign
+		return Signed // made before the key: by a manager that did not sign
 	case equalMAC(b.Annotations[AnnotationRunToken], k.tokenOf(b.Namespace, scheduleUID, b.Name, at)):
-		return unsigned
+		return Unsigned
 	}
-	return notCreated
+	return NotCreated
 }
 
 func equalMAC(got, want string) bool {
@@ -189,13 +189,22 @@ func isScheduleRef(ref *metav1.OwnerReference) bool {
 	return ref.Kind == "StorageBenchmarkSchedule" && strings.HasPrefix(ref.APIVersion, v1alpha1.GroupVersion.Group+"/")
 }
 
-// sign writes run b's signature, on the condition that b is still the
+// Sign writes run b's signature, on the condition that b is still the
 // object observed (its UID and resourceVersion).
-func (k *RunKey) sign(ctx context.Context, c client.Client, b *v1alpha1.StorageBenchmark, scheduleUID types.UID) error {
+func (k *RunKey) Sign(ctx context.Context, c client.Client, b *v1alpha1.StorageBenchmark, scheduleUID types.UID) error {
 	if b.UID == "" {
 		return errors.New("signing a run that was not created")
 	}
 	patch := client.MergeFromWithOptions(b.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	b.Annotations[AnnotationRunSignature] = k.signature(b, scheduleUID)
 	return c.Patch(ctx, b, patch)
+}
+
+// ScheduledTimeOf is a run's scheduled time: its annotation, else when it
+// was created.
+func ScheduledTimeOf(b *v1alpha1.StorageBenchmark) time.Time {
+	if t, err := time.Parse(time.RFC3339, b.Annotations[AnnotationScheduledTime]); err == nil {
+		return t
+	}
+	return b.CreationTimestamp.Time
 }

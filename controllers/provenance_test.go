@@ -36,46 +36,46 @@ func TestRunProvenance(t *testing.T) {
 	}
 	created := func(k *RunKey) func(*v1alpha1.StorageBenchmark) {
 		return func(b *v1alpha1.StorageBenchmark) {
-			k.stampToken(b, sched)
+			k.StampToken(b, sched)
 			b.Annotations[AnnotationRunSignature] = k.signature(b, sched)
 		}
 	}
-	tokenOnly := func(b *v1alpha1.StorageBenchmark) { key.stampToken(b, sched) }
+	tokenOnly := func(b *v1alpha1.StorageBenchmark) { key.StampToken(b, sched) }
 	genuine := run("nightly-100", "2026-11-20T02:00:00Z", "run-1", created(key))
 	tests := []struct {
 		name string
 		b    *v1alpha1.StorageBenchmark
-		want provenance
+		want Provenance
 	}{
-		{"a run the schedule created and signed", genuine, signed},
-		{"an owner reference and label alone (a forged run)", run("nightly-101", "2099-01-01T00:00:00Z", "forged"), notCreated},
-		{"a signature made with another key", run("nightly-102", "2026-11-21T02:00:00Z", "x", created(other)), notCreated},
+		{"a run the schedule created and signed", genuine, Signed},
+		{"an owner reference and label alone (a forged run)", run("nightly-101", "2099-01-01T00:00:00Z", "forged"), NotCreated},
+		{"a signature made with another key", run("nightly-102", "2026-11-21T02:00:00Z", "x", created(other)), NotCreated},
 		{"a genuine run's annotations copied onto another object under its name (after it was deleted)",
 			run("nightly-100", "2026-11-20T02:00:00Z", "replayed", func(b *v1alpha1.StorageBenchmark) {
 				b.Annotations = genuine.DeepCopy().Annotations
-			}), unsigned},
+			}), Unsigned},
 		{"a genuine run's signature with its scheduled time moved", run("nightly-100", "2099-01-01T00:00:00Z", "run-1", func(b *v1alpha1.StorageBenchmark) {
 			b.Annotations[AnnotationRunSignature] = genuine.Annotations[AnnotationRunSignature]
 			b.Annotations[AnnotationRunToken] = genuine.Annotations[AnnotationRunToken]
-		}), notCreated},
+		}), NotCreated},
 		{"a genuine run's annotations on another name", run("nightly-999", "2026-11-20T02:00:00Z", "run-1", func(b *v1alpha1.StorageBenchmark) {
 			b.Annotations = genuine.DeepCopy().Annotations
-		}), notCreated},
+		}), NotCreated},
 		{"the run of another schedule (another UID)", run("nightly-100", "2026-11-20T02:00:00Z", "run-1", created(key), func(b *v1alpha1.StorageBenchmark) {
 			b.OwnerReferences[0].UID = "another-schedule"
-		}), notCreated},
-		{"a creation interrupted before its signature", run("nightly-103", "2026-11-22T02:00:00Z", "run-3", tokenOnly), unsigned},
+		}), NotCreated},
+		{"a creation interrupted before its signature", run("nightly-103", "2026-11-22T02:00:00Z", "run-3", tokenOnly), Unsigned},
 		{"a run made before the key existed (by a manager that did not sign)", run("nightly-050", "2026-10-01T02:00:00Z", "old",
-			func(b *v1alpha1.StorageBenchmark) { b.CreationTimestamp = metav1.NewTime(keyMade.Add(-time.Hour)) }), signed},
+			func(b *v1alpha1.StorageBenchmark) { b.CreationTimestamp = metav1.NewTime(keyMade.Add(-time.Hour)) }), Signed},
 		{"a run made before the key, controlled by another object", run("nightly-051", "2026-10-01T02:00:00Z", "old",
 			func(b *v1alpha1.StorageBenchmark) {
 				b.CreationTimestamp = metav1.NewTime(keyMade.Add(-time.Hour))
 				b.OwnerReferences[0].Kind = "Deployment"
-			}), notCreated},
+			}), NotCreated},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := key.provenanceOf(tt.b, sched); got != tt.want {
+			if got := key.ProvenanceOf(tt.b, sched); got != tt.want {
 				t.Fatalf("provenance %d, want %d", got, tt.want)
 			}
 		})
@@ -84,9 +84,9 @@ func TestRunProvenance(t *testing.T) {
 		t.Fatal("a 5-byte key was accepted")
 	}
 	// Without a creation time for the key, nothing predates it.
-	eph := ephemeralRunKey()
+	eph := EphemeralRunKey()
 	legacy := run("nightly-052", "2026-10-01T02:00:00Z", "old", func(b *v1alpha1.StorageBenchmark) { b.CreationTimestamp = metav1.Time{} })
-	if got := eph.provenanceOf(legacy, sched); got != notCreated {
+	if got := eph.ProvenanceOf(legacy, sched); got != NotCreated {
 		t.Fatalf("an ephemeral key trusted an unsigned run: %d", got)
 	}
 }

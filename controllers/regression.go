@@ -216,7 +216,7 @@ func notComparable(base *v1alpha1.StorageBenchmark, fp, what string) *verdict {
 // rec, when there is none.
 func (r *Reconciler) previousRuns(ctx context.Context, b *v1alpha1.StorageBenchmark, fp string, rec *regressionRecord) ([][]analysis.StepSamples, error) {
 	ref := metav1.GetControllerOfNoCopy(b)
-	if ref == nil || !isScheduleRef(ref) || r.runKey().provenanceOf(b, ref.UID) != signed {
+	if ref == nil || !isScheduleRef(ref) || r.runKey().ProvenanceOf(b, ref.UID) != Signed {
 		rec.none(ReasonNotScheduled, "regression.baseline.previousRun needs a run of a StorageBenchmarkSchedule, and no schedule created this benchmark")
 		return nil, nil
 	}
@@ -224,19 +224,19 @@ func (r *Reconciler) previousRuns(ctx context.Context, b *v1alpha1.StorageBenchm
 	if err := r.List(ctx, &list, client.InNamespace(b.Namespace), client.MatchingLabels{LabelSchedule: ref.Name}); err != nil {
 		return nil, err
 	}
-	mine := scheduledTimeOf(b)
+	mine := ScheduledTimeOf(b)
 	var done []*v1alpha1.StorageBenchmark
 	for i := range list.Items {
 		x := &list.Items[i]
 		// Only a run the schedule created (signed): a benchmark made to
 		// look like one is never a baseline.
-		if x.UID == b.UID || r.runKey().provenanceOf(x, ref.UID) != signed || v1alpha1.RunStateOf(x) != v1alpha1.RunComplete ||
-			!scheduledTimeOf(x).Before(mine) {
+		if x.UID == b.UID || r.runKey().ProvenanceOf(x, ref.UID) != Signed || v1alpha1.RunStateOf(x) != v1alpha1.RunComplete ||
+			!ScheduledTimeOf(x).Before(mine) {
 			continue
 		}
 		done = append(done, x)
 	}
-	slices.SortFunc(done, func(x, y *v1alpha1.StorageBenchmark) int { return scheduledTimeOf(y).Compare(scheduledTimeOf(x)) })
+	slices.SortFunc(done, func(x, y *v1alpha1.StorageBenchmark) int { return ScheduledTimeOf(y).Compare(ScheduledTimeOf(x)) })
 	want := int(b.Spec.Regression.Baseline.PreviousRun.Runs)
 	if want <= 0 {
 		want = 5 // the API's default
@@ -398,21 +398,4 @@ func testStatus(t analysis.RegressionTest) v1alpha1.RegressionTestStatus {
 	s.ChangePercent = strconv.FormatFloat(t.Change*100, 'f', 1, 64)
 	s.PValue = strconv.FormatFloat(t.PAdjusted, 'g', 2, 64)
 	return s
-}
-
-// regressedMetrics are the metrics a run regressed in, in
-// v1alpha1.RegressionMetrics' order.
-func regressedMetrics(r *v1alpha1.RegressionStatus) []string {
-	if r == nil {
-		return nil
-	}
-	var out []string
-	for _, m := range v1alpha1.RegressionMetrics {
-		if slices.ContainsFunc(r.Tests, func(t v1alpha1.RegressionTestStatus) bool {
-			return t.Metric == m && t.Verdict == v1alpha1.RegressionRegressed
-		}) {
-			out = append(out, m)
-		}
-	}
-	return out
 }

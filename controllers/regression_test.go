@@ -189,7 +189,7 @@ func checkRegression(t *testing.T, b *v1alpha1.StorageBenchmark, status metav1.C
 			got.ChangePercent != "-25.0" || got.PValue != "4e-06" {
 			t.Errorf("regressed test in status: %+v", got)
 		}
-		if m := regressedMetrics(b.Status.Regression); len(m) != 1 || m[0] != "iops" {
+		if m := b.Status.Regression.RegressedMetrics(); len(m) != 1 || m[0] != "iops" {
 			t.Errorf("regressed metrics %v, want [iops]", m)
 		}
 	}

@@ -214,7 +214,7 @@ func (r *Reconciler) endedStatusCurrent(ctx context.Context, b *v1alpha1.Storage
 	}
 	c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionComplete)
 	switch {
-	case st.CompletionTime == nil, !st.CompletionTime.Equal(stamp(final.EndedAt)),
+	case st.CompletionTime == nil, !st.CompletionTime.Equal(Stamp(final.EndedAt)),
 		c == nil, c.Reason != reason, int(st.StepsPlanned) != planned, st.Storage == nil, verdictMissing(b, final):
 		return false, nil
 	}
@@ -290,9 +290,9 @@ func project(b *v1alpha1.StorageBenchmark, d *spec.Run, obs *observed) error {
 	b.Status.Progress = progress(len(obs.steps), int(b.Status.StepsPlanned))
 	switch {
 	case len(obs.steps) > 0:
-		b.Status.StartTime = stamp(obs.steps[0].Order.StartAt)
+		b.Status.StartTime = Stamp(obs.steps[0].Order.StartAt)
 	case obs.ordered && !obs.order.Done:
-		b.Status.StartTime = stamp(obs.order.StartAt)
+		b.Status.StartTime = Stamp(obs.order.StartAt)
 	default:
 		b.Status.StartTime = nil
 	}
@@ -302,7 +302,7 @@ func project(b *v1alpha1.StorageBenchmark, d *spec.Run, obs *observed) error {
 	}
 	complete := false
 	if o := obs.order; obs.ordered && o.Done {
-		b.Status.CompletionTime = stamp(o.EndedAt)
+		b.Status.CompletionTime = Stamp(o.EndedAt)
 		if o.Failure != "" {
 			setFailed(b, o.EndedAt, o.Failure, o.Reason)
 		} else {
@@ -445,7 +445,7 @@ func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark
 		return protocol.StepOrder{}, &verdictError{verdict{ReasonInvalidPlan, err.Error()}}
 	}
 	order, ahead := next.Order, next.Ahead
-	order.Reason = clip(order.Reason, maxMessage)
+	order.Reason = clip(order.Reason, MaxMessage)
 	annotations, err := r.verdictsDue(ctx, b, d, obs, order, now)
 	if err != nil {
 		return protocol.StepOrder{}, err

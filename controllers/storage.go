@@ -258,9 +258,9 @@ func (r *Reconciler) readyError(ctx context.Context, b *v1alpha1.StorageBenchmar
 	}
 	rep, _, err := exchange.ReadyReport(&cm)
 	if err != nil {
-		return clip(err.Error(), maxMessage/2)
+		return clip(err.Error(), MaxMessage/2)
 	}
-	return clip(rep.Error, maxMessage/2)
+	return clip(rep.Error, MaxMessage/2)
 }
 
 // entitlementPercents fills each step's share of the entitlement and the

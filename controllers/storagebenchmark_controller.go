@@ -145,11 +145,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	// An error returned here is counted by controller-runtime's
 	// controller_runtime_reconcile_errors_total{controller="storagebenchmark"}.
-	return realRequeue(res, r.wait), err
+	return RealRequeue(res, r.wait), err
 }
 
-// realRequeue turns a requeue on the manager's clock into a real one.
-func realRequeue(res ctrl.Result, wait func(time.Duration) time.Duration) ctrl.Result {
+// RealRequeue turns a requeue on the manager's clock into a real one.
+func RealRequeue(res ctrl.Result, wait func(time.Duration) time.Duration) ctrl.Result {
 	if wait != nil && res.RequeueAfter > 0 {
 		res.RequeueAfter = max(wait(res.RequeueAfter), time.Millisecond)
 	}
@@ -167,7 +167,7 @@ func (r *Reconciler) metadata() client.Reader {
 
 func (r *Reconciler) runKey() *RunKey {
 	if r.RunKey == nil {
-		r.RunKey = ephemeralRunKey()
+		r.RunKey = EphemeralRunKey()
 	}
 	return r.RunKey
 }
@@ -221,7 +221,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Pod{}, byLabel).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.benchmarksOnNode), builder.WithPredicates(nodeReadyChanged())).
 		Named("storagebenchmark").
-		WithOptions(controllerOptions(r.workers)).
+		WithOptions(ControllerOptions(r.workers)).
 		Complete(r)
 }
 

@@ -19,10 +19,10 @@ import (
 	"github.com/storagebench/storagebench/internal/spec"
 )
 
-// maxMessage bounds a condition message: the API allows 32 KiB, and text
+// MaxMessage bounds a condition message: the API allows 32 KiB, and text
 // that reaches it comes from places a user controls (names, fio's and the
 // API server's errors).
-const maxMessage = 2048
+const MaxMessage = 2048
 
 // clip bounds text on its way to status: protocol.Truncate, the one rule the
 // runners apply too.
@@ -49,8 +49,8 @@ func setCondition(b *v1alpha1.StorageBenchmark, typ string, status bool, reason 
 // setConditionStatus is setCondition for a status that may be Unknown.
 func setConditionStatus(b *v1alpha1.StorageBenchmark, typ string, s metav1.ConditionStatus, reason string, at time.Time, msg string) {
 	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{
-		Type: typ, Status: s, Reason: reason, Message: clip(msg, maxMessage), ObservedGeneration: b.Generation,
-		LastTransitionTime: *stamp(at),
+		Type: typ, Status: s, Reason: reason, Message: clip(msg, MaxMessage), ObservedGeneration: b.Generation,
+		LastTransitionTime: *Stamp(at),
 	})
 	slices.SortStableFunc(b.Status.Conditions, func(x, y metav1.Condition) int {
 		return rank(x.Type) - rank(y.Type)
@@ -89,7 +89,7 @@ func setFailed(b *v1alpha1.StorageBenchmark, at time.Time, reason, msg string) {
 	setCondition(b, v1alpha1.ConditionComplete, false, reason, at, msg)
 	b.Status.CurrentStep = nil
 	if b.Status.CompletionTime == nil {
-		b.Status.CompletionTime = stamp(at)
+		b.Status.CompletionTime = Stamp(at)
 	}
 }
 
@@ -104,13 +104,13 @@ func setComplete(b *v1alpha1.StorageBenchmark, at time.Time, stop string) {
 	b.Status.StopReason = stop
 	b.Status.CurrentStep = nil
 	if b.Status.CompletionTime == nil {
-		b.Status.CompletionTime = stamp(at)
+		b.Status.CompletionTime = Stamp(at)
 	}
 }
 
-// stamp is an instant as status stores it, to the second: status built
+// Stamp is an instant as status stores it, to the second: status built
 // from the children compares equal to status read back from the API.
-func stamp(t time.Time) *metav1.Time {
+func Stamp(t time.Time) *metav1.Time {
 	s := metav1.NewTime(t).Rfc3339Copy()
 	return &s
 }
@@ -145,7 +145,7 @@ func stepStatus(rec run.Step) v1alpha1.StepStatus {
 		Index: int32(o.Index), Repetition: o.Step.Repetition, OfferedIOPS: o.Step.OfferedIOPS, OfferedBytesPerSecond: o.Step.OfferedBytesPerSec,
 		QueueDepthPerClient: o.Step.QueueDepthPerClient, PercentOfMax: o.Step.PercentOfMax, Unthrottled: o.Step.Unthrottled, ClientBoundCheck: o.Step.ClientBoundCheck,
 		Attempt: o.Step.Attempt, Superseded: rec.Superseded,
-		Clients: int32(agg.Clients), StartTime: *stamp(o.StartAt), StartSkew: metav1.Duration{Duration: agg.StartSkew},
+		Clients: int32(agg.Clients), StartTime: *Stamp(o.StartAt), StartSkew: metav1.Duration{Duration: agg.StartSkew},
 		AchievedIOPS: int64(math.Round(agg.Total.IOPS)), AchievedBytesPerSecond: int64(math.Round(agg.Total.BytesPerSec)),
 		Read: operationStatus(agg.Read), Write: operationStatus(agg.Write), Interrupted: agg.Interrupted, ConfigMap: rec.Name,
 	}

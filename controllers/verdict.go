@@ -110,7 +110,7 @@ func (r *Reconciler) verdictsDue(ctx context.Context, b *v1alpha1.StorageBenchma
 		if err != nil {
 			return nil, err
 		}
-		v.Condition, v.Reason, v.Message = k.condition, clip(v.Reason, 64), clip(v.Message, maxMessage)
+		v.Condition, v.Reason, v.Message = k.condition, clip(v.Reason, 64), clip(v.Message, MaxMessage)
 		vs, judged = vs.With(v), true
 	}
 	if !judged {

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -690,6 +692,21 @@ const (
 
 // RegressionMetrics are the metrics a step is compared in.
 var RegressionMetrics = []string{"iops", "p99"}
+
+// RegressedMetrics are the metrics a run regressed in, in
+// RegressionMetrics' order (none for a nil status).
+func (r *RegressionStatus) RegressedMetrics() []string {
+	if r == nil {
+		return nil
+	}
+	var out []string
+	for _, m := range RegressionMetrics {
+		if slices.ContainsFunc(r.Tests, func(t RegressionTestStatus) bool { return t.Metric == m && t.Verdict == RegressionRegressed }) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
 
 // The Regressed condition's verdict reasons (the others say why a run was
 // not compared).

@@ -18,12 +18,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/storagebench/storagebench/controllers"
+	"github.com/storagebench/storagebench/controllers/manager"
 	"github.com/storagebench/storagebench/internal/policy"
 	"github.com/storagebench/storagebench/internal/protocol"
 )
 
 func main() {
-	var o controllers.ManagerOptions
+	var o manager.Options
 	var runnerImage, pullPolicy, namespaces string
 	var allowedImages, allowedTolerationKeys, allowedNodeSelectorKeys string
 	var runKeySecret, runKeyNamespace, maxClientMemory string
@@ -67,7 +68,7 @@ func main() {
 		log.Error(err, "reading the run key")
 		os.Exit(1)
 	}
-	mgr, err := controllers.NewManager(cfg, o)
+	mgr, err := manager.New(cfg, o)
 	if err != nil {
 		log.Error(err, "creating the manager")
 		os.Exit(1)

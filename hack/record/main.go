@@ -39,6 +39,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/controllers"
+	"github.com/storagebench/storagebench/controllers/manager"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/test/harness"
 )
@@ -70,7 +71,7 @@ func run(out string, stall time.Duration) error {
 		return err
 	}
 	defer func() { _ = cluster.Stop() }()
-	mgr, err := controllers.NewManager(cluster.Config, controllers.ManagerOptions{MetricsAddr: "0", ProbeAddr: "0",
+	mgr, err := manager.New(cluster.Config, manager.Options{MetricsAddr: "0", ProbeAddr: "0",
 		Reconciler: controllers.Reconciler{Jobs: controllers.JobOptions{Image: "storagebench-runner:local"}, StartLead: 2 * time.Second}})
 	if err != nil {
 		return err

@@ -24,7 +24,7 @@
 // plan offers) with a real fio json+ result (internal/results/testdata)
 // instead of running fio.
 //
-// The manager (controllers.NewManager, as cmd/manager builds it) runs in a
+// The manager (manager.New, as cmd/manager builds it) runs in a
 // subprocess, the test binary re-executed, so that its heap is measured
 // alone: it samples runtime/metrics every 50 ms and reports its peak heap
 // (/memory/classes/heap/objects:bytes, live and not yet swept objects) and

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/storagebench/storagebench/controllers"
+	sbmanager "github.com/storagebench/storagebench/controllers/manager"
 )
 
 // envManager, set in the environment, makes the test binary run the
@@ -61,7 +62,7 @@ func managerMain() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	mgr, err := controllers.NewManager(cfg, controllers.ManagerOptions{
+	mgr, err := sbmanager.New(cfg, sbmanager.Options{
 		MetricsAddr: os.Getenv(envMetrics),
 		ProbeAddr:   "0",
 		Reconciler:  controllers.Reconciler{Jobs: controllers.JobOptions{Image: runnerImage}},

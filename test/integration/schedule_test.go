@@ -15,6 +15,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/controllers"
+	"github.com/storagebench/storagebench/controllers/benchmarkschedule"
 	"github.com/storagebench/storagebench/internal/schedule"
 	"github.com/storagebench/storagebench/test/k8stest"
 )
@@ -95,7 +96,7 @@ var _ = Describe("A StorageBenchmarkSchedule", func() {
 		Consistently(names(s), 2*time.Second).Should(BeEmpty())
 
 		at(s, first.Add(time.Second))
-		Eventually(names(s), wait).Should(ConsistOf(controllers.RunName(s.Name, first)))
+		Eventually(names(s), wait).Should(ConsistOf(benchmarkschedule.RunName(s.Name, first)))
 		b := runs(s)[0]
 		Expect(metav1.GetControllerOf(&b)).NotTo(BeNil())
 		Expect(metav1.GetControllerOf(&b).UID).To(Equal(s.UID))
@@ -112,19 +113,19 @@ var _ = Describe("A StorageBenchmarkSchedule", func() {
 		poke(s)
 		Consistently(names(s), 2*time.Second).Should(HaveLen(1))
 		at(s, second.Add(time.Second))
-		Eventually(names(s), wait).Should(ContainElement(controllers.RunName(s.Name, second)))
+		Eventually(names(s), wait).Should(ContainElement(benchmarkschedule.RunName(s.Name, second)))
 	})
 
 	It("Forbid: a run due while one is running starts when it ends", func() {
 		s, first, second := newSchedule("forbid", classNobody, nil)
 		at(s, first.Add(time.Second))
-		Eventually(names(s), wait).Should(ConsistOf(controllers.RunName(s.Name, first)))
+		Eventually(names(s), wait).Should(ConsistOf(benchmarkschedule.RunName(s.Name, first)))
 		Eventually(func() *v1alpha1.ScheduledRunRef { return status(s).Active }, wait).ShouldNot(BeNil())
 		at(s, second.Add(time.Second))
-		Consistently(names(s), 3*time.Second).Should(ConsistOf(controllers.RunName(s.Name, first)))
+		Consistently(names(s), 3*time.Second).Should(ConsistOf(benchmarkschedule.RunName(s.Name, first)))
 		By("the running one fails at the claim-bind timeout; the due run then starts")
 		Eventually(names(s), testBindWait+time.Minute).Should(ConsistOf(
-			controllers.RunName(s.Name, first), controllers.RunName(s.Name, second)))
+			benchmarkschedule.RunName(s.Name, first), benchmarkschedule.RunName(s.Name, second)))
 	})
 
 	It("Replace: a run due while one is running replaces it", func() {
@@ -132,9 +133,9 @@ var _ = Describe("A StorageBenchmarkSchedule", func() {
 			s.Spec.ConcurrencyPolicy = v1alpha1.ConcurrencyReplace
 		})
 		at(s, first.Add(time.Second))
-		Eventually(names(s), wait).Should(ConsistOf(controllers.RunName(s.Name, first)))
+		Eventually(names(s), wait).Should(ConsistOf(benchmarkschedule.RunName(s.Name, first)))
 		at(s, second.Add(time.Second))
-		Eventually(names(s), wait).Should(ConsistOf(controllers.RunName(s.Name, second)))
+		Eventually(names(s), wait).Should(ConsistOf(benchmarkschedule.RunName(s.Name, second)))
 	})
 
 	It("drops a scheduled time that could not start within startingDeadlineSeconds", func() {
@@ -146,7 +147,7 @@ var _ = Describe("A StorageBenchmarkSchedule", func() {
 			WithTransform(func(t metav1.Time) time.Time { return t.Time }, BeTemporally("==", second))))
 		Consistently(names(s), 2*time.Second).Should(BeEmpty())
 		at(s, second.Add(30*time.Second))
-		Eventually(names(s), wait).Should(ConsistOf(controllers.RunName(s.Name, second)))
+		Eventually(names(s), wait).Should(ConsistOf(benchmarkschedule.RunName(s.Name, second)))
 	})
 
 	It("keeps failedRunsHistoryLimit failed runs, the newest, with a row each", func() {
@@ -156,12 +157,12 @@ var _ = Describe("A StorageBenchmarkSchedule", func() {
 		t := first
 		for range 3 {
 			at(s, t.Add(time.Second))
-			name := controllers.RunName(s.Name, t)
+			name := benchmarkschedule.RunName(s.Name, t)
 			Eventually(func() []v1alpha1.ScheduledRun { return status(s).History }, wait).Should(ContainElement(
 				And(HaveField("Name", name), HaveField("State", v1alpha1.RunFailed))))
 			t = t.Add(time.Hour)
 		}
-		last := controllers.RunName(s.Name, t.Add(-time.Hour))
+		last := benchmarkschedule.RunName(s.Name, t.Add(-time.Hour))
 		Eventually(names(s), wait).Should(ConsistOf(last))
 		run := runs(s)[0]
 		Expect(kstatusOf(&run, "StorageBenchmark")).To(Equal(kstatus.FailedStatus), "kstatus reads a failed run as Failed")
@@ -187,13 +188,13 @@ var _ = Describe("A StorageBenchmarkSchedule", func() {
 		}
 		By("the first run has no earlier one")
 		at(s, first.Add(time.Second))
-		one := controllers.RunName(s.Name, first)
+		one := benchmarkschedule.RunName(s.Name, first)
 		Eventually(regression(one), 2*time.Minute).Should(And(Not(BeNil()),
 			HaveField("Reason", controllers.ReasonNoBaseline), HaveField("Status", metav1.ConditionUnknown)))
 
 		By("the second is compared with the first")
 		at(s, second.Add(time.Second))
-		two := controllers.RunName(s.Name, second)
+		two := benchmarkschedule.RunName(s.Name, second)
 		Eventually(regression(two), 2*time.Minute).Should(And(Not(BeNil()),
 			HaveField("Reason", BeElementOf(controllers.ReasonRegressed, controllers.ReasonNotRegressed)),
 			HaveField("Message", ContainSubstring("against 1 baseline run of StorageBenchmarkSchedule/"+s.Name+" (StorageBenchmark/"+one+")"))))
@@ -216,7 +217,7 @@ var _ = Describe("A StorageBenchmarkSchedule", func() {
 			s.Spec.FailedRunsHistoryLimit = ptr.To[int32](10) // keep every failed run: they are counted
 		})
 		at(s, first.Add(time.Second))
-		Eventually(names(s), wait).Should(ConsistOf(controllers.RunName(s.Name, first)))
+		Eventually(names(s), wait).Should(ConsistOf(benchmarkschedule.RunName(s.Name, first)))
 		Eventually(func() *metav1.Time { return status(s).LastScheduleTime }, wait).ShouldNot(BeNil())
 
 		By("restarted between two scheduled times: nothing new")
@@ -229,7 +230,7 @@ var _ = Describe("A StorageBenchmarkSchedule", func() {
 		mgr.Stop()
 		scheduleClock.SetTime(second.Add(10 * time.Minute))
 		mgr = startManager()
-		Eventually(names(s), wait).Should(ConsistOf(controllers.RunName(s.Name, first), controllers.RunName(s.Name, second)))
+		Eventually(names(s), wait).Should(ConsistOf(benchmarkschedule.RunName(s.Name, first), benchmarkschedule.RunName(s.Name, second)))
 		poke(s)
 		Consistently(names(s), 3*time.Second).Should(HaveLen(2))
 	})
@@ -251,12 +252,12 @@ var _ = Describe("A StorageBenchmarkSchedule", func() {
 
 		patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"suspend":false}}`))
 		Expect(k8s.Patch(ctx, s.DeepCopy(), patch)).To(Succeed())
-		Eventually(names(s), wait).Should(ConsistOf(controllers.RunName(s.Name, first)))
+		Eventually(names(s), wait).Should(ConsistOf(benchmarkschedule.RunName(s.Name, first)))
 	})
 
 	It("never adopts nor deletes a benchmark of somebody else's that holds a run's name", func() {
 		s, first, _ := newSchedule("taken", "absent", nil)
-		squatter := benchmark(s.Namespace, controllers.RunName(s.Name, first), func(b *v1alpha1.StorageBenchmark) {
+		squatter := benchmark(s.Namespace, benchmarkschedule.RunName(s.Name, first), func(b *v1alpha1.StorageBenchmark) {
 			b.Labels = map[string]string{controllers.LabelSchedule: s.Name}
 			b.Spec.Storage.StorageClassName = ptr.To(classNobody)
 		})
@@ -285,7 +286,7 @@ var _ = Describe("A StorageBenchmarkSchedule", func() {
 			k8stest.WaitComplete(k8s, &v1alpha1.StorageBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: name}}, 2*time.Minute)
 		}
 		at(s, first.Add(time.Second))
-		genuine := controllers.RunName(s.Name, first)
+		genuine := benchmarkschedule.RunName(s.Name, first)
 		Eventually(names(s), wait).Should(ConsistOf(genuine))
 		complete(genuine)
 
@@ -306,7 +307,7 @@ var _ = Describe("A StorageBenchmarkSchedule", func() {
 			forge("forged-baseline", first.Add(90*time.Minute)), // between the second and third times
 		}
 		// The next run's name, taken before its time.
-		forge(controllers.RunName(s.Name, second), second)
+		forge(benchmarkschedule.RunName(s.Name, second), second)
 		for _, f := range forged {
 			complete(f.Name)
 		}
@@ -334,7 +335,7 @@ var _ = Describe("A StorageBenchmarkSchedule", func() {
 
 		By("the third run's baseline is the genuine run, never a forged one scheduled in between")
 		at(s, third.Add(time.Second))
-		three := controllers.RunName(s.Name, third)
+		three := benchmarkschedule.RunName(s.Name, third)
 		Eventually(names(s), wait).Should(ContainElement(three))
 		complete(three)
 		var run v1alpha1.StorageBenchmark

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/storagebench/storagebench/controllers"
+	"github.com/storagebench/storagebench/controllers/manager"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/test/harness"
 	"github.com/storagebench/storagebench/test/k8stest"
@@ -95,8 +96,8 @@ var _ = ReportAfterEach(func(r SpecReport) {
 	}
 })
 
-func managerOptions() controllers.ManagerOptions {
-	return controllers.ManagerOptions{
+func managerOptions() manager.Options {
+	return manager.Options{
 		MetricsAddr:   "0",
 		ProbeAddr:     "0",
 		Restartable:   true,

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
-	"github.com/storagebench/storagebench/controllers"
+	"github.com/storagebench/storagebench/controllers/manager"
 	"github.com/storagebench/storagebench/internal/exchange"
 )
 
@@ -162,9 +162,9 @@ type Manager struct {
 }
 
 // StartManager builds the manager with o against cfg and runs it.
-func StartManager(cfg *rest.Config, o controllers.ManagerOptions) *Manager {
+func StartManager(cfg *rest.Config, o manager.Options) *Manager {
 	GinkgoHelper()
-	m, err := controllers.NewManager(cfg, o)
+	m, err := manager.New(cfg, o)
 	Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(context.Background())
 	rm := &Manager{cancel: cancel, done: make(chan error, 1)}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/controllers"
+	"github.com/storagebench/storagebench/controllers/manager"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/test/build"
 	"github.com/storagebench/storagebench/test/harness"
@@ -75,7 +76,7 @@ var _ = ReportAfterEach(func(r SpecReport) {
 // and ready timeout given (they size the client Jobs' deadline:
 // runDeadline).
 func startManager(grace, ready time.Duration) *k8stest.Manager {
-	return k8stest.StartManager(cluster.Config, controllers.ManagerOptions{
+	return k8stest.StartManager(cluster.Config, manager.Options{
 		MetricsAddr: "0", ProbeAddr: "0", Restartable: true,
 		Reconciler: controllers.Reconciler{Jobs: controllers.JobOptions{Image: "storagebench-runner:test"},
 			ReadyTimeout: ready, ResultGrace: grace, StartLead: 1500 * time.Millisecond},

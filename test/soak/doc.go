@@ -58,7 +58,7 @@
 //
 // # The manager
 //
-// test/soak/manager (package main: controllers.NewManager as cmd/manager
+// test/soak/manager (package main: manager.New as cmd/manager
 // builds it), built twice by the soak with different
 // -ldflags "-X main.build=…", is the manager process, with a run key
 // shared by every process of the soak (controllers.NewRunKey), plain-HTTP

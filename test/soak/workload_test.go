@@ -17,6 +17,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/controllers"
+	"github.com/storagebench/storagebench/controllers/benchmarkschedule"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/test/harness"
 )
@@ -382,9 +383,9 @@ func (s *soak) forge(ctx context.Context, k int) error {
 	t = s.obs.nextOf(nsHostile, victim, t.Add(20*time.Minute))
 	var squat *v1alpha1.StorageBenchmark
 	if k%2 == 0 {
-		squat = forged(controllers.RunName(victim, t), kindSquatForged, t)
+		squat = forged(benchmarkschedule.RunName(victim, t), kindSquatForged, t)
 	} else {
-		squat = &v1alpha1.StorageBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: nsHostile, Name: controllers.RunName(victim, t)},
+		squat = &v1alpha1.StorageBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: nsHostile, Name: benchmarkschedule.RunName(victim, t)},
 			Spec: spec(1, []int64{500}, 30*time.Second, 0)}
 		s.obs.hostileCreated(nsHostile, squat.Name, kindSquatPlain)
 	}

@@ -1,5 +1,5 @@
 // Command manager is the storagebench manager as the soak (test/soak) runs
-// it: controllers.NewManager, as cmd/manager builds it, on the soak's
+// it: manager.New, as cmd/manager builds it, on the soak's
 // simulated clock (test/soak/simclock) and with the soak's fixed run key,
 // against $KUBECONFIG, until SIGTERM.
 //
@@ -36,6 +36,7 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/storagebench/storagebench/controllers"
+	"github.com/storagebench/storagebench/controllers/manager"
 	sbmetrics "github.com/storagebench/storagebench/internal/metrics"
 	"github.com/storagebench/storagebench/test/soak/samples"
 	"github.com/storagebench/storagebench/test/soak/simclock"
@@ -90,7 +91,7 @@ func run(clockPath, runKey, ready, samplesPath, metricsAddr, image string, worke
 		return err
 	}
 	r.Jobs = controllers.JobOptions{Image: image}
-	mgr, err := controllers.NewManager(cfg, controllers.ManagerOptions{
+	mgr, err := manager.New(cfg, manager.Options{
 		MetricsAddr: metricsAddr,
 		ProbeAddr:   "0",
 		Reconciler:  r,

@@ -1,4 +1,4 @@
-package controllers
+package benchmarkschedule
 
 import (
 	"fmt"
@@ -10,7 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/controllers"
 )
+
+var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
 // schedRun is a scheduled run in state st, scheduled k hours after t0.
 func schedRun(k int, st v1alpha1.RunState) scheduledRun {
@@ -47,9 +50,9 @@ func TestProjectSchedule(t *testing.T) {
 	done := schedRun(0, v1alpha1.RunComplete)
 	done.b.Status.CompletionTime = &metav1.Time{Time: t0.Add(10 * time.Minute)}
 	done.b.Status.Summary = &v1alpha1.SummaryStatus{PeakIOPS: 5000, AtTarget: &v1alpha1.AtTargetStatus{IOPS: 4000}}
-	done.b.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionSLOMet, Status: metav1.ConditionTrue, Reason: ReasonAllMet}}
+	done.b.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionSLOMet, Status: metav1.ConditionTrue, Reason: controllers.ReasonAllMet}}
 	failed := schedRun(1, v1alpha1.RunFailed)
-	failed.b.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionFailed, Status: metav1.ConditionTrue, Reason: ReasonClientLost}}
+	failed.b.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionFailed, Status: metav1.ConditionTrue, Reason: controllers.ReasonClientLost}}
 	running := schedRun(2, v1alpha1.RunRunning)
 	s := &v1alpha1.StorageBenchmarkSchedule{}
 	s.Status.History = []v1alpha1.ScheduledRun{{State: "stale"}}
@@ -58,10 +61,10 @@ func TestProjectSchedule(t *testing.T) {
 	if len(h) != 3 || h[0].Name != running.b.Name || h[1].Name != failed.b.Name || h[2].Name != done.b.Name {
 		t.Fatalf("history %+v: want the three runs, newest first", h)
 	}
-	if h[2].PeakIOPS != 5000 || h[2].AtTargetIOPS != 4000 || h[2].SLO != ReasonAllMet || h[2].State != v1alpha1.RunComplete {
+	if h[2].PeakIOPS != 5000 || h[2].AtTargetIOPS != 4000 || h[2].SLO != controllers.ReasonAllMet || h[2].State != v1alpha1.RunComplete {
 		t.Errorf("completed row %+v", h[2])
 	}
-	if h[1].Reason != ReasonClientLost || h[1].State != v1alpha1.RunFailed {
+	if h[1].Reason != controllers.ReasonClientLost || h[1].State != v1alpha1.RunFailed {
 		t.Errorf("failed row %+v", h[1])
 	}
 	if s.Status.Active == nil || s.Status.Active.Name != running.b.Name {

@@ -1,4 +1,4 @@
-package controllers
+package benchmarkschedule
 
 import (
 	"cmp"
@@ -23,30 +23,31 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/controllers"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/schedule"
 	"github.com/storagebench/storagebench/internal/spec"
 )
 
-// Labels and annotations the schedule controller sets on its runs.
-
-// ScheduleReconciler runs StorageBenchmarkSchedules, as the CronJob
+// Reconciler runs StorageBenchmarkSchedules, as the CronJob
 // controller runs CronJobs: when a scheduled time is due it creates a
 // StorageBenchmark from the template, owned by the schedule, and deletes
 // finished runs beyond the history limits. docs/schedules.md says where it
 // differs from a CronJob.
-type ScheduleReconciler struct {
+type Reconciler struct {
 	client.Client
 	Recorder record.EventRecorder
 	// Clock tells the time (tests inject a fake one); nil is the real
 	// clock.
 	Clock clock.PassiveClock
 	// Key signs the runs the schedules create and tells them from runs
-	// somebody else made look like theirs (provenance.go).
-	Key *RunKey
-	// workers is ManagerOptions.Workers.
-	workers int
-	// wait turns a duration on Clock into a real one; nil: the same.
-	wait func(time.Duration) time.Duration
+	// somebody else made look like theirs (controllers/provenance.go).
+	Key *controllers.RunKey
+	// Workers is how many schedules are reconciled at once (the manager's
+	// Workers).
+	Workers int
+	// Wait turns a duration on Clock into a real one; nil: the same.
+	Wait func(time.Duration) time.Duration
 }
 
 // +kubebuilder:rbac:groups=storagebench.io,resources=storagebenchmarkschedules,verbs=get;list;watch
@@ -56,16 +57,16 @@ type ScheduleReconciler struct {
 
 // SetupWithManager registers the reconciler: a run's status change (it
 // finished) wakes its schedule.
-func (r *ScheduleReconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.StorageBenchmarkSchedule{}).
 		Owns(&v1alpha1.StorageBenchmark{}).
 		Named("storagebenchmarkschedule").
-		WithOptions(controllerOptions(r.workers)).
+		WithOptions(controllers.ControllerOptions(r.Workers)).
 		Complete(r)
 }
 
-func (r *ScheduleReconciler) now() time.Time {
+func (r *Reconciler) now() time.Time {
 	if r.Clock != nil {
 		return r.Clock.Now()
 	}
@@ -74,7 +75,7 @@ func (r *ScheduleReconciler) now() time.Time {
 
 // Reconcile creates the due run, trims the history and projects the kept
 // runs into status, written once when it changed.
-func (r *ScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var s v1alpha1.StorageBenchmarkSchedule
 	if err := r.Get(ctx, req.NamespacedName, &s); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -89,10 +90,10 @@ func (r *ScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			return ctrl.Result{}, errors.Join(err, uerr)
 		}
 	}
-	return realRequeue(res, r.wait), err
+	return controllers.RealRequeue(res, r.Wait), err
 }
 
-func (r *ScheduleReconciler) reconcile(ctx context.Context, s *v1alpha1.StorageBenchmarkSchedule) (ctrl.Result, error) {
+func (r *Reconciler) reconcile(ctx context.Context, s *v1alpha1.StorageBenchmarkSchedule) (ctrl.Result, error) {
 	now := r.now()
 	runs, err := r.runs(ctx, s)
 	if err != nil {
@@ -101,7 +102,7 @@ func (r *ScheduleReconciler) reconcile(ctx context.Context, s *v1alpha1.StorageB
 	// Before trimming: a run trimmed now still says it was scheduled.
 	last := lastScheduled(s, runs)
 	if last.After(s.CreationTimestamp.Time) {
-		s.Status.LastScheduleTime = stamp(last)
+		s.Status.LastScheduleTime = controllers.Stamp(last)
 	}
 	runs, err = r.trim(ctx, s, runs)
 	if err != nil {
@@ -112,17 +113,17 @@ func (r *ScheduleReconciler) reconcile(ctx context.Context, s *v1alpha1.StorageB
 	s.Status.PendingScheduleTime = nil
 	sched, err := schedule.Parse(s.Spec.Schedule, ptr.Deref(s.Spec.TimeZone, ""))
 	if err != nil {
-		setScheduleCondition(s, false, ReasonInvalidSchedule, err.Error())
+		setScheduleCondition(s, false, controllers.ReasonInvalidSchedule, err.Error())
 		s.Status.NextScheduleTime = nil
 		return ctrl.Result{}, nil
 	}
 	if _, err := spec.Of(&v1alpha1.StorageBenchmark{Spec: s.Spec.Template.Spec}); err != nil {
-		setScheduleCondition(s, false, ReasonInvalidTemplate, "template.spec: "+err.Error())
+		setScheduleCondition(s, false, controllers.ReasonInvalidTemplate, "template.spec: "+err.Error())
 		s.Status.NextScheduleTime = nil
 		return ctrl.Result{}, nil
 	}
 	if ptr.Deref(s.Spec.Suspend, false) {
-		setScheduleCondition(s, true, ReasonSuspended, "suspended: no new run is created")
+		setScheduleCondition(s, true, controllers.ReasonSuspended, "suspended: no new run is created")
 		s.Status.NextScheduleTime = nil
 		return ctrl.Result{}, nil
 	}
@@ -135,7 +136,7 @@ func (r *ScheduleReconciler) reconcile(ctx context.Context, s *v1alpha1.StorageB
 	// events are not repeated at every wake-up.
 	fresh := pending == nil || !pending.Time.Equal(due.Time)
 	if due.TooMany && fresh {
-		r.Recorder.Eventf(s, corev1.EventTypeWarning, EventTooManyMissedTimes,
+		r.Recorder.Eventf(s, corev1.EventTypeWarning, controllers.EventTooManyMissedTimes,
 			"more than %d scheduled times were missed; only the most recent, %s, runs", schedule.MaxMissed, due.Time.UTC().Format(time.RFC3339))
 	}
 	if !due.Time.IsZero() {
@@ -144,7 +145,7 @@ func (r *ScheduleReconciler) reconcile(ctx context.Context, s *v1alpha1.StorageB
 			return ctrl.Result{}, err
 		}
 		if !created {
-			s.Status.PendingScheduleTime = stamp(due.Time)
+			s.Status.PendingScheduleTime = controllers.Stamp(due.Time)
 		}
 	}
 	return announceNext(s, sched, due.Next, last, now), nil
@@ -160,13 +161,13 @@ func announceNext(s *v1alpha1.StorageBenchmarkSchedule, sched *schedule.Schedule
 		next = sched.Next(last) // the clock went back: the next time is after the last run
 	}
 	if !next.IsZero() {
-		s.Status.NextScheduleTime = stamp(next)
+		s.Status.NextScheduleTime = controllers.Stamp(next)
 		msg = "next run at " + next.UTC().Format(time.RFC3339)
 	}
 	if p := s.Status.PendingScheduleTime; p != nil {
 		msg = "the run for " + p.UTC().Format(time.RFC3339) + " is due and waits (its events say why); " + msg
 	}
-	setScheduleCondition(s, true, ReasonScheduled, msg)
+	setScheduleCondition(s, true, controllers.ReasonScheduled, msg)
 	if next.IsZero() {
 		return ctrl.Result{}
 	}
@@ -189,9 +190,9 @@ func runFor(s *v1alpha1.StorageBenchmarkSchedule, at time.Time) *v1alpha1.Storag
 	if b.Annotations == nil {
 		b.Annotations = map[string]string{}
 	}
-	b.Labels[LabelSchedule] = s.Name
-	b.Annotations[AnnotationScheduledTime] = at.UTC().Format(time.RFC3339)
-	delete(b.Annotations, AnnotationRunSignature)
+	b.Labels[controllers.LabelSchedule] = s.Name
+	b.Annotations[controllers.AnnotationScheduledTime] = at.UTC().Format(time.RFC3339)
+	delete(b.Annotations, controllers.AnnotationRunSignature)
 	return b
 }
 
@@ -210,27 +211,27 @@ type scheduledRun struct {
 // key). Anything else is not a run, and is never counted, trimmed or
 // touched. A run whose creation was interrupted before its signature was
 // written is signed here, when it is the latest the schedule knows of.
-func (r *ScheduleReconciler) runs(ctx context.Context, s *v1alpha1.StorageBenchmarkSchedule) ([]scheduledRun, error) {
+func (r *Reconciler) runs(ctx context.Context, s *v1alpha1.StorageBenchmarkSchedule) ([]scheduledRun, error) {
 	var list v1alpha1.StorageBenchmarkList
-	if err := r.List(ctx, &list, client.InNamespace(s.Namespace), client.MatchingLabels{LabelSchedule: s.Name}); err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(s.Namespace), client.MatchingLabels{controllers.LabelSchedule: s.Name}); err != nil {
 		return nil, err
 	}
 	var out []scheduledRun
 	var interrupted []*v1alpha1.StorageBenchmark
 	for i := range list.Items {
 		b := &list.Items[i]
-		switch r.key().provenanceOf(b, s.UID) {
-		case signed:
+		switch r.key().ProvenanceOf(b, s.UID) {
+		case controllers.Signed:
 			out = append(out, runOf(b))
-		case unsigned:
+		case controllers.Unsigned:
 			interrupted = append(interrupted, b)
 		}
 	}
 	for _, b := range interrupted {
-		if !scheduledTimeOf(b).After(lastScheduled(s, out)) {
+		if !controllers.ScheduledTimeOf(b).After(lastScheduled(s, out)) {
 			continue // an old time: not a creation of this manager's in flight
 		}
-		if err := r.key().sign(ctx, r.Client, b, s.UID); err != nil {
+		if err := r.key().Sign(ctx, r.Client, b, s.UID); err != nil {
 			return nil, client.IgnoreNotFound(err)
 		}
 		out = append(out, runOf(b))
@@ -245,24 +246,15 @@ func (r *ScheduleReconciler) runs(ctx context.Context, s *v1alpha1.StorageBenchm
 }
 
 func runOf(b *v1alpha1.StorageBenchmark) scheduledRun {
-	return scheduledRun{b: b, scheduled: scheduledTimeOf(b), state: v1alpha1.RunStateOf(b), deleting: !b.DeletionTimestamp.IsZero()}
+	return scheduledRun{b: b, scheduled: controllers.ScheduledTimeOf(b), state: v1alpha1.RunStateOf(b), deleting: !b.DeletionTimestamp.IsZero()}
 }
 
 // key is the run key; an ephemeral one without a manager (unit tests).
-func (r *ScheduleReconciler) key() *RunKey {
+func (r *Reconciler) key() *controllers.RunKey {
 	if r.Key == nil {
-		r.Key = ephemeralRunKey()
+		r.Key = controllers.EphemeralRunKey()
 	}
 	return r.Key
-}
-
-// scheduledTimeOf is a run's scheduled time: its annotation, else when it
-// was created.
-func scheduledTimeOf(b *v1alpha1.StorageBenchmark) time.Time {
-	if t, err := time.Parse(time.RFC3339, b.Annotations[AnnotationScheduledTime]); err == nil {
-		return t
-	}
-	return b.CreationTimestamp.Time
 }
 
 // lastScheduled is the latest scheduled time a run was created for: status
@@ -306,7 +298,7 @@ func overLimit(runs []scheduledRun, successful, failed int) []scheduledRun {
 // trim deletes the finished runs beyond the history limits (each by UID,
 // so a benchmark recreated under the name is not deleted) and returns the
 // runs kept.
-func (r *ScheduleReconciler) trim(ctx context.Context, s *v1alpha1.StorageBenchmarkSchedule, runs []scheduledRun) ([]scheduledRun, error) {
+func (r *Reconciler) trim(ctx context.Context, s *v1alpha1.StorageBenchmarkSchedule, runs []scheduledRun) ([]scheduledRun, error) {
 	gone := overLimit(runs, int(ptr.Deref(s.Spec.SuccessfulRunsHistoryLimit, 3)), int(ptr.Deref(s.Spec.FailedRunsHistoryLimit, 1)))
 	for _, run := range gone {
 		if err := r.deleteRun(ctx, s, run, fmt.Sprintf("deleted %s run %s: beyond the history limit", run.state, run.b.Name)); err != nil {
@@ -321,7 +313,7 @@ func (r *ScheduleReconciler) trim(ctx context.Context, s *v1alpha1.StorageBenchm
 // deleteRun deletes a run by its UID (a benchmark recreated under the
 // name is not deleted), in the background, and says so with event when it
 // did: a run already gone or replaced is no error and no event.
-func (r *ScheduleReconciler) deleteRun(ctx context.Context, s *v1alpha1.StorageBenchmarkSchedule, run scheduledRun, event string) error {
+func (r *Reconciler) deleteRun(ctx context.Context, s *v1alpha1.StorageBenchmarkSchedule, run scheduledRun, event string) error {
 	uid := run.b.UID
 	err := r.Delete(ctx, run.b, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 	switch {
@@ -330,7 +322,7 @@ func (r *ScheduleReconciler) deleteRun(ctx context.Context, s *v1alpha1.StorageB
 	case err != nil:
 		return err
 	}
-	r.Recorder.Event(s, corev1.EventTypeNormal, EventRunDeleted, event)
+	r.Recorder.Event(s, corev1.EventTypeNormal, controllers.EventRunDeleted, event)
 	return nil
 }
 
@@ -348,7 +340,7 @@ func RunName(schedule string, at time.Time) string {
 // deadline passes first), and Replace deletes the running one and starts
 // once it is gone. Events are sent when report is set (the first time
 // this time is due).
-func (r *ScheduleReconciler) start(ctx context.Context, s *v1alpha1.StorageBenchmarkSchedule, runs []scheduledRun, at time.Time, report bool) (bool, error) {
+func (r *Reconciler) start(ctx context.Context, s *v1alpha1.StorageBenchmarkSchedule, runs []scheduledRun, at time.Time, report bool) (bool, error) {
 	when := at.UTC().Format(time.RFC3339)
 	blocked := false
 	for _, run := range runs {
@@ -358,7 +350,7 @@ func (r *ScheduleReconciler) start(ctx context.Context, s *v1alpha1.StorageBench
 		case run.state != v1alpha1.RunRunning:
 		case s.Spec.ConcurrencyPolicy != v1alpha1.ConcurrencyReplace:
 			if report {
-				r.Recorder.Eventf(s, corev1.EventTypeNormal, EventRunAlreadyActive,
+				r.Recorder.Eventf(s, corev1.EventTypeNormal, controllers.EventRunAlreadyActive,
 					"the run for %s is due, but %s is still running (concurrencyPolicy Forbid)", when, run.b.Name)
 			}
 			return false, nil
@@ -374,7 +366,7 @@ func (r *ScheduleReconciler) start(ctx context.Context, s *v1alpha1.StorageBench
 		return false, nil // woken again when the deleted run is gone
 	}
 	b := runFor(s, at)
-	r.key().stampToken(b, s.UID)
+	r.key().StampToken(b, s.UID)
 	if err := controllerutil.SetControllerReference(s, b, r.Scheme()); err != nil {
 		return false, err
 	}
@@ -385,35 +377,35 @@ func (r *ScheduleReconciler) start(ctx context.Context, s *v1alpha1.StorageBench
 		if err := r.Get(ctx, client.ObjectKeyFromObject(b), &cur); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
-		switch r.key().provenanceOf(&cur, s.UID) {
-		case signed:
-		case unsigned: // this manager's creation, interrupted before its signature
-			if err := r.key().sign(ctx, r.Client, &cur, s.UID); err != nil {
+		switch r.key().ProvenanceOf(&cur, s.UID) {
+		case controllers.Signed:
+		case controllers.Unsigned: // this manager's creation, interrupted before its signature
+			if err := r.key().Sign(ctx, r.Client, &cur, s.UID); err != nil {
 				return false, client.IgnoreNotFound(err)
 			}
 		default:
 			// Somebody else's benchmark holds the name, whatever its
 			// owner reference says: never adopted.
 			if report {
-				r.Recorder.Eventf(s, corev1.EventTypeWarning, EventRunNameTaken,
+				r.Recorder.Eventf(s, corev1.EventTypeWarning, controllers.EventRunNameTaken,
 					"the run for %s cannot be created: %s exists and this schedule did not create it", when, b.Name)
 			}
 			return false, nil
 		}
 	case err != nil && isRefusal(err):
 		if report {
-			r.Recorder.Eventf(s, corev1.EventTypeWarning, EventRunRefused, "the run for %s was refused: %s", when, clip(err.Error(), maxMessage))
+			r.Recorder.Eventf(s, corev1.EventTypeWarning, controllers.EventRunRefused, "the run for %s was refused: %s", when, protocol.Truncate(err.Error(), controllers.MaxMessage))
 		}
 		return false, nil
 	case err != nil:
 		return false, err
 	default:
-		if err := r.key().sign(ctx, r.Client, b, s.UID); err != nil {
+		if err := r.key().Sign(ctx, r.Client, b, s.UID); err != nil {
 			return false, err // signed at the next reconcile (runs)
 		}
-		r.Recorder.Eventf(s, corev1.EventTypeNormal, EventRunCreated, "created %s for %s", b.Name, when)
+		r.Recorder.Eventf(s, corev1.EventTypeNormal, controllers.EventRunCreated, "created %s for %s", b.Name, when)
 	}
-	s.Status.LastScheduleTime = stamp(at)
+	s.Status.LastScheduleTime = controllers.Stamp(at)
 	return true, nil
 }
 
@@ -432,7 +424,7 @@ func projectSchedule(s *v1alpha1.StorageBenchmarkSchedule, runs []scheduledRun) 
 		if run.deleting {
 			continue
 		}
-		row := v1alpha1.ScheduledRun{ScheduledRunRef: v1alpha1.ScheduledRunRef{Name: run.b.Name, ScheduledTime: *stamp(run.scheduled)},
+		row := v1alpha1.ScheduledRun{ScheduledRunRef: v1alpha1.ScheduledRunRef{Name: run.b.Name, ScheduledTime: *controllers.Stamp(run.scheduled)},
 			State: run.state, CompletionTime: run.b.Status.CompletionTime}
 		if sum := run.b.Status.Summary; sum != nil {
 			row.PeakIOPS = sum.PeakIOPS
@@ -446,8 +438,8 @@ func projectSchedule(s *v1alpha1.StorageBenchmarkSchedule, runs []scheduledRun) 
 		if c := meta.FindStatusCondition(run.b.Status.Conditions, v1alpha1.ConditionRegressed); c != nil {
 			row.Regression = c.Reason
 			if c.Status == metav1.ConditionTrue {
-				row.RegressionMessage = clip(c.Message, 512)
-				row.RegressedMetrics = regressedMetrics(run.b.Status.Regression)
+				row.RegressionMessage = protocol.Truncate(c.Message, 512)
+				row.RegressedMetrics = run.b.Status.Regression.RegressedMetrics()
 			}
 		}
 		switch run.state {
@@ -478,7 +470,7 @@ func setScheduleCondition(s *v1alpha1.StorageBenchmarkSchedule, ready bool, reas
 			status = metav1.ConditionTrue
 		}
 		meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason,
-			Message: clip(msg, maxMessage), ObservedGeneration: s.Generation})
+			Message: protocol.Truncate(msg, controllers.MaxMessage), ObservedGeneration: s.Generation})
 	}
 	set(v1alpha1.ConditionReady, ready)
 	set(v1alpha1.ConditionStalled, !ready)
