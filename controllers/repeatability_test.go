@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
@@ -85,7 +86,7 @@ func TestSetRepeatability(t *testing.T) {
 				b.Spec.Analysis.MaxVariationPercent = ptr.To(c.limit)
 			}
 			d := mustDesired(t, b)
-			setRepeatability(b, d.Analysis, c.recs)
+			repeatability(b, d.Analysis, c.recs)
 			if got := b.Status.Repeatability; len(got) != c.entries {
 				t.Fatalf("repeatability %s, want %d entries", jsonOf(t, got), c.entries)
 			}
@@ -126,7 +127,7 @@ func TestSetRepeatability(t *testing.T) {
 			lived := newBench()
 			lived.Spec.Analysis.MaxVariationPercent = b.Spec.Analysis.MaxVariationPercent
 			for k := 1; k <= len(c.recs); k++ {
-				setRepeatability(lived, d.Analysis, c.recs[:k])
+				repeatability(lived, d.Analysis, c.recs[:k])
 			}
 			if got, want := jsonOf(t, b.Status), jsonOf(t, lived.Status); got != want {
 				t.Errorf("rebuilt status differs from the lived one\n got %s\nwant %s", got, want)
@@ -143,7 +144,7 @@ func TestUnstableIsInformational(t *testing.T) {
 	d := mustDesired(t, b)
 	recs := repeatedRecs(2, levelRun{1000, time.Millisecond}, levelRun{1500, 2 * time.Millisecond})
 	setComplete(b, t0.Add(time.Hour), "all 2 steps completed")
-	setRepeatability(b, d.Analysis, recs)
+	repeatability(b, d.Analysis, recs)
 	setCondition(b, v1alpha1.ConditionSteadyState, true, ReasonSteady, t0, "steady")
 	if !meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionUnstable) {
 		t.Fatalf("conditions %+v: want Unstable", b.Status.Conditions)
@@ -220,4 +221,11 @@ func TestStepStatusCarriesTheRepetition(t *testing.T) {
 	if s := stepStatus(rec(order(4, plan.Step{OfferedIOPS: 2000}), agg, "b")); s.Repetition != 0 {
 		t.Errorf("a step of a load that does not repeat has repetition %d", s.Repetition)
 	}
+}
+
+// repeatability sets status.repeatability and Unstable as project does,
+// from the core's judgement of the steps.
+func repeatability(b *v1alpha1.StorageBenchmark, o analysis.Options, steps []run.Step) {
+	levels, unstable := run.Repeatability(steps, o)
+	setRepeatability(b, o, levels, unstable, steps)
 }

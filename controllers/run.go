@@ -18,7 +18,6 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
-	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/internal/run"
@@ -261,59 +260,6 @@ func (r *Reconciler) admit(ctx context.Context, b *v1alpha1.StorageBenchmark, d 
 type verdictError struct{ verdict }
 
 func (e *verdictError) Error() string { return e.message }
-
-// project writes into status what the spec and the observed children say:
-// the same children give the same status, whatever status held before.
-func project(b *v1alpha1.StorageBenchmark, d *spec.Run, obs *observed) error {
-	b.Status.ClientsTotal = b.Spec.Clients.Count
-	ran := make([]plan.Step, 0, len(obs.steps)+1)
-	for _, s := range obs.steps {
-		ran = append(ran, s.Order.Step)
-	}
-	if obs.ordered && !obs.order.Done && obs.order.Index == len(obs.steps) {
-		ran = append(ran, obs.order.Step) // ordered, not yet recorded
-	}
-	b.Status.StepsPlanned = int32(plan.PlannedSteps(d.Load, ran))
-	w := d.Workload
-	b.Status.Workload = &v1alpha1.ResolvedWorkload{BlockSizeBytes: w.BlockSizeBytes, ReadPercent: w.ReadPercent, Pattern: string(w.Pattern),
-		IODepth: w.IODepth, IOEngine: string(w.IOEngine), Direct: w.Direct, WorkingSetBytesPerClient: w.WorkingSetBytesPerClient,
-		CompressPercent: w.CompressPercent}
-	b.Status.ClientsReady = readyCount(obs)
-	b.Status.Steps = make([]v1alpha1.StepStatus, len(obs.steps))
-	for i := range obs.steps {
-		obs.steps[i].Superseded = plan.SupersededAt(ran, i)
-		b.Status.Steps[i] = stepStatus(obs.steps[i])
-	}
-	if len(b.Status.Steps) == 0 {
-		b.Status.Steps = nil
-	}
-	b.Status.Progress = progress(len(obs.steps), int(b.Status.StepsPlanned))
-	switch {
-	case len(obs.steps) > 0:
-		b.Status.StartTime = Stamp(obs.steps[0].Order.StartAt)
-	case obs.ordered && !obs.order.Done:
-		b.Status.StartTime = Stamp(obs.order.StartAt)
-	default:
-		b.Status.StartTime = nil
-	}
-	b.Status.CurrentStep = nil
-	if obs.ordered && !obs.order.Done {
-		b.Status.CurrentStep = ptr.To(int32(obs.order.Index))
-	}
-	complete := false
-	if o := obs.order; obs.ordered && o.Done {
-		b.Status.CompletionTime = Stamp(o.EndedAt)
-		if o.Failure != "" {
-			setFailed(b, o.EndedAt, o.Failure, o.Reason)
-		} else {
-			complete = true
-			setComplete(b, o.EndedAt, o.Reason)
-		}
-	}
-	setVerdicts(b, verdictsOf(obs.plan, obs.order.EndedAt), complete, obs.order.EndedAt)
-	setCleanup(b, obs.plan, obs.ordered && obs.order.Done)
-	return analyze(b, d, obs.steps, complete)
-}
 
 // observeStorage records the storage the run uses: the class, the claims
 // and, once, the bound volumes; when every client is ready (and was not

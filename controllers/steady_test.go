@@ -16,6 +16,7 @@ import (
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/internal/run"
+	"github.com/storagebench/storagebench/internal/spec"
 	"github.com/storagebench/storagebench/test/build"
 )
 
@@ -60,8 +61,10 @@ func TestSetSteadyState(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			b := newBench()
-			b.Status.Steps = make([]v1alpha1.StepStatus, len(c.steps))
-			setSteadyState(b, analysis.SteadyOptions{}, c.steps)
+			for _, rec := range c.steps {
+				b.Status.Steps = append(b.Status.Steps, stepStatus(rec))
+			}
+			showVerdict(b, v1alpha1.ConditionSteadyState, run.SteadyVerdict(c.steps, analysis.SteadyOptions{}))
 			got := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionSteadyState)
 			switch {
 			case c.cond == "" && got != nil:
@@ -236,4 +239,20 @@ func TestProjectExtendedRunLivedEqualsRebuilt(t *testing.T) {
 	if got, want := jsonOf(t, lived.Status), jsonOf(t, fresh.Status); got != want {
 		t.Errorf("lived status\n%s\nrebuilt\n%s", got, want)
 	}
+}
+
+// analyze writes the analysis of steps into b's status as project does
+// (writeAnalysis), with status.steps already there; complete stands for a
+// final order after them.
+func analyze(b *v1alpha1.StorageBenchmark, d *spec.Run, steps []run.Step, complete bool) error {
+	var final *protocol.StepOrder
+	if complete {
+		final = &protocol.StepOrder{Index: len(steps), Done: true}
+	}
+	v, err := run.ViewOf(d.Spec, d.Analysis, d.Objectives, steps, final)
+	if err != nil {
+		return err
+	}
+	writeAnalysis(b, d, v)
+	return nil
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/analysis"
-	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/internal/run"
@@ -158,6 +157,11 @@ func stepStatus(rec run.Step) v1alpha1.StepStatus {
 		s.ClientIOPS = &v1alpha1.ClientSpreadStatus{MinIOPS: int64(math.Round(c.MinIOPS)), MaxIOPS: int64(math.Round(c.MaxIOPS)),
 			CVPercent: int32(math.Round(c.CVPercent))}
 	}
+	if st := rec.Steady; st.Judged { // judged by the benchmark's options when read
+		s.SteadyState = &v1alpha1.SteadyStateStatus{Steady: st.Steady,
+			RangePercent: int32(min(math.Round(st.RangePercent), math.MaxInt32)),
+			SlopePercent: int32(min(math.Round(st.SlopePercent), math.MaxInt32))}
+	}
 	if st := rec.Stall; st.Duration > 0 {
 		s.LongestStall = &v1alpha1.StallStatus{Start: metav1.Duration{Duration: st.Start}, Duration: metav1.Duration{Duration: st.Duration}}
 		if st.P999AroundNs > 0 {
@@ -167,43 +171,73 @@ func stepStatus(rec run.Step) v1alpha1.StepStatus {
 	return s
 }
 
-// analyze recomputes the per-step flags, the summary and (once the run is
-// complete) the SLO verdicts from the recorded steps' exact aggregates.
-func analyze(b *v1alpha1.StorageBenchmark, d *spec.Run, steps []run.Step, complete bool) error {
-	inputs := make([]analysis.StepInput, len(steps))
-	for i, s := range steps {
-		st := s.Order.Step
-		inputs[i] = analysis.StepInput{Aggregate: s.Aggregate, OfferedIOPS: st.OfferedIOPS, OfferedBytesPerSec: st.OfferedBytesPerSec,
-			Outstanding: plan.Outstanding(st, d.Topology, d.Workload), Unthrottled: st.Unthrottled, ClientBoundCheck: st.ClientBoundCheck,
-			Superseded: s.Superseded}
-		if s.Timed {
-			inputs[i].Stall = &steps[i].Stall
-		}
+// project writes into status what the spec and the observed children say,
+// through the core's View of them (run.ViewOf) and the verdicts recorded
+// on the plan ConfigMap: the same children give the same status, whatever
+// status held before. Every field of a benchmark's status that follows
+// from its steps is written here.
+func project(b *v1alpha1.StorageBenchmark, d *spec.Run, obs *observed) error {
+	var order *protocol.StepOrder
+	if obs.ordered {
+		order = &obs.order
 	}
-	var objectives []analysis.Objective
-	if complete {
-		objectives = d.Objectives
-	}
-	res, err := analysis.Analyze(inputs, d.Analysis, objectives)
+	v, err := run.ViewOf(d.Spec, d.Analysis, d.Objectives, obs.steps, order)
 	if err != nil {
 		return err
 	}
-	for i, a := range res.Steps {
-		b.Status.Steps[i].Saturated = a.Saturated
-		b.Status.Steps[i].QueueFull = a.QueueFull
-		b.Status.Steps[i].Knee = a.Knee
-		b.Status.Steps[i].ClosedLoop = a.Saturated || !steps[i].Order.Step.RateLimited()
+	obs.steps = v.Steps // marked superseded, for what the pass does next
+	st := &b.Status
+	st.ClientsTotal = b.Spec.Clients.Count
+	st.ClientsReady = readyCount(obs)
+	st.StepsPlanned = int32(v.Planned)
+	w := d.Workload
+	st.Workload = &v1alpha1.ResolvedWorkload{BlockSizeBytes: w.BlockSizeBytes, ReadPercent: w.ReadPercent, Pattern: string(w.Pattern),
+		IODepth: w.IODepth, IOEngine: string(w.IOEngine), Direct: w.Direct, WorkingSetBytesPerClient: w.WorkingSetBytesPerClient,
+		CompressPercent: w.CompressPercent}
+	st.Steps = nil
+	for _, rec := range v.Steps {
+		st.Steps = append(st.Steps, stepStatus(rec))
 	}
-	setSteadyState(b, d.Analysis.Steady, steps)
-	setRepeatability(b, d.Analysis, steps)
-	// Informational, like SteadyState: it never ends the run.
-	showVerdict(b, v1alpha1.ConditionClientBound, run.ClientBoundVerdict(res.ClientBound, steps, d.Analysis.WithDefaults().Throughput))
-	b.Status.Summary = summaryStatus(b, res.Summary, d.Analysis.WithDefaults().LatencyTarget)
-	entitlementPercents(b)
-	if complete && len(d.Objectives) > 0 {
-		setSLOs(b, res)
+	st.Progress = progress(len(v.Steps), v.Planned)
+	st.StartTime, st.CurrentStep = nil, nil
+	if !v.Start.IsZero() {
+		st.StartTime = Stamp(v.Start)
 	}
+	if v.Current >= 0 {
+		st.CurrentStep = ptr.To(int32(v.Current))
+	}
+	if v.Ended {
+		st.CompletionTime = Stamp(v.EndedAt)
+		if v.Failure != "" {
+			setFailed(b, v.EndedAt, v.Failure, v.Reason)
+		} else {
+			setComplete(b, v.EndedAt, v.Reason)
+		}
+	}
+	setVerdicts(b, verdictsOf(obs.plan, obs.order.EndedAt), v.Complete(), obs.order.EndedAt)
+	setCleanup(b, obs.plan, v.Ended)
+	writeAnalysis(b, d, v)
 	return nil
+}
+
+// writeAnalysis writes the View's analysis of the steps: each step's
+// flags, the verdicts on them, the levels' variation, the summary and,
+// once the run completed, the objectives' verdicts.
+func writeAnalysis(b *v1alpha1.StorageBenchmark, d *spec.Run, v run.View) {
+	for i, a := range v.Analysis.Steps {
+		s := &b.Status.Steps[i]
+		s.Saturated, s.QueueFull, s.Knee = a.Saturated, a.QueueFull, a.Knee
+		s.ClosedLoop = a.Saturated || !v.Steps[i].Order.Step.RateLimited()
+	}
+	showVerdict(b, v1alpha1.ConditionSteadyState, v.Steady)
+	setRepeatability(b, d.Analysis, v.Levels, v.Unstable, v.Steps)
+	// Informational, like SteadyState: it never ends the run.
+	showVerdict(b, v1alpha1.ConditionClientBound, v.ClientBound)
+	b.Status.Summary = summaryStatus(b, v.Analysis.Summary, d.Analysis.WithDefaults().LatencyTarget)
+	entitlementPercents(b)
+	if v.Complete() && len(d.Objectives) > 0 {
+		setSLOs(b, v.Analysis)
+	}
 }
 
 func summaryStatus(b *v1alpha1.StorageBenchmark, s analysis.Summary, target time.Duration) *v1alpha1.SummaryStatus {
@@ -275,24 +309,59 @@ func setSLOs(b *v1alpha1.StorageBenchmark, res analysis.Result) {
 	setCondition(b, v1alpha1.ConditionSLOMet, res.AllSLOsMet, reason, at, msg)
 }
 
-// setSteadyState judges every step's timeline and sets the SteadyState
-// condition: True while every judged step was steady, False from the first
-// that was not (a superseded run, which was run again, is judged but left
-// out of the condition), each stamped with the end of the step that
-// decided it, so a rebuilt status carries the same time. Without a judged step (timelines too
-// short, or runners that sent none) there is no condition.
-func setSteadyState(b *v1alpha1.StorageBenchmark, o analysis.SteadyOptions, steps []run.Step) {
-	for i, rec := range steps {
-		if st := rec.Steady; st.Judged { // judged by the benchmark's options when read
-			b.Status.Steps[i].SteadyState = &v1alpha1.SteadyStateStatus{Steady: st.Steady,
-				RangePercent: int32(min(math.Round(st.RangePercent), math.MaxInt32)),
-				SlopePercent: int32(min(math.Round(st.SlopePercent), math.MaxInt32))}
-		}
-	}
-	showVerdict(b, v1alpha1.ConditionSteadyState, run.SteadyVerdict(steps, o))
-}
-
 // progress is "finished/planned" for kubectl get.
 func progress(finishedSteps, planned int) string {
 	return fmt.Sprintf("%d/%d", finishedSteps, planned)
 }
+
+// setRepeatability projects how much the runs of each repeated load level
+// varied (load.repeat) into status.repeatability, and sets the Unstable
+// condition when analysis.maxVariationPercent asks for it. Like the rest of
+// status it is a function of the step records alone: the figures come from
+// the core (run.Repeatability), and so does the verdict, stamped with the
+// end of the run after which it last changed, so a rebuilt status carries
+// the same time as one that lived through the run. Informational:
+// it never ends the run, nor touches Ready, Stalled or Failed.
+func setRepeatability(b *v1alpha1.StorageBenchmark, o analysis.Options, levels []analysis.LevelVariation, unstable *run.Verdict, steps []run.Step) {
+	b.Status.Repeatability = nil
+	for _, v := range levels {
+		entry := repeatabilityStatus(v, steps)
+		if o.MaxVariationPercent > 0 {
+			entry.Stable = ptr.To(v.Stable(o.MaxVariationPercent))
+		}
+		b.Status.Repeatability = append(b.Status.Repeatability, entry)
+	}
+	showVerdict(b, v1alpha1.ConditionUnstable, unstable)
+}
+
+// repeatabilityStatus is a level's spread as status shows it: IOPS rounded
+// as achievedIOPS is, latencies exact to the nanosecond as the steps' are,
+// CVs rounded to a whole percent as steadyState's excursions are, and the
+// intervals' low ends at 0 at the least.
+func repeatabilityStatus(v analysis.LevelVariation, steps []run.Step) v1alpha1.RepeatabilityStatus {
+	out := v1alpha1.RepeatabilityStatus{Level: int32(v.Level), Runs: int32(v.Runs()),
+		IOPS: v1alpha1.IOPSVariation{Mean: roundInt64(v.IOPS.Mean), CVPercent: percent(v.IOPS.CVPercent),
+			CI95Low: roundInt64(max(v.IOPS.CI95Low, 0)), CI95High: roundInt64(v.IOPS.CI95High)}}
+	if s := run.StepAt(steps, v.Steps[0]); s != nil {
+		st := s.Order.Step
+		out.OfferedIOPS, out.OfferedBytesPerSecond, out.QueueDepthPerClient = st.OfferedIOPS, st.OfferedBytesPerSec, st.QueueDepthPerClient
+		out.PercentOfMax, out.Unthrottled = st.PercentOfMax, st.Unthrottled
+	}
+	if v.HasP99 {
+		ns := func(f float64) metav1.Duration { return duration(uint64(roundInt64(max(f, 0)))) }
+		out.P99 = &v1alpha1.LatencyVariation{Mean: ns(v.P99.Mean), CVPercent: percent(v.P99.CVPercent),
+			CI95Low: ns(v.P99.CI95Low), CI95High: ns(v.P99.CI95High)}
+	}
+	return out
+}
+
+// roundInt64 rounds a non-negative figure to an int64, saturating.
+func roundInt64(f float64) int64 {
+	if f >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(math.Round(f))
+}
+
+// percent rounds a percentage to a whole one, saturating.
+func percent(f float64) int32 { return int32(min(math.Round(f), math.MaxInt32)) }
