@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
@@ -48,15 +49,37 @@ func orderOf(plan *metav1.PartialObjectMetadata) (protocol.StepOrder, bool, erro
 
 // plan reads b's plan ConfigMap's metadata from the cache: nil when it
 // does not exist or b does not control it.
+//
+// The cache keeps at most maxCachedValue bytes of an annotation: a record
+// of verdicts longer than that (a comparison of many steps) is read whole,
+// with the rest of the plan's metadata, from the API server.
 func (r *Reconciler) plan(ctx context.Context, b *v1alpha1.StorageBenchmark) (*metav1.PartialObjectMetadata, error) {
-	return r.ownedConfigMap(ctx, b, exchange.PlanName(b.Name))
+	name := exchange.PlanName(b.Name)
+	cm, err := r.ownedConfigMap(ctx, r.metadata(), b, name)
+	if err != nil || cm == nil || r.APIReader == nil || !clippedInCache(cm, annotationVerdicts, legacyAnnotationRegression) {
+		return cm, err
+	}
+	return r.ownedConfigMap(ctx, r.APIReader, b, name)
 }
 
-// ownedConfigMap reads the metadata of b's ConfigMap name from the cache:
-// nil when it does not exist or b does not control it.
-func (r *Reconciler) ownedConfigMap(ctx context.Context, b *v1alpha1.StorageBenchmark, name string) (*metav1.PartialObjectMetadata, error) {
+// clippedInCache says whether one of the annotations keys may have been
+// cut by the cache's transform (stripForCache): it is as long as a cut
+// value is.
+func clippedInCache(obj client.Object, keys ...string) bool {
+	for _, k := range keys {
+		if len(obj.GetAnnotations()[k]) >= maxCachedValue-utf8.UTFMax {
+			return true
+		}
+	}
+	return false
+}
+
+// ownedConfigMap reads the metadata of b's ConfigMap name through from
+// (the cache, or the API server): nil when it does not exist or b does not
+// control it.
+func (r *Reconciler) ownedConfigMap(ctx context.Context, from client.Reader, b *v1alpha1.StorageBenchmark, name string) (*metav1.PartialObjectMetadata, error) {
 	cm := metadataOf(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-	err := r.metadata().Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, cm)
+	err := from.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, cm)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil

@@ -75,25 +75,35 @@ func verdictConditions() []string {
 }
 
 // verdictsOf reads the plan ConfigMap's recorded verdicts, with those a
-// manager before them kept in annotations of their own. A record that
-// cannot be read counts as none: the condition says so, where it is one
-// the run must have (missing).
+// manager before them kept in annotations of their own. Only the rows'
+// verdicts that can stand as a condition are kept (run.Verdict.Valid),
+// each with a message of at most MaxMessage and a detail only where its
+// row reads one: the record is the operator's, but whoever may edit
+// ConfigMaps in the namespace can change it, and a verdict it does not
+// hold, or cannot read, counts as none (the condition says so, where the
+// run must have it: missing).
 func verdictsOf(plan *metav1.PartialObjectMetadata, ended time.Time) run.Verdicts {
 	if plan == nil {
 		return nil
 	}
-	vs, err := run.DecodeVerdicts(plan.Annotations[annotationVerdicts])
+	recorded, err := run.DecodeVerdicts(plan.Annotations[annotationVerdicts])
 	if err != nil {
-		vs = nil
+		recorded = nil
 	}
+	var vs run.Verdicts
 	for _, k := range recordedVerdicts {
-		value, found := plan.Annotations[k.legacy]
-		if _, recorded := vs.Find(k.condition); recorded || k.legacy == "" || !found {
+		v, found := recorded.Find(k.condition)
+		if value, ok := plan.Annotations[k.legacy]; !found && k.legacy != "" && ok {
+			v, found = k.fromLegacy(value, ended)
+		}
+		if !found || !v.Valid() {
 			continue
 		}
-		if v, ok := k.fromLegacy(value, ended); ok {
-			vs = vs.With(v)
+		v.Condition, v.Message = k.condition, clip(v.Message, MaxMessage)
+		if k.project == nil {
+			v.Detail = nil
 		}
+		vs = append(vs, v)
 	}
 	return vs
 }

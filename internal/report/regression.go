@@ -189,8 +189,8 @@ func (c *RegressionComparison) WriteText(w io.Writer) error {
 
 // WriteJSON writes the comparison as JSON, indented, with a final
 // newline. The options and the result are analysis' types as they marshal
-// ("tests", "pAdjusted" …): the same as the operator records in its
-// storagebench.io/regression annotation.
+// ("tests", "pAdjusted" …): the same as the operator records as the
+// Regressed verdict's detail (the plan ConfigMap's storagebench.io/verdicts).
 func (c *RegressionComparison) WriteJSON(w io.Writer) error {
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {

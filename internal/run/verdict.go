@@ -3,6 +3,7 @@ package run
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"time"
 )
@@ -30,6 +31,19 @@ type Verdict struct {
 	Message   string          `json:"message,omitempty"`
 	At        time.Time       `json:"at"`
 	Detail    json.RawMessage `json:"detail,omitempty"`
+}
+
+// reasonPattern is a condition reason as the API accepts it (CamelCase,
+// at most maxReason bytes).
+var reasonPattern = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
+
+const maxReason = 64
+
+// Valid says whether v can stand as a condition: a status of True, False
+// or Unknown and a reason the API accepts. A record somebody else changed
+// may hold anything; a verdict that is not valid is not shown.
+func (v Verdict) Valid() bool {
+	return (v.Status == True || v.Status == False || v.Status == Unknown) && len(v.Reason) <= maxReason && reasonPattern.MatchString(v.Reason)
 }
 
 // Judged is a verdict of condition, True or False by ok.

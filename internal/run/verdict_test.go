@@ -85,3 +85,22 @@ func TestDecodeVerdictsRefuses(t *testing.T) {
 		t.Errorf("DecodeVerdicts(\"\") = %v, %v", vs, err)
 	}
 }
+
+func TestVerdictValid(t *testing.T) {
+	at := time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		v    Verdict
+		want bool
+	}{
+		{Judged("A", true, "OnDistinctNodes", "", at), true},
+		{Verdict{Status: Unknown, Reason: "NotCompared"}, true},
+		{Verdict{Status: "Yes", Reason: "Fine"}, false},
+		{Verdict{Status: True}, false},
+		{Verdict{Status: True, Reason: "has spaces"}, false},
+		{Verdict{Status: True, Reason: "A" + strings.Repeat("b", 64)}, false},
+	} {
+		if got := tc.v.Valid(); got != tc.want {
+			t.Errorf("%+v: Valid() = %v, want %v", tc.v, got, tc.want)
+		}
+	}
+}
