@@ -66,7 +66,17 @@ var regressionVerdict = recordedVerdict{
 	wanted:    func(b *v1alpha1.StorageBenchmark) bool { return b.Spec.Regression != nil },
 	due:       func(o protocol.StepOrder) bool { return o.Done && o.Failure == "" },
 	judge: func(ctx context.Context, r *Reconciler, b *v1alpha1.StorageBenchmark, d *spec.Run, obs *observed, o protocol.StepOrder, _ time.Time) (run.Verdict, error) {
-		rec, err := r.regressionOf(ctx, b, d, len(obs.steps))
+		// The steps' closed-loop flags as status shows them, the step this
+		// pass recorded too: the pass projects status after ordering.
+		v, err := run.ViewOf(d.Spec, d.Analysis, nil, obs.steps, nil)
+		if err != nil {
+			return run.Verdict{}, err
+		}
+		shown := make([]v1alpha1.StepStatus, len(v.Steps))
+		for i, s := range v.Steps {
+			shown[i] = v1alpha1.StepStatus{Index: int32(s.Order.Index), ClosedLoop: v.ClosedLoop(i)}
+		}
+		rec, err := r.regressionOf(ctx, b, d, shown, len(obs.steps))
 		return rec.verdict(o.EndedAt), err
 	},
 	completeOnly: true,
@@ -136,7 +146,7 @@ func samplesOf(steps []run.Step, status []v1alpha1.StepStatus) []analysis.StepSa
 // cache may not yet hold the step this pass recorded. An error is one to
 // retry (the API server's); a baseline that cannot be used is a record
 // with a reason.
-func (r *Reconciler) regressionOf(ctx context.Context, b *v1alpha1.StorageBenchmark, d *spec.Run, recorded int) (regressionRecord, error) {
+func (r *Reconciler) regressionOf(ctx context.Context, b *v1alpha1.StorageBenchmark, d *spec.Run, status []v1alpha1.StepStatus, recorded int) (regressionRecord, error) {
 	rec := regressionRecord{Version: regressionRecordVersion, Options: d.Regression.WithDefaults()}
 	base, err := r.baselineOf(ctx, b, b.Spec.RegressionFingerprint(), &rec)
 	if err != nil || rec.Reason != "" {
@@ -148,7 +158,7 @@ func (r *Reconciler) regressionOf(ctx context.Context, b *v1alpha1.StorageBenchm
 			return rec, err
 		}
 	}
-	rec.Result = analysis.CompareWithRuns(base, samplesOf(steps, b.Status.Steps), *d.Regression)
+	rec.Result = analysis.CompareWithRuns(base, samplesOf(steps, status), *d.Regression)
 	return rec, nil
 }
 

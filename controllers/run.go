@@ -161,21 +161,22 @@ func (r *Reconciler) advance(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 		if err := r.collect(ctx, b, obs); err != nil {
 			return endOn(b, now, err)
 		}
-		// Status shows the step recorded before anything can end the run.
-		if err := project(b, d, obs); err != nil {
-			return ctrl.Result{}, err
-		}
 		if v := stepFailure(obs.steps); v != nil { // recorded, never ordered on from
+			if err := project(b, d, obs); err != nil { // status shows the step recorded
+				return ctrl.Result{}, err
+			}
 			return fail(b, now, v.reason, v.message)
 		}
 		now = r.now() // collecting took time: the next start counts from here
 	}
-	next, err := r.orderNext(ctx, b, d, obs, t, now)
-	if err != nil {
-		return endOn(b, now, err)
-	}
+	next, orderErr := r.orderNext(ctx, b, d, obs, t, now)
+	// Status shows the step recorded, and the order written, before
+	// anything can end the run: one projection per pass that orders.
 	if err := project(b, d, obs); err != nil {
 		return ctrl.Result{}, err
+	}
+	if orderErr != nil {
+		return endOn(b, now, orderErr)
 	}
 	if finished(b) {
 		return ctrl.Result{}, nil // finish follows the status write

@@ -227,7 +227,7 @@ func writeAnalysis(b *v1alpha1.StorageBenchmark, d *spec.Run, v run.View) {
 	for i, a := range v.Analysis.Steps {
 		s := &b.Status.Steps[i]
 		s.Saturated, s.QueueFull, s.Knee = a.Saturated, a.QueueFull, a.Knee
-		s.ClosedLoop = a.Saturated || !v.Steps[i].Order.Step.RateLimited()
+		s.ClosedLoop = v.ClosedLoop(i)
 	}
 	showVerdict(b, v1alpha1.ConditionSteadyState, v.Steady)
 	setRepeatability(b, d.Analysis, v.Levels, v.Unstable, v.Steps)

@@ -45,6 +45,12 @@ type View struct {
 	Levels []analysis.LevelVariation
 }
 
+// ClosedLoop says whether step i's latency was measured closed-loop: the
+// step was saturated, or offered no rate.
+func (v View) ClosedLoop(i int) bool {
+	return v.Analysis.Steps[i].Saturated || !v.Steps[i].Order.Step.RateLimited()
+}
+
 // Complete says the run ended with every planned step, or a stop rule.
 func (v View) Complete() bool { return v.Ended && v.Failure == "" }
 
