@@ -226,7 +226,7 @@ func (r *Reconciler) observe(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 		return nil, err
 	}
 	var err error
-	if o.plan, err = r.plan(ctx, b); err != nil {
+	if o.plan, err = r.wholePlan(ctx, b); err != nil {
 		return nil, err
 	}
 	if o.order, o.ordered, err = orderOf(o.plan); err != nil {

@@ -49,17 +49,21 @@ func orderOf(plan *metav1.PartialObjectMetadata) (protocol.StepOrder, bool, erro
 
 // plan reads b's plan ConfigMap's metadata from the cache: nil when it
 // does not exist or b does not control it.
-//
-// The cache keeps at most maxCachedValue bytes of an annotation: a record
-// of verdicts longer than that (a comparison of many steps) is read whole,
-// with the rest of the plan's metadata, from the API server.
 func (r *Reconciler) plan(ctx context.Context, b *v1alpha1.StorageBenchmark) (*metav1.PartialObjectMetadata, error) {
-	name := exchange.PlanName(b.Name)
-	cm, err := r.ownedConfigMap(ctx, r.metadata(), b, name)
+	return ownedConfigMap(ctx, r.metadata(), b, exchange.PlanName(b.Name))
+}
+
+// wholePlan is plan with its record of verdicts whole, for the passes that
+// read or write that record (observe). The cache keeps at most
+// maxCachedValue bytes of an annotation: a record longer than that (a
+// comparison of many steps) is read, with the rest of the plan's
+// metadata, from the API server.
+func (r *Reconciler) wholePlan(ctx context.Context, b *v1alpha1.StorageBenchmark) (*metav1.PartialObjectMetadata, error) {
+	cm, err := r.plan(ctx, b)
 	if err != nil || cm == nil || r.APIReader == nil || !clippedInCache(cm, annotationVerdicts, legacyAnnotationRegression) {
 		return cm, err
 	}
-	return r.ownedConfigMap(ctx, r.APIReader, b, name)
+	return ownedConfigMap(ctx, r.APIReader, b, cm.Name)
 }
 
 // clippedInCache says whether one of the annotations keys may have been
@@ -77,7 +81,7 @@ func clippedInCache(obj client.Object, keys ...string) bool {
 // ownedConfigMap reads the metadata of b's ConfigMap name through from
 // (the cache, or the API server): nil when it does not exist or b does not
 // control it.
-func (r *Reconciler) ownedConfigMap(ctx context.Context, from client.Reader, b *v1alpha1.StorageBenchmark, name string) (*metav1.PartialObjectMetadata, error) {
+func ownedConfigMap(ctx context.Context, from client.Reader, b *v1alpha1.StorageBenchmark, name string) (*metav1.PartialObjectMetadata, error) {
 	cm := metadataOf(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
 	err := from.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, cm)
 	switch {

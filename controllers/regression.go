@@ -72,11 +72,7 @@ var regressionVerdict = recordedVerdict{
 		if err != nil {
 			return run.Verdict{}, err
 		}
-		shown := make([]v1alpha1.StepStatus, len(v.Steps))
-		for i, s := range v.Steps {
-			shown[i] = v1alpha1.StepStatus{Index: int32(s.Order.Index), ClosedLoop: v.ClosedLoop(i)}
-		}
-		rec, err := r.regressionOf(ctx, b, d, shown, len(obs.steps))
+		rec, err := r.regressionOf(ctx, b, d, v.ClosedLoop, len(obs.steps))
 		return rec.verdict(o.EndedAt), err
 	},
 	completeOnly: true,
@@ -123,10 +119,10 @@ func (rec regressionRecord) verdict(at time.Time) run.Verdict {
 }
 
 // samplesOf are a run's steps as a comparison sees them
-// (analysis.SamplesOf): a superseded step's rerun stands for it; status
-// is the run's status.steps, which says which steps' latency was
-// closed-loop (saturated, or without a rate limit).
-func samplesOf(steps []run.Step, status []v1alpha1.StepStatus) []analysis.StepSamples {
+// (analysis.SamplesOf): a superseded step's rerun stands for it;
+// closedLoop(i) says whether steps[i]'s latency was closed-loop
+// (saturated, or without a rate limit), as the run's status shows it.
+func samplesOf(steps []run.Step, closedLoop func(i int) bool) []analysis.StepSamples {
 	ran := make([]plan.Step, len(steps))
 	for i, s := range steps {
 		ran[i] = s.Order.Step
@@ -135,9 +131,15 @@ func samplesOf(steps []run.Step, status []v1alpha1.StepStatus) []analysis.StepSa
 	for i, s := range steps {
 		iops, _ := analysis.TimelineSamples(s.Aggregate.Timeline)
 		run[i] = analysis.RunStep{Index: s.Order.Index, Label: s.Order.Step.Load(), Offered: s.Order.Step.Offered(), Superseded: plan.SupersededAt(ran, i),
-			ClosedLoop: apireport.ClosedLoopOf(status, s.Order.Index, s.Order.Step), IOPS: iops, P99Ns: s.P99Ns}
+			ClosedLoop: closedLoop(i), IOPS: iops, P99Ns: s.P99Ns}
 	}
 	return analysis.SamplesOf(run)
+}
+
+// closedLoopIn says which of steps were closed-loop as a finished run's
+// status.steps shows them (apireport.ClosedLoopOf).
+func closedLoopIn(status []v1alpha1.StepStatus, steps []run.Step) func(i int) bool {
+	return func(i int) bool { return apireport.ClosedLoopOf(status, steps[i].Order.Index, steps[i].Order.Step) }
 }
 
 // regressionOf compares the run's recorded steps (the first recorded of
@@ -146,7 +148,7 @@ func samplesOf(steps []run.Step, status []v1alpha1.StepStatus) []analysis.StepSa
 // cache may not yet hold the step this pass recorded. An error is one to
 // retry (the API server's); a baseline that cannot be used is a record
 // with a reason.
-func (r *Reconciler) regressionOf(ctx context.Context, b *v1alpha1.StorageBenchmark, d *spec.Run, status []v1alpha1.StepStatus, recorded int) (regressionRecord, error) {
+func (r *Reconciler) regressionOf(ctx context.Context, b *v1alpha1.StorageBenchmark, d *spec.Run, closedLoop func(i int) bool, recorded int) (regressionRecord, error) {
 	rec := regressionRecord{Version: regressionRecordVersion, Options: d.Regression.WithDefaults()}
 	base, err := r.baselineOf(ctx, b, b.Spec.RegressionFingerprint(), &rec)
 	if err != nil || rec.Reason != "" {
@@ -158,7 +160,7 @@ func (r *Reconciler) regressionOf(ctx context.Context, b *v1alpha1.StorageBenchm
 			return rec, err
 		}
 	}
-	rec.Result = analysis.CompareWithRuns(base, samplesOf(steps, status), *d.Regression)
+	rec.Result = analysis.CompareWithRuns(base, samplesOf(steps, closedLoop), *d.Regression)
 	return rec, nil
 }
 
@@ -324,7 +326,7 @@ func (r *Reconciler) benchmarkBaseline(ctx context.Context, base *v1alpha1.Stora
 		rec.none(ReasonBaselineInvalid, "%s has no step records left", what)
 		return nil, nil
 	}
-	return samplesOf(steps, base.Status.Steps), nil
+	return samplesOf(steps, closedLoopIn(base.Status.Steps, steps)), nil
 }
 
 // pinnedBaseline reads a pinned baseline, one run or several, from a

@@ -38,7 +38,7 @@ func TestSamplesOfLeavesSupersededStepsOut(t *testing.T) {
 	}
 	// Status marks step 2 (index 2) saturated: its latency was closed-loop.
 	status := []v1alpha1.StepStatus{{Index: 0}, {Index: 1}, {Index: 2, ClosedLoop: true}}
-	got := samplesOf(steps, status)
+	got := samplesOf(steps, closedLoopIn(status, steps))
 	if len(got) != 2 {
 		t.Fatalf("got %d steps, want 2 (the superseded run left out): %+v", len(got), got)
 	}
@@ -58,7 +58,7 @@ func TestSamplesOfLeavesSupersededStepsOut(t *testing.T) {
 		t.Errorf("closed loop %v, %v; want the saturated step's only", got[0].ClosedLoop, got[1].ClosedLoop)
 	}
 	// Without status, a rated step is taken as open-loop.
-	if bare := samplesOf(steps, nil); bare[1].ClosedLoop {
+	if bare := samplesOf(steps, closedLoopIn(nil, steps)); bare[1].ClosedLoop {
 		t.Error("a rated step without status taken as closed-loop")
 	}
 }

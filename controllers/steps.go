@@ -212,7 +212,7 @@ func (r *Reconciler) stepFrom(ctx context.Context, b *v1alpha1.StorageBenchmark,
 // stepMeta is the cached metadata of b's step k ConfigMap; nil when there
 // is none that b controls.
 func (r *Reconciler) stepMeta(ctx context.Context, b *v1alpha1.StorageBenchmark, k int) (*metav1.PartialObjectMetadata, error) {
-	return r.ownedConfigMap(ctx, r.metadata(), b, exchange.StepName(b.Name, k))
+	return ownedConfigMap(ctx, r.metadata(), b, exchange.StepName(b.Name, k))
 }
 
 // recordedSteps counts b's step ConfigMaps, from their metadata alone.

@@ -111,7 +111,7 @@ func verdictsOf(plan *metav1.PartialObjectMetadata, ended time.Time) run.Verdict
 // verdictsDue judges the verdicts order o makes due. The annotation to
 // write with it is nil when none is.
 func (r *Reconciler) verdictsDue(ctx context.Context, b *v1alpha1.StorageBenchmark, d *spec.Run, obs *observed, o protocol.StepOrder, now time.Time) (map[string]string, error) {
-	vs, judged := verdictsOf(obs.plan, o.EndedAt), false
+	var judged run.Verdicts
 	for _, k := range recordedVerdicts {
 		if !k.wanted(b) || !k.due(o) {
 			continue
@@ -120,11 +120,15 @@ func (r *Reconciler) verdictsDue(ctx context.Context, b *v1alpha1.StorageBenchma
 		if err != nil {
 			return nil, err
 		}
-		v.Condition, v.Reason, v.Message = k.condition, clip(v.Reason, 64), clip(v.Message, MaxMessage)
-		vs, judged = vs.With(v), true
+		v.Condition, v.Message = k.condition, clip(v.Message, MaxMessage)
+		judged = append(judged, v)
 	}
-	if !judged {
+	if len(judged) == 0 {
 		return nil, nil
+	}
+	vs := verdictsOf(obs.plan, o.EndedAt)
+	for _, v := range judged {
+		vs = vs.With(v)
 	}
 	return map[string]string{annotationVerdicts: vs.Encode(maxVerdicts)}, nil
 }
@@ -134,7 +138,6 @@ func (r *Reconciler) verdictsDue(ctx context.Context, b *v1alpha1.StorageBenchma
 func setVerdicts(b *v1alpha1.StorageBenchmark, vs run.Verdicts, complete bool, ended time.Time) {
 	for _, k := range recordedVerdicts {
 		v, recorded := vs.Find(k.condition)
-		recorded = recorded && v.Reason != ""
 		var shown *run.Verdict
 		switch {
 		case !k.wanted(b) || k.completeOnly && !complete:
@@ -157,7 +160,7 @@ func showVerdict(b *v1alpha1.StorageBenchmark, condition string, v *run.Verdict)
 		meta.RemoveStatusCondition(&b.Status.Conditions, condition)
 		return
 	}
-	setConditionStatus(b, condition, metav1.ConditionStatus(v.Status), clip(v.Reason, 64), v.At, v.Message)
+	setConditionStatus(b, condition, metav1.ConditionStatus(v.Status), v.Reason, v.At, v.Message)
 }
 
 // verdictMissing says whether an ended run's status lacks a verdict it

@@ -3,6 +3,11 @@ package controllers
 import (
 	"context"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -103,14 +108,63 @@ func TestPlanReadWholeWhenTheCacheCutItsVerdicts(t *testing.T) {
 	}
 	cached := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(cut.(*corev1.ConfigMap)).Build()
 	live := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(cm).Build()
-	if cached, _ := (&Reconciler{Client: cached, Cache: cached}).plan(context.Background(), b); len(verdictsOf(cached, at)) != 0 {
-		t.Fatal("the cache's cut record could be read: the test does not cut it")
+	r := &Reconciler{Client: cached, Cache: cached, APIReader: live}
+	if cached, _ := r.plan(context.Background(), b); len(verdictsOf(cached, at)) != 0 {
+		t.Fatal("the cache's cut record could be read: the test does not cut it, or plan reads past the cache")
 	}
-	plan, err := (&Reconciler{Client: cached, Cache: cached, APIReader: live}).plan(context.Background(), b)
+	plan, err := r.wholePlan(context.Background(), b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v, ok := verdictsOf(plan, at).Find(v1alpha1.ConditionRegressed); !ok || len(v.Detail) != len(detail) {
 		t.Fatalf("Regressed %+v (%v): want the whole record", v.Reason, ok)
+	}
+}
+
+// Every condition reason the operator can write is one the API accepts
+// (run.Verdict.Valid): reasons are constants, shown as they are, never
+// clipped. The constants are read from the source of every package that
+// declares them, so a new one is checked without being listed here.
+func TestReasonsAreValid(t *testing.T) {
+	fset := token.NewFileSet()
+	n := 0
+	for _, dir := range []string{".", "../internal/run", "../api/v1alpha1"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, path, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(node ast.Node) bool {
+				spec, ok := node.(*ast.ValueSpec)
+				if !ok {
+					return true
+				}
+				for i, name := range spec.Names {
+					if !strings.Contains(name.Name, "Reason") || i >= len(spec.Values) {
+						continue
+					}
+					lit, ok := spec.Values[i].(*ast.BasicLit)
+					if !ok || lit.Kind != token.STRING {
+						continue // an alias of a constant checked where it is declared
+					}
+					reason, _ := strconv.Unquote(lit.Value)
+					if !(run.Verdict{Status: run.True, Reason: reason}).Valid() {
+						t.Errorf("%s: %s = %q is not a valid condition reason", fset.Position(name.Pos()), name.Name, reason)
+					}
+					n++
+				}
+				return true
+			})
+		}
+	}
+	if n < 40 {
+		t.Fatalf("read %d reasons: the test does not find them", n)
 	}
 }
