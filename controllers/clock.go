@@ -70,15 +70,3 @@ func setClockCondition(b *v1alpha1.StorageBenchmark, at time.Time) {
 	setCondition(b, v1alpha1.ConditionClockSkew, false, ReasonClocksAgree, at,
 		fmt.Sprintf("clients' clocks are within %s of the API server's", c.MaxOffset.Duration))
 }
-
-// clockFailure ends the run when a client's clock is further off than the
-// first step's start lead: such a node's timestamps cannot be lined up
-// with the others', whatever the correction.
-func clockFailure(b *v1alpha1.StorageBenchmark, lead time.Duration) *verdict {
-	c := b.Status.Clock
-	if c == nil || c.MaxOffset.Duration <= lead {
-		return nil
-	}
-	return &verdict{ReasonClockOffsetTooLarge, fmt.Sprintf("a client's clock is %s from the API server's, more than the step start lead (%s): synchronise the nodes' clocks",
-		c.MaxOffset.Duration, lead)}
-}

@@ -25,8 +25,8 @@ import (
 // The decisions' table tests: every deadline, transition and ending, from
 // observed children built in memory, with no API server.
 
-var testTimeouts = timeouts{claimBind: 5 * time.Minute, ready: 30 * time.Minute, startLead: 3 * time.Second,
-	nextStepLead: time.Second, resultGrace: 2 * time.Minute}
+var testTimeouts = timeouts{ClaimBind: 5 * time.Minute, Ready: 30 * time.Minute, StartLead: 3 * time.Second,
+	NextStepLead: time.Second, ResultGrace: 2 * time.Minute}
 
 // world is a run of two clients as observed: claims bound, clients ready,
 // Jobs running, the plan present. Options change it.
@@ -245,15 +245,15 @@ func TestFailureOf(t *testing.T) {
 			b.CreationTimestamp = metav1.Time{Time: created}
 			b.Status.Clock = tt.clock
 			to := testTimeouts
-			to.since = tt.since
-			v, retry := failureOf(b, tt.obs, to, tt.now, func(int) string { return "no space left" })
+			to.Since = tt.since
+			v, retry := run.Failure(observationOf(b, tt.obs), to, tt.now, func(int) string { return "no space left" })
 			switch {
 			case tt.reason == "" && v != nil:
-				t.Fatalf("failure %s: %s, want none", v.reason, v.message)
+				t.Fatalf("failure %s: %s, want none", v.Reason, v.Message)
 			case tt.reason != "" && v == nil:
 				t.Fatalf("no failure, want %s", tt.reason)
-			case v != nil && (v.reason != tt.reason || !strings.Contains(v.message, tt.msg)):
-				t.Fatalf("failure %s: %q, want %s containing %q", v.reason, v.message, tt.reason, tt.msg)
+			case v != nil && (v.Reason != tt.reason || !strings.Contains(v.Message, tt.msg)):
+				t.Fatalf("failure %s: %q, want %s containing %q", v.Reason, v.Message, tt.reason, tt.msg)
 			case v == nil && retry != tt.retry:
 				t.Fatalf("retry after %s, want %s", retry, tt.retry)
 			}
@@ -266,28 +266,28 @@ func TestNextAction(t *testing.T) {
 	tests := []struct {
 		name string
 		obs  *observed
-		want action
+		want run.Action
 		err  bool
 	}{
-		{"a client not ready", observedRun(func(o *observed) { o.clients[1] = clientCM(false, -1) }), actPrepare, false},
-		{"no plan yet", observedRun(func(o *observed) { o.plan = nil }), actPrepare, false},
-		{"all ready, nothing ordered: order step 0", observedRun(), actOrder, false},
-		{"step 0 ordered, one result in", observedRun(ordered(0, start), func(o *observed) { o.clients[0] = clientCM(true, 0) }), actWait, false},
-		{"step 0 ordered, every result in: record it", observedRun(ordered(0, start), allResults(0)), actCollect, false},
-		{"step 0 recorded: order step 1", observedRun(ordered(0, start), allResults(0), recorded(1)), actOrder, false},
-		{"step 1 ordered, results still of step 0", observedRun(ordered(1, start), allResults(0), recorded(1)), actWait, false},
-		{"the final order", observedRun(recorded(2), func(o *observed) { o.order, o.ordered = protocol.StepOrder{Index: 2, Done: true}, true }), actEnded, false},
+		{"a client not ready", observedRun(func(o *observed) { o.clients[1] = clientCM(false, -1) }), run.ActPrepare, false},
+		{"no plan yet", observedRun(func(o *observed) { o.plan = nil }), run.ActPrepare, false},
+		{"all ready, nothing ordered: order step 0", observedRun(), run.ActOrder, false},
+		{"step 0 ordered, one result in", observedRun(ordered(0, start), func(o *observed) { o.clients[0] = clientCM(true, 0) }), run.ActWait, false},
+		{"step 0 ordered, every result in: record it", observedRun(ordered(0, start), allResults(0)), run.ActCollect, false},
+		{"step 0 recorded: order step 1", observedRun(ordered(0, start), allResults(0), recorded(1)), run.ActOrder, false},
+		{"step 1 ordered, results still of step 0", observedRun(ordered(1, start), allResults(0), recorded(1)), run.ActWait, false},
+		{"the final order", observedRun(recorded(2), func(o *observed) { o.order, o.ordered = protocol.StepOrder{Index: 2, Done: true}, true }), run.ActEnded, false},
 		{"the final order, even with a client gone", observedRun(recorded(2), func(o *observed) {
 			o.order, o.ordered = protocol.StepOrder{Index: 2, Done: true}, true
 			o.clients[0] = nil
-		}), actEnded, false},
-		{"an order ahead of the records", observedRun(ordered(3, start), recorded(1)), actPrepare, true},
-		{"records ahead of the order", observedRun(ordered(0, start), recorded(3)), actPrepare, true},
-		{"records without any order", observedRun(recorded(1)), actPrepare, true},
+		}), run.ActEnded, false},
+		{"an order ahead of the records", observedRun(ordered(3, start), recorded(1)), run.ActPrepare, true},
+		{"records ahead of the order", observedRun(ordered(0, start), recorded(3)), run.ActPrepare, true},
+		{"records without any order", observedRun(recorded(1)), run.ActPrepare, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := nextAction(tt.obs)
+			got, err := run.NextAction(observationOf(newBench(), tt.obs))
 			if got != tt.want || (err != nil) != tt.err {
 				t.Fatalf("nextAction = %v, %v; want %v, error %v", got, err, tt.want, tt.err)
 			}
@@ -298,7 +298,7 @@ func TestNextAction(t *testing.T) {
 // TestDecide: one decision per pass, from the failure checks and the
 // protocol's move: an ending wins over any move, a wait says so in status,
 // and a step whose results are all in is recorded and the next ordered in
-// the same pass (actCollect, which advance follows with the order).
+// the same pass (run.ActCollect, which advance follows with the order).
 func TestDecide(t *testing.T) {
 	start := t0.Add(time.Minute)
 	b := newBench(func(b *v1alpha1.StorageBenchmark) {
@@ -310,15 +310,15 @@ func TestDecide(t *testing.T) {
 		obs      *observed
 		now      time.Time
 		end      string
-		act      action
+		act      run.Action
 		progress string
 	}{
 		{name: "a client preparing", obs: observedRun(func(o *observed) { o.clients[1] = clientCM(false, -1) }), now: start,
-			act: actPrepare, progress: "1/1 claims bound, 1/2 clients ready"},
+			act: run.ActPrepare, progress: "1/1 claims bound, 1/2 clients ready"},
 		{name: "step 1 running", obs: observedRun(ordered(0, start), func(o *observed) { o.clients[0] = clientCM(true, 0) }), now: start,
-			act: actWait, progress: "step 1/3 running"},
-		{name: "step 1's results all in: record it, then order", obs: observedRun(ordered(0, start), allResults(0)), now: start, act: actCollect},
-		{name: "step 1 recorded: order step 2", obs: observedRun(ordered(0, start), allResults(0), recorded(1)), now: start, act: actOrder},
+			act: run.ActWait, progress: "step 1/3 running"},
+		{name: "step 1's results all in: record it, then order", obs: observedRun(ordered(0, start), allResults(0)), now: start, act: run.ActCollect},
+		{name: "step 1 recorded: order step 2", obs: observedRun(ordered(0, start), allResults(0), recorded(1)), now: start, act: run.ActOrder},
 		{name: "an ending wins over the move", obs: observedRun(ordered(0, start), allResults(0), jobWith(1, batchv1.JobFailed)), now: start,
 			end: ReasonClientLost},
 		{name: "an order the records do not lead to", obs: observedRun(ordered(3, start), recorded(1)), now: start, end: ReasonExchangeLost},
@@ -329,13 +329,13 @@ func TestDecide(t *testing.T) {
 			d := decide(b, tt.obs, testTimeouts, tt.now, func(int) string { return "" })
 			switch {
 			case tt.end != "":
-				if d.end == nil || d.end.reason != tt.end {
-					t.Fatalf("decide ended with %+v, want reason %s", d.end, tt.end)
+				if d.End == nil || d.End.Reason != tt.end {
+					t.Fatalf("decide ended with %+v, want reason %s", d.End, tt.end)
 				}
-			case d.end != nil:
-				t.Fatalf("decide ended the run: %+v", d.end)
-			case d.act != tt.act || d.progress != tt.progress:
-				t.Fatalf("decide = act %v, progress %q; want act %v, progress %q", d.act, d.progress, tt.act, tt.progress)
+			case d.End != nil:
+				t.Fatalf("decide ended the run: %+v", d.End)
+			case d.Act != tt.act || d.Progress != tt.progress:
+				t.Fatalf("decide = act %v, progress %q; want act %v, progress %q", d.Act, d.Progress, tt.act, tt.progress)
 			}
 		})
 	}

@@ -31,8 +31,8 @@ func (r *Reconciler) jobOptions(b *v1alpha1.StorageBenchmark, d *spec.Run) JobOp
 // by the Job controller whatever became of the operator.
 func (r *Reconciler) runDeadline(d *spec.Run) time.Duration {
 	t := r.timeouts()
-	perStep := t.nextStepLead + d.Load.RampTime + d.Load.StepDuration + t.resultGrace
-	return t.ready + t.startLead + time.Duration(d.StepsPlanned+1)*perStep
+	perStep := t.NextStepLead + d.Load.RampTime + d.Load.StepDuration + t.ResultGrace
+	return t.Ready + t.StartLead + time.Duration(d.StepsPlanned+1)*perStep
 }
 
 // hasMemoryLimit reports whether the benchmark sets its clients' memory

@@ -54,21 +54,21 @@ const (
 // Reasons of a benchmark's conditions (Ready, Reconciling, Complete,
 // Failed, SLOMet, SteadyState, ...).
 const (
-	ReasonPreparing            = "Preparing"
-	ReasonRunning              = "Running"
+	ReasonPreparing            = run.ReasonPreparing
+	ReasonRunning              = run.ReasonRunning
 	ReasonCompleted            = "Completed"
 	ReasonInvalidSpec          = "InvalidSpec"
 	ReasonInvalidPlan          = "InvalidPlan"
 	ReasonStorageClassNotFound = "StorageClassNotFound"
 	ReasonClaimNotFound        = "ClaimNotFound"
-	ReasonClaimNotBound        = "ClaimNotBound"
-	ReasonClientsNotReady      = "ClientsNotReady"
-	ReasonClientFailed         = "ClientFailed"
-	ReasonClientLost           = "ClientLost"
-	ReasonStepTimedOut         = "StepTimedOut"
+	ReasonClaimNotBound        = run.ReasonClaimNotBound
+	ReasonClientsNotReady      = run.ReasonClientsNotReady
+	ReasonClientFailed         = run.ReasonClientFailed
+	ReasonClientLost           = run.ReasonClientLost
+	ReasonStepTimedOut         = run.ReasonStepTimedOut
 	// ReasonManagerUnavailable: the clients' deadline passed while no
 	// manager conducted the run.
-	ReasonManagerUnavailable = "ManagerUnavailable"
+	ReasonManagerUnavailable = run.ReasonManagerUnavailable
 	ReasonAllMet             = "AllMet"
 	ReasonNotMet             = "NotMet"
 	ReasonNotMeasurable      = run.ReasonNotMeasurable
@@ -81,8 +81,8 @@ const (
 	ReasonClaimTooSmall       = "ClaimTooSmall"
 	ReasonForbiddenByPolicy   = "ForbiddenByPolicy"
 	ReasonInvalidResult       = "InvalidResult"
-	ReasonExchangeLost        = "ExchangeObjectLost"
-	ReasonClockOffsetTooLarge = "ClockOffsetTooLarge"
+	ReasonExchangeLost        = run.ReasonExchangeLost
+	ReasonClockOffsetTooLarge = run.ReasonClockOffsetTooLarge
 	ReasonClockSkew           = "ClockSkew"
 	ReasonClocksAgree         = "ClocksAgree"
 	ReasonClocksNotMeasured   = "ClocksNotMeasured"

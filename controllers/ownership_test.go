@@ -17,6 +17,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/protocol"
+	"github.com/storagebench/storagebench/internal/run"
 	"github.com/storagebench/storagebench/internal/spec"
 )
 
@@ -185,8 +186,9 @@ func TestClockStatusAndVerdicts(t *testing.T) {
 			if got := b.Status.Conditions[0]; got.Status != tt.skew {
 				t.Fatalf("ClockSkew = %s (%s: %s), want %s", got.Status, got.Reason, got.Message, tt.skew)
 			}
-			if v := clockFailure(b, 3*time.Second); (v != nil) != tt.fail {
-				t.Fatalf("clockFailure = %v, want failure %v", v, tt.fail)
+			o := observationOf(b, &observed{})
+			if v, _ := run.Failure(o, timeouts{StartLead: 3 * time.Second}, time.Unix(1e9, 0), nil); (v != nil && v.Reason == ReasonClockOffsetTooLarge) != tt.fail {
+				t.Fatalf("failure = %v, want ClockOffsetTooLarge %v", v, tt.fail)
 			}
 		})
 	}

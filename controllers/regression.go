@@ -76,7 +76,7 @@ var regressionVerdict = recordedVerdict{
 		return rec.verdict(o.EndedAt), err
 	},
 	completeOnly: true,
-	missing:      &verdict{ReasonNotCompared, "the run completed without a recorded comparison with its baseline"},
+	missing:      &verdict{Reason: ReasonNotCompared, Message: "the run completed without a recorded comparison with its baseline"},
 	project:      projectRegression,
 	legacy:       legacyAnnotationRegression,
 	fromLegacy: func(value string, ended time.Time) (run.Verdict, bool) {
@@ -193,7 +193,7 @@ func (r *Reconciler) baselineOf(ctx context.Context, b *v1alpha1.StorageBenchmar
 				return nil, err
 			}
 			if why := notComparable(&base, fp, what); why != nil {
-				rec.none(why.reason, "%s", why.message)
+				rec.none(why.Reason, "%s", why.Message)
 				return nil, nil
 			}
 			run, err := r.benchmarkBaseline(ctx, &base, what, rec)
@@ -212,10 +212,10 @@ func (r *Reconciler) baselineOf(ctx context.Context, b *v1alpha1.StorageBenchmar
 // fingerprint fp: not Complete, or another workload, clients or load.
 func notComparable(base *v1alpha1.StorageBenchmark, fp, what string) *verdict {
 	if st := v1alpha1.RunStateOf(base); st != v1alpha1.RunComplete {
-		return &verdict{ReasonBaselineNotComplete, fmt.Sprintf("%s is %s, not Complete", what, st)}
+		return &verdict{Reason: ReasonBaselineNotComplete, Message: fmt.Sprintf("%s is %s, not Complete", what, st)}
 	}
 	if theirs := base.Spec.RegressionFingerprint(); theirs != fp {
-		return &verdict{ReasonBaselineNotComparable, fmt.Sprintf("%s measured another %s: compare runs of the same workload, clients and load",
+		return &verdict{Reason: ReasonBaselineNotComparable, Message: fmt.Sprintf("%s measured another %s: compare runs of the same workload, clients and load",
 			what, v1alpha1.FingerprintDiff(theirs, fp))}
 	}
 	return nil
@@ -278,7 +278,7 @@ func (r *Reconciler) previousRuns(ctx context.Context, b *v1alpha1.StorageBenchm
 	case len(runs) > 0:
 		rec.Baseline = fmt.Sprintf("StorageBenchmarkSchedule/%s (%s)", clip(ref.Name, 253), apireport.BaselineName(names))
 	case incomparable != nil:
-		rec.none(incomparable.reason, "%s", incomparable.message)
+		rec.none(incomparable.Reason, "%s", incomparable.Message)
 	default:
 		rec.none(ReasonNoBaseline, "StorageBenchmarkSchedule/%s keeps no successful run scheduled before this one", ref.Name)
 	}

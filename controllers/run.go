@@ -149,23 +149,23 @@ func (r *Reconciler) advance(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 	t := r.timeouts()
 	dec := decide(b, obs, t, now, func(i int) string { return r.readyError(ctx, b, i) })
 	switch {
-	case dec.end != nil:
-		return fail(b, now, dec.end.reason, dec.end.message)
-	case dec.act == actEnded: // the final order came after the run's state was read
+	case dec.End != nil:
+		return fail(b, now, dec.End.Reason, dec.End.Message)
+	case dec.Act == run.ActEnded: // the final order came after the run's state was read
 		return ctrl.Result{}, nil // project marked it: finish follows the status write
-	case dec.progress != "":
-		setProgressing(b, dec.reason, dec.progress)
-		return ctrl.Result{RequeueAfter: dec.retry}, nil
+	case dec.Progress != "":
+		setProgressing(b, dec.Reason, dec.Progress)
+		return ctrl.Result{RequeueAfter: dec.Retry}, nil
 	}
-	if dec.act == actCollect {
+	if dec.Act == run.ActCollect {
 		if err := r.collect(ctx, b, obs); err != nil {
 			return endOn(b, now, err)
 		}
-		if v := stepFailure(obs.steps); v != nil { // recorded, never ordered on from
+		if v := run.StepFailure(obs.steps); v != nil { // recorded, never ordered on from
 			if err := project(b, d, obs); err != nil { // status shows the step recorded
 				return ctrl.Result{}, err
 			}
-			return fail(b, now, v.reason, v.message)
+			return fail(b, now, v.Reason, v.Message)
 		}
 		now = r.now() // collecting took time: the next start counts from here
 	}
@@ -183,8 +183,8 @@ func (r *Reconciler) advance(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 	}
 	// What the passes that wait for the step's results say too: they write
 	// no status of their own.
-	setProgressing(b, ReasonRunning, runningMessage(next.Index, b.Status.StepsPlanned))
-	return ctrl.Result{RequeueAfter: dec.retry}, nil
+	setProgressing(b, ReasonRunning, run.RunningMessage(next.Index, b.Status.StepsPlanned))
+	return ctrl.Result{RequeueAfter: dec.Retry}, nil
 }
 
 // garbledOrderError says the plan ConfigMap's order annotation, which only
@@ -238,20 +238,20 @@ func (r *Reconciler) admit(ctx context.Context, b *v1alpha1.StorageBenchmark, d 
 		return nil, err
 	}
 	if missing != nil {
-		return nil, &verdictError{verdict{missing.reason, missing.message}}
+		return nil, &verdictError{verdict{Reason: missing.reason, Message: missing.message}}
 	}
 	if err := r.Policy.Check(&b.Spec, r.Jobs.Image); err != nil {
-		return nil, &verdictError{verdict{ReasonForbiddenByPolicy, err.Error()}}
+		return nil, &verdictError{verdict{Reason: ReasonForbiddenByPolicy, Message: err.Error()}}
 	}
 	if !hasMemoryLimit(b) { // the limit derived from the workload is bounded too
 		derived := ptr.Deref(r.jobOptions(b, d).MemoryLimit, resource.Quantity{})
 		if err := r.Policy.CheckMemory("the client memory limit the workload needs", derived); err != nil {
-			return nil, &verdictError{verdict{ReasonForbiddenByPolicy, err.Error() + " (or ask for less: workload.ioDepth, blockSize, clients.jobsPerClient)"}}
+			return nil, &verdictError{verdict{Reason: ReasonForbiddenByPolicy, Message: err.Error() + " (or ask for less: workload.ioDepth, blockSize, clients.jobsPerClient)"}}
 		}
 	}
 	refusal, warnings := preflight(b, sc)
 	if refusal != nil {
-		return nil, &verdictError{verdict{ReasonUnsupportedStorage, refusal.Message}}
+		return nil, &verdictError{verdict{Reason: ReasonUnsupportedStorage, Message: refusal.Message}}
 	}
 	setStorageWarning(b, warnings)
 	return sc, nil
@@ -260,7 +260,7 @@ func (r *Reconciler) admit(ctx context.Context, b *v1alpha1.StorageBenchmark, d 
 // verdictError carries a verdict through an error return to endOn.
 type verdictError struct{ verdict }
 
-func (e *verdictError) Error() string { return e.message }
+func (e *verdictError) Error() string { return e.Message }
 
 // observeStorage records the storage the run uses: the class, the claims
 // and, once, the bound volumes; when every client is ready (and was not
@@ -289,7 +289,7 @@ func (r *Reconciler) observeStorage(ctx context.Context, b *v1alpha1.StorageBenc
 // became ready, which is the first step's start less its lead (or now,
 // before the first step is ordered).
 func (r *Reconciler) clocksJudged(obs *observed) time.Time {
-	lead := r.timeouts().startLead
+	lead := r.timeouts().StartLead
 	switch {
 	case len(obs.steps) > 0:
 		return obs.steps[0].Order.StartAt.Add(-lead).Truncate(time.Second)
@@ -317,7 +317,7 @@ func endOn(b *v1alpha1.StorageBenchmark, now time.Time, err error) (ctrl.Result,
 	var replaced *ReplacedError
 	switch {
 	case errors.As(err, &v):
-		return fail(b, now, v.reason, v.message)
+		return fail(b, now, v.Reason, v.Message)
 	case errors.As(err, &replaced):
 		return fail(b, now, ReasonExchangeLost, err.Error())
 	case errors.As(err, &wait):
@@ -387,9 +387,9 @@ func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark
 	if obs.ordered {
 		prev = &obs.order
 	}
-	next, err := run.Next(d.Spec, obs.steps, prev, now, protocol.Leads{First: t.startLead, Next: t.nextStepLead})
+	next, err := run.Next(d.Spec, obs.steps, prev, now, protocol.Leads{First: t.StartLead, Next: t.NextStepLead})
 	if err != nil {
-		return protocol.StepOrder{}, &verdictError{verdict{ReasonInvalidPlan, err.Error()}}
+		return protocol.StepOrder{}, &verdictError{verdict{Reason: ReasonInvalidPlan, Message: err.Error()}}
 	}
 	order, ahead := next.Order, next.Ahead
 	order.Reason = clip(order.Reason, MaxMessage)

@@ -188,12 +188,12 @@ func (r *Reconciler) timeouts() timeouts {
 		return def
 	}
 	return timeouts{
-		claimBind:    or(r.ClaimBindTimeout, 5*time.Minute),
-		ready:        or(r.ReadyTimeout, protocol.DefaultReadyTimeout),
-		startLead:    or(r.StartLead, protocol.DefaultStartLead),
-		nextStepLead: or(r.NextStepLead, protocol.DefaultNextStepLead),
-		resultGrace:  or(r.ResultGrace, protocol.DefaultResultGrace),
-		since:        r.since,
+		ClaimBind:    or(r.ClaimBindTimeout, 5*time.Minute),
+		Ready:        or(r.ReadyTimeout, protocol.DefaultReadyTimeout),
+		StartLead:    or(r.StartLead, protocol.DefaultStartLead),
+		NextStepLead: or(r.NextStepLead, protocol.DefaultNextStepLead),
+		ResultGrace:  or(r.ResultGrace, protocol.DefaultResultGrace),
+		Since:        r.since,
 	}
 }
 

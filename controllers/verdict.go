@@ -144,7 +144,7 @@ func setVerdicts(b *v1alpha1.StorageBenchmark, vs run.Verdicts, complete bool, e
 		case recorded:
 			shown = &v
 		case k.missing != nil && complete:
-			shown = &run.Verdict{Status: run.Unknown, Reason: k.missing.reason, Message: k.missing.message, At: ended}
+			shown = &run.Verdict{Status: run.Unknown, Reason: k.missing.Reason, Message: k.missing.Message, At: ended}
 		}
 		if k.project != nil {
 			k.project(b, shown)
