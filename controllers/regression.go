@@ -19,7 +19,6 @@ import (
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/exchange"
-	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/report/apireport"
 	"github.com/storagebench/storagebench/internal/run"
@@ -118,24 +117,6 @@ func (rec regressionRecord) verdict(at time.Time) run.Verdict {
 	return v
 }
 
-// samplesOf are a run's steps as a comparison sees them
-// (analysis.SamplesOf): a superseded step's rerun stands for it;
-// closedLoop(i) says whether steps[i]'s latency was closed-loop
-// (saturated, or without a rate limit), as the run's status shows it.
-func samplesOf(steps []run.Step, closedLoop func(i int) bool) []analysis.StepSamples {
-	ran := make([]plan.Step, len(steps))
-	for i, s := range steps {
-		ran[i] = s.Order.Step
-	}
-	run := make([]analysis.RunStep, len(steps))
-	for i, s := range steps {
-		iops, _ := analysis.TimelineSamples(s.Aggregate.Timeline)
-		run[i] = analysis.RunStep{Index: s.Order.Index, Label: s.Order.Step.Load(), Offered: s.Order.Step.Offered(), Superseded: plan.SupersededAt(ran, i),
-			ClosedLoop: closedLoop(i), IOPS: iops, P99Ns: s.P99Ns}
-	}
-	return analysis.SamplesOf(run)
-}
-
 // closedLoopIn says which of steps were closed-loop as a finished run's
 // status.steps shows them (apireport.ClosedLoopOf).
 func closedLoopIn(status []v1alpha1.StepStatus, steps []run.Step) func(i int) bool {
@@ -160,7 +141,7 @@ func (r *Reconciler) regressionOf(ctx context.Context, b *v1alpha1.StorageBenchm
 			return rec, err
 		}
 	}
-	rec.Result = analysis.CompareWithRuns(base, samplesOf(steps, closedLoop), *d.Regression)
+	rec.Result = analysis.CompareWithRuns(base, run.Samples(steps, closedLoop), *d.Regression)
 	return rec, nil
 }
 
@@ -326,7 +307,7 @@ func (r *Reconciler) benchmarkBaseline(ctx context.Context, base *v1alpha1.Stora
 		rec.none(ReasonBaselineInvalid, "%s has no step records left", what)
 		return nil, nil
 	}
-	return samplesOf(steps, closedLoopIn(base.Status.Steps, steps)), nil
+	return run.Samples(steps, closedLoopIn(base.Status.Steps, steps)), nil
 }
 
 // pinnedBaseline reads a pinned baseline, one run or several, from a

@@ -15,64 +15,23 @@ import (
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
-	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/internal/run"
 )
 
-// recordWith is a recorded step offering iops with the given per-second
-// IOPS and p99s.
-func recordWith(index int, iops int64, attempt int32, perSecond []float64, p99 []float64) run.Step {
-	windows := make([]results.Window, len(perSecond))
-	for k, v := range perSecond {
-		windows[k] = results.Window{StartMs: uint64(k) * 1000, IOPS: v, IOs: uint64(v)}
+// A finished run's status says which steps were closed-loop; a rated
+// step it does not list is taken as open-loop.
+func TestClosedLoopIn(t *testing.T) {
+	steps := []run.Step{{Order: protocol.StepOrder{Index: 0, Step: plan.Step{OfferedIOPS: 1000}}},
+		{Order: protocol.StepOrder{Index: 1, Step: plan.Step{Index: 1, OfferedIOPS: 2000}}},
+		{Order: protocol.StepOrder{Index: 2, Step: plan.Step{Index: 2, Unthrottled: true}}}}
+	status := []v1alpha1.StepStatus{{Index: 0}, {Index: 1, ClosedLoop: true}}
+	closed := closedLoopIn(status, steps)
+	if closed(0) || !closed(1) || !closed(2) {
+		t.Errorf("closed loop %v %v %v, want the saturated step's and the unthrottled one's", closed(0), closed(1), closed(2))
 	}
-	return run.Step{Order: protocol.StepOrder{Index: index, Step: plan.Step{Index: index, OfferedIOPS: iops, Attempt: attempt}},
-		Aggregate: results.StepAggregate{Timeline: results.Timeline{WindowSeconds: 1, Windows: windows}}, P99Ns: p99}
-}
-
-func TestSamplesOfLeavesSupersededStepsOut(t *testing.T) {
-	steps := []run.Step{
-		recordWith(0, 1000, 1, []float64{1000, 999}, []float64{100, 110}),
-		recordWith(1, 2000, 1, []float64{1500, 2500}, []float64{300}), // not steady: run again
-		recordWith(2, 2000, 2, []float64{2000, 2001}, []float64{200, 210}),
-	}
-	// Status marks step 2 (index 2) saturated: its latency was closed-loop.
-	status := []v1alpha1.StepStatus{{Index: 0}, {Index: 1}, {Index: 2, ClosedLoop: true}}
-	got := samplesOf(steps, closedLoopIn(status, steps))
-	if len(got) != 2 {
-		t.Fatalf("got %d steps, want 2 (the superseded run left out): %+v", len(got), got)
-	}
-	for k, want := range []struct {
-		planned, index int
-		iops, p99      []float64
-	}{{0, 0, []float64{1000, 999}, []float64{100, 110}}, {1, 2, []float64{2000, 2001}, []float64{200, 210}}} {
-		g := got[k]
-		if g.Planned != want.planned || g.Index != want.index || !equal(g.IOPS, want.iops) || !equal(g.P99Ns, want.p99) {
-			t.Errorf("step %d: %+v, want planned %d index %d IOPS %v p99 %v", k, g, want.planned, want.index, want.iops, want.p99)
-		}
-	}
-	if got[1].Label != "2000 IOPS offered" {
-		t.Errorf("label %q", got[1].Label)
-	}
-	if got[0].ClosedLoop || !got[1].ClosedLoop {
-		t.Errorf("closed loop %v, %v; want the saturated step's only", got[0].ClosedLoop, got[1].ClosedLoop)
-	}
-	// Without status, a rated step is taken as open-loop.
-	if bare := samplesOf(steps, closedLoopIn(nil, steps)); bare[1].ClosedLoop {
+	if closedLoopIn(nil, steps)(1) {
 		t.Error("a rated step without status taken as closed-loop")
 	}
-}
-
-func equal(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestFingerprintNamesWhatDiffers(t *testing.T) {

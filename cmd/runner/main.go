@@ -52,6 +52,7 @@ import (
 	"github.com/storagebench/storagebench/internal/numfmt"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
+	runstep "github.com/storagebench/storagebench/internal/run"
 	"github.com/storagebench/storagebench/internal/runner"
 	"github.com/storagebench/storagebench/internal/workload"
 )
@@ -359,7 +360,7 @@ func local(ctx context.Context, args []string) error {
 	if *precond {
 		fmt.Printf("preconditioning %s per client…\n", *workingSet)
 	}
-	l.Progress = func(r runner.StepRecord) {
+	l.Progress = func(r runstep.Step) {
 		a := r.Aggregate
 		fmt.Printf("step %d/%d done: %s IOPS, skew %s\n", r.Aggregate.Step+1, total, numfmt.Count(a.Total.IOPS), a.StartSkew.Round(100*time.Microsecond))
 	}
@@ -369,18 +370,18 @@ func local(ctx context.Context, args []string) error {
 		return runErr
 	}
 	opts := analysis.Options{LatencyTarget: *target}
-	res, err := runner.Analyze(out, opts, nil)
+	v, err := l.View(out, runErr, opts, nil)
 	if err != nil {
 		return err
 	}
 	fmt.Println()
-	if err := l.WriteReport(os.Stdout, out, runErr, opts, res, started, time.Now()); err != nil {
+	if err := l.WriteReport(os.Stdout, out, runErr, opts, v, started, time.Now()); err != nil {
 		return err
 	}
 	report := struct {
 		Outcome  *runner.Outcome `json:"outcome"`
 		Analysis analysis.Result `json:"analysis"`
-	}{out, res}
+	}{out, v.Analysis}
 	data, err := json.MarshalIndent(report, "", "  ")
 	if err != nil {
 		return err

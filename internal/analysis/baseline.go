@@ -75,7 +75,7 @@ type Baseline struct {
 type BaselineRun struct {
 	// Source names the run, for messages.
 	Source string `json:"source"`
-	// Steps are the run's steps that count, in order, as SamplesOf gives
+	// Steps are the run's steps that count, in order, as run.Samples gives
 	// them.
 	Steps []StepSamples `json:"steps"`
 }
@@ -191,34 +191,4 @@ func TimelineSamples(tl results.Timeline) (iops, p99Ns []float64) {
 		}
 	}
 	return iops, p99Ns
-}
-
-// RunStep is a recorded step of a run, as SamplesOf reads it.
-type RunStep struct {
-	// Index is the step's index in its run; Label names it.
-	Index int
-	Label string
-	// Superseded: a rerun stands for it (load.extendUntilSteady).
-	Superseded bool
-	// Offered is the load it offered (StepSamples.Offered).
-	Offered float64
-	// ClosedLoop: it offered no rate or it saturated
-	// (StepSamples.ClosedLoop).
-	ClosedLoop bool
-	// IOPS and P99Ns are TimelineSamples'.
-	IOPS, P99Ns []float64
-}
-
-// SamplesOf are a run's steps as a comparison matches them: the steps that
-// count, numbered in order (Planned), so that two runs of the same load
-// pair up step by step whatever reruns either needed.
-func SamplesOf(steps []RunStep) []StepSamples {
-	var out []StepSamples
-	for _, s := range steps {
-		if s.Superseded {
-			continue
-		}
-		out = append(out, StepSamples{Planned: len(out), Index: s.Index, Label: s.Label, Offered: s.Offered, ClosedLoop: s.ClosedLoop, IOPS: s.IOPS, P99Ns: s.P99Ns})
-	}
-	return out
 }

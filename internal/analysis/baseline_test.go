@@ -142,14 +142,3 @@ func TestDecodeBaselineRuns(t *testing.T) {
 		})
 	}
 }
-
-func TestSamplesOfClosedLoop(t *testing.T) {
-	got := SamplesOf([]RunStep{
-		{Index: 0, Label: "a", Offered: 1000, IOPS: []float64{1}},
-		{Index: 1, Label: "b", Offered: 2000, ClosedLoop: true, Superseded: true},
-		{Index: 2, Label: "b", Offered: 2000, ClosedLoop: true, IOPS: []float64{2}},
-	})
-	if len(got) != 2 || got[0].ClosedLoop || !got[1].ClosedLoop || got[1].Planned != 1 || got[1].Index != 2 {
-		t.Errorf("SamplesOf = %+v", got)
-	}
-}

@@ -97,7 +97,7 @@ const minRunLogSD = 0.005
 const minRunLogSDP99 = 0.25
 
 // CompareWithRuns compares the current run with k = len(baselines)
-// baseline runs, each a run's steps as SamplesOf gives them, matched to
+// baseline runs, each a run's steps as run.Samples gives them, matched to
 // the current run's steps by Planned as CompareRuns matches them (the last
 // of a run's steps with one Planned stands). Each current step gets an
 // IOPS and a p99 test, in that order. The model and why are in the comment

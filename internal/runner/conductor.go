@@ -33,19 +33,14 @@ type Conductor struct {
 	// protocol.DefaultReadyTimeout).
 	ReadyTimeout time.Duration
 	// Progress, when set, is told about each finished step.
-	Progress func(StepRecord)
-}
-
-// StepRecord is one finished step: what was offered and what was measured.
-type StepRecord struct {
-	Step      plan.Step             `json:"step"`
-	StartAt   time.Time             `json:"startAt"`
-	Aggregate results.StepAggregate `json:"aggregate"`
+	Progress func(run.Step)
 }
 
 // Outcome is how a conducted run ended.
 type Outcome struct {
-	Steps []StepRecord     `json:"steps"`
+	// Steps are the steps conducted, each with its aggregate whole
+	// (run.Measured: merged histograms included).
+	Steps []run.Step       `json:"steps"`
 	Stop  *plan.StopReason `json:"stop,omitempty"`
 	// Failure is set when a client failed; the steps before it are kept.
 	Failure string           `json:"failure,omitempty"`
@@ -106,11 +101,11 @@ func (c *Conductor) Run(ctx context.Context) (*Outcome, error) {
 		prev = &order
 		clients, err := c.waitResults(ctx, order)
 		agg := results.Aggregate(order.Index, clients)
-		rec := StepRecord{Step: order.Step, StartAt: order.StartAt, Aggregate: agg}
+		step := run.Measured(order, agg, "", c.Steady)
 		if len(clients) > 0 {
-			out.Steps = append(out.Steps, rec)
+			out.Steps = append(out.Steps, step)
 			if c.Progress != nil {
-				c.Progress(rec)
+				c.Progress(step)
 			}
 		}
 		if _, why := protocol.StepFailure(agg); err == nil && why != "" {
@@ -121,7 +116,7 @@ func (c *Conductor) Run(ctx context.Context) (*Outcome, error) {
 			finish(err.Error())
 			return out, err
 		}
-		recorded = append(recorded, run.Record(order, agg, "", c.Steady).Kept())
+		recorded = append(recorded, step.Kept())
 	}
 }
 

@@ -37,7 +37,12 @@ type Local struct {
 	// process. It returns a function that waits for all of them.
 	Launch func(ctx context.Context, plans []protocol.ClientPlan, x FileExchange) (wait func() error, err error)
 	// Progress is told about each finished step.
-	Progress func(StepRecord)
+	Progress func(run.Step)
+}
+
+// spec is the run's load, topology and workload.
+func (l *Local) spec() run.Spec {
+	return run.Spec{Load: l.Load, Topology: l.Topology, Workload: l.Workload}
 }
 
 // Paths inside a local run's directory.
@@ -80,7 +85,7 @@ func (l *Local) Run(ctx context.Context) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := Conductor{Files: x, Spec: run.Spec{Load: l.Load, Topology: l.Topology, Workload: l.Workload}, Progress: l.Progress}
+	c := Conductor{Files: x, Spec: l.spec(), Progress: l.Progress}
 	out, runErr := c.Run(ctx)
 	waitErr := wait()
 	if runErr != nil {

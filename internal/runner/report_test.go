@@ -9,7 +9,9 @@ import (
 
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/internal/run"
 	"github.com/storagebench/storagebench/internal/workload"
 )
 
@@ -36,9 +38,9 @@ func synthetic(t *testing.T) (*Local, *Outcome) {
 		r, w := dir(achieved*0.8, 200*float64(i+1), 400*uint64(i+1)), dir(achieved*0.2, 300*float64(i+1), 1200*uint64(i+1))
 		total := results.OperationSummary{IOPS: r.IOPS + w.IOPS, BytesPerSec: r.BytesPerSec + w.BytesPerSec, IOs: r.IOs + w.IOs,
 			Latency: lat(220*float64(i+1), 1200*uint64(i+1), r.IOs+w.IOs)}
-		out.Steps = append(out.Steps, StepRecord{
-			Step:    plan.Step{Index: i, OfferedIOPS: int64(1000 * (i + 1))},
-			StartAt: start.Add(time.Duration(i) * 12 * time.Second),
+		out.Steps = append(out.Steps, run.Step{
+			Order: protocol.StepOrder{Index: i, Step: plan.Step{Index: i, OfferedIOPS: int64(1000 * (i + 1))},
+				StartAt: start.Add(time.Duration(i) * 12 * time.Second)},
 			Aggregate: results.StepAggregate{Step: i, Clients: 3, Jobs: 6, Read: r, Write: w, Total: total,
 				StartSkew: time.Duration(i+1) * 340 * time.Microsecond},
 		})
@@ -49,13 +51,13 @@ func synthetic(t *testing.T) (*Local, *Outcome) {
 func TestWriteReport(t *testing.T) {
 	l, out := synthetic(t)
 	opts := analysis.Options{LatencyTarget: 500 * time.Microsecond}
-	res, err := Analyze(out, opts, nil)
+	v, err := l.View(out, nil, opts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := out.Steps[0].StartAt.Add(-time.Minute)
+	started := out.Steps[0].Order.StartAt.Add(-time.Minute)
 	var b bytes.Buffer
-	if err := l.WriteReport(&b, out, nil, opts, res, started, started.Add(2*time.Minute)); err != nil {
+	if err := l.WriteReport(&b, out, nil, opts, v, started, started.Add(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	got := b.String()
@@ -89,11 +91,12 @@ func TestReportOfAFailedRun(t *testing.T) {
 	l, out := synthetic(t)
 	out.Steps, out.Stop = out.Steps[:1], nil
 	out.Failure = "client 2: fio: No space left on device"
-	res, err := Analyze(out, analysis.Options{}, nil)
+	runErr := errors.New(out.Failure)
+	v, err := l.View(out, runErr, analysis.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := l.Report(out, errors.New(out.Failure), analysis.Options{}, res, time.Time{}, time.Time{})
+	r := l.Report(out, runErr, analysis.Options{}, v, time.Time{}, time.Time{})
 	if r.Phase != "Failed" || len(r.Steps) != 1 || r.StepsPlanned != 3 {
 		t.Fatalf("run %+v", r)
 	}
@@ -106,7 +109,7 @@ func TestReportOfAFailedRun(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}
 	}
-	interrupted := l.Report(out, ErrInterrupted, analysis.Options{}, res, time.Time{}, time.Time{})
+	interrupted := l.Report(out, ErrInterrupted, analysis.Options{}, v, time.Time{}, time.Time{})
 	if interrupted.Phase != "Interrupted" {
 		t.Errorf("phase %q, want Interrupted", interrupted.Phase)
 	}

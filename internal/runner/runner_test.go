@@ -80,15 +80,15 @@ func TestLocalLockstepThreeClients(t *testing.T) {
 	x := l.exchange()
 	// Rate steps without stop rules do not depend on results: the second
 	// is ordered ahead, to start the instant the first ends.
-	if first, second := out.Steps[0], out.Steps[1]; !second.StartAt.Equal(first.StartAt.Add(l.Load.RampTime + l.Load.StepDuration)) {
-		t.Errorf("step 2 starts at %s, not as step 1 ends", second.StartAt.Sub(first.StartAt))
+	if first, second := out.Steps[0], out.Steps[1]; !second.Order.StartAt.Equal(first.Order.StartAt.Add(l.Load.RampTime + l.Load.StepDuration)) {
+		t.Errorf("step 2 starts at %s, not as step 1 ends", second.Order.StartAt.Sub(first.Order.StartAt))
 	}
 	for _, s := range out.Steps {
 		a := s.Aggregate
 		if a.Clients != 3 || a.Jobs != 6 {
 			t.Fatalf("step %d merged %d clients, %d jobs", a.Step, a.Clients, a.Jobs)
 		}
-		offered := float64(s.Step.OfferedIOPS)
+		offered := float64(s.Order.Step.OfferedIOPS)
 		if math.Abs(a.Total.IOPS-offered)/offered > 0.05 {
 			t.Errorf("step %d: achieved %.1f IOPS, offered %.0f", a.Step, a.Total.IOPS, offered)
 		}
@@ -214,7 +214,7 @@ func TestInterruptPublishesPartialStep(t *testing.T) {
 		Topology: plan.Topology{Clients: 2, JobsPerClient: 1},
 		Load:     plan.Load{Rate: &plan.RateSteps{Steps: []int64{200, 400}}, StepDuration: 60 * time.Second}}
 	ctx, cancel := context.WithCancel(context.Background())
-	l.Progress = func(StepRecord) {}
+	l.Progress = func(run.Step) {}
 	go func() {
 		// Cancel once the first step has been running for a while.
 		x := l.exchange()
@@ -271,17 +271,17 @@ func TestCurveModeOffersPercentOfMeasuredMax(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Steps) != 3 || !out.Steps[0].Step.Unthrottled {
+	if len(out.Steps) != 3 || !out.Steps[0].Order.Step.Unthrottled {
 		t.Fatalf("steps %+v", out.Steps)
 	}
 	max := out.Steps[0].Aggregate.Total.IOPS
 	for i, pct := range []float64{10, 50} {
 		s := out.Steps[i+1]
-		if want := int64(max * pct / 100); s.Step.OfferedIOPS != want {
-			t.Errorf("curve step %d offered %d, want %d (%.0f %% of %.1f)", i+1, s.Step.OfferedIOPS, want, pct, max)
+		if want := int64(max * pct / 100); s.Order.Step.OfferedIOPS != want {
+			t.Errorf("curve step %d offered %d, want %d (%.0f %% of %.1f)", i+1, s.Order.Step.OfferedIOPS, want, pct, max)
 		}
-		if math.Abs(s.Aggregate.Total.IOPS-float64(s.Step.OfferedIOPS))/float64(s.Step.OfferedIOPS) > 0.05 {
-			t.Errorf("curve step %d achieved %.1f of %d", i+1, s.Aggregate.Total.IOPS, s.Step.OfferedIOPS)
+		if math.Abs(s.Aggregate.Total.IOPS-float64(s.Order.Step.OfferedIOPS))/float64(s.Order.Step.OfferedIOPS) > 0.05 {
+			t.Errorf("curve step %d achieved %.1f of %d", i+1, s.Aggregate.Total.IOPS, s.Order.Step.OfferedIOPS)
 		}
 	}
 }

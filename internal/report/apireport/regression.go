@@ -12,7 +12,7 @@ import (
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
-	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/internal/run"
 	"github.com/storagebench/storagebench/internal/spec"
 )
 
@@ -43,7 +43,7 @@ const MaxBaselineRuns = 20
 // (analysis.StepSamples.ClosedLoop): status.steps[k].closedLoop when
 // status lists step k at its index, else, for a status that lost the step
 // or never had it, whether the step offered no rate. The operator
-// (samplesOf in controllers/regression.go) and the plugin (RunSamples)
+// (closedLoopIn in controllers/regression.go) and the plugin (RunSamples)
 // must read it alike, so that they judge the same p99s: this is the one
 // rule.
 func ClosedLoopOf(status []v1alpha1.StepStatus, k int, step plan.Step) bool {
@@ -54,16 +54,12 @@ func ClosedLoopOf(status []v1alpha1.StepStatus, k int, step plan.Step) bool {
 }
 
 // RunSamples are a run's per-second samples as the operator compares them
-// (samplesOf in controllers/regression.go): steps[k] is step k's
-// ConfigMap, every recorded step in order; a step that a rerun superseded
-// is left out and the others are numbered in order, IOPS and p99 taken
-// from each window of the step's timeline, labelled with the step's load
-// and marked closed-loop by ClosedLoopOf from sb's status. Every ConfigMap
-// must be a record of sb (recordOf): one that is not is an error that
-// names it.
+// (run.Samples): steps[k] is step k's ConfigMap, every recorded step in
+// order, recorded as the operator records it (run.Record) and marked
+// closed-loop by ClosedLoopOf from sb's status. Every ConfigMap must be a
+// record of sb (recordOf): one that is not is an error that names it.
 func RunSamples(sb *v1alpha1.StorageBenchmark, steps []*corev1.ConfigMap) ([]analysis.StepSamples, error) {
-	ran := make([]plan.Step, len(steps))
-	aggs := make([]results.StepAggregate, len(steps))
+	recorded := make([]run.Step, len(steps))
 	for k, cm := range steps {
 		if err := recordOf(sb, cm); err != nil {
 			return nil, err
@@ -72,20 +68,9 @@ func RunSamples(sb *v1alpha1.StorageBenchmark, steps []*corev1.ConfigMap) ([]ana
 		if err != nil {
 			return nil, fmt.Errorf("step %d of %s: %w", k+1, sb.Name, err)
 		}
-		if len(agg.Timeline.Windows) > results.MaxWindows || len(agg.Timeline.Idle) > results.MaxWindows {
-			// More than the operator writes: it drops such a timeline
-			// (controllers/steps.go recordOf), and so do we.
-			agg.Timeline = results.Timeline{}
-		}
-		ran[k], aggs[k] = order.Step, agg
+		recorded[k] = run.Record(order, agg, cm.Name, analysis.SteadyOptions{})
 	}
-	run := make([]analysis.RunStep, len(steps))
-	for k := range steps {
-		iops, p99 := analysis.TimelineSamples(aggs[k].Timeline)
-		run[k] = analysis.RunStep{Index: k, Label: ran[k].Load(), Offered: ran[k].Offered(), Superseded: plan.SupersededAt(ran, k),
-			ClosedLoop: ClosedLoopOf(sb.Status.Steps, k, ran[k]), IOPS: iops, P99Ns: p99}
-	}
-	return analysis.SamplesOf(run), nil
+	return run.Samples(recorded, func(k int) bool { return ClosedLoopOf(sb.Status.Steps, k, recorded[k].Order.Step) }), nil
 }
 
 // recordOf fails unless cm is a record of sb by the operator's rule
