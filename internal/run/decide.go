@@ -116,6 +116,9 @@ type Observation struct {
 	// ClockOffset is the largest offset measured between a client's clock
 	// and the API server's.
 	ClockOffset time.Duration
+	// Where names what a reader checks when clients do not prepare in
+	// time; empty: "the client pods" (the operator's).
+	Where string
 }
 
 // Action is the lockstep protocol's next move.
@@ -203,8 +206,12 @@ func Failure(o Observation, t Timeouts, now time.Time, readyError func(int) stri
 	if ready := o.Ready(); ready < len(o.Clients) {
 		deadline := o.Began.Add(t.Ready)
 		if now.After(deadline) {
-			return &Ending{ReasonClientsNotReady, fmt.Sprintf("%d of %d clients were not ready %s after the benchmark was created (scheduling, image pull, layout and preconditioning): check the client pods",
-				len(o.Clients)-ready, len(o.Clients), t.Ready)}, 0
+			where := o.Where
+			if where == "" {
+				where = "the client pods"
+			}
+			return &Ending{ReasonClientsNotReady, fmt.Sprintf("%d of %d clients were not ready %s after the benchmark was created (scheduling, image pull, layout and preconditioning): check %s",
+				len(o.Clients)-ready, len(o.Clients), t.Ready, where)}, 0
 		}
 		retry = minPositive(retry, deadline.Sub(now))
 	}

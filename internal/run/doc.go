@@ -7,11 +7,12 @@
 // written, the step after written ahead when it does not depend on this
 // one's results).
 //
-// It also decides, per pass over a running run, whether it ends and why
-// (Decide, over an Observation: claims bound, each client's readiness,
-// latest result, Job and node, the steps and the order), so the rules that
-// end a run, their order and their deadlines live here, and the operator
-// only reads its API objects into an Observation. The verdicts on a run's
+// It also decides, per pass over a running run, whether it ends and why,
+// or what it does next (Decide, over an Observation: claims bound, each
+// client's readiness, latest result, Job and node, the steps and the
+// order), so the rules that end a run, their order and their deadlines
+// live here. The operator reads its API objects into an Observation, the
+// local conductor its exchange directory; both drive Decide and Next. The verdicts on a run's
 // steps (judge.go), the verdicts recorded with its orders (Verdicts), and
 // the View its status is written from are here too.
 //

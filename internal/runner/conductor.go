@@ -47,162 +47,182 @@ type Outcome struct {
 	Ready   []protocol.Ready `json:"ready"`
 }
 
-// Run conducts the benchmark to its end. It always tells the clients to
-// finish (a Done order) before returning, also on failure and cancellation,
-// so no client is left waiting.
+// Run conducts the benchmark to its end, by the operator's rules: each
+// poll of the exchange directory is reduced to a run.Observation and
+// run.Decide says whether the run ends and why, or what it does next
+// (wait, record the step whose results are all in, order the next). It
+// always tells the clients to finish (a Done order) before returning, also
+// on failure and cancellation, so no client is left waiting. A cancelled
+// run keeps collecting the ordered step's partial results for a short
+// grace (the clients, stopped too, publish what they measured) and records
+// them.
 func (c *Conductor) Run(ctx context.Context) (*Outcome, error) {
-	out := &Outcome{}
 	leads := c.Leads
 	if leads == (protocol.Leads{}) {
 		leads = protocol.DefaultLeads
 	}
-	// next is the first step index no order was written for; every index
-	// from it to written (an order written ahead) gets the final order.
-	next, written := 0, -1
-	finish := func(reason string) {
-		for k := next; k <= max(next, written+1); k++ {
-			_ = c.Files.WriteOrder(protocol.StepOrder{Index: k, Done: true, Reason: reason, EndedAt: time.Now().Truncate(time.Second)})
-		}
+	t := run.Timeouts{Ready: c.ReadyTimeout, StartLead: leads.First, NextStepLead: leads.Next, ResultGrace: protocol.DefaultResultGrace}
+	if t.Ready == 0 {
+		t.Ready = protocol.DefaultReadyTimeout
 	}
-	ready, err := c.waitReady(ctx)
-	out.Ready = ready
-	if err != nil {
-		out.Failure = err.Error()
-		finish(err.Error())
-		return out, err
+	cd := conducting{Conductor: c, out: &Outcome{Ready: make([]protocol.Ready, c.clients())}, written: -1,
+		obs:         run.Observation{Began: time.Now(), Plan: true, Clients: make([]run.Client, c.clients()), Where: "the clients' output"},
+		readyErrors: make([]string, c.clients())}
+	for i := range cd.obs.Clients {
+		cd.obs.Clients[i].Result = -1
 	}
-	var recorded []run.Step
-	var prev *protocol.StepOrder
+	var stopBy time.Time // set once ctx is cancelled while a step runs
 	for {
-		orders, err := run.Next(c.Spec, recorded, prev, time.Now(), leads)
-		if err != nil {
-			out.Failure = err.Error()
-			finish(err.Error())
-			return out, err
+		if err := cd.observe(); err != nil {
+			return cd.fail(err)
 		}
-		order := orders.Order
-		if order.Done {
-			out.Stop = orders.Stop
-			_ = c.Files.WriteOrder(order)
-			return out, nil
-		}
-		if err := c.Files.WriteOrder(order); err != nil {
-			return out, err
-		}
-		next++
-		// When the step after it does not depend on its results, it is
-		// ordered now, to start the instant this one ends.
-		if a := orders.Ahead; a != nil {
-			if err := c.Files.WriteOrder(*a); err != nil {
-				return out, err
+		now := time.Now()
+		d := run.Decide(cd.obs, t, now, func(i int) string { return cd.readyErrors[i] })
+		running := cd.obs.Order != nil && !cd.obs.Order.Done
+		switch {
+		case d.End != nil:
+			if running {
+				cd.record() // what the clients that reported measured
 			}
-			written = a.Index
+			return cd.fail(errors.New(d.End.Message))
+		case ctx.Err() != nil && !running:
+			return cd.fail(ctx.Err())
+		case ctx.Err() != nil && stopBy.IsZero():
+			stopBy = now.Add(15 * time.Second)
 		}
-		prev = &order
-		clients, err := c.waitResults(ctx, order)
-		agg := results.Aggregate(order.Index, clients)
-		step := run.Measured(order, agg, "", c.Steady)
-		if len(clients) > 0 {
-			out.Steps = append(out.Steps, step)
-			if c.Progress != nil {
-				c.Progress(step)
+		if !stopBy.IsZero() && (d.Act == run.ActCollect || now.After(stopBy)) {
+			n := len(cd.results)
+			cd.record()
+			if n < c.clients() {
+				return cd.fail(fmt.Errorf("interrupted; %d of %d clients published their partial step", n, c.clients()))
+			}
+			return cd.fail(errors.New("interrupted"))
+		}
+		switch d.Act {
+		case run.ActCollect:
+			if end := run.StepFailure(cd.record()); end != nil {
+				return cd.fail(errors.New(end.Message))
+			}
+			fallthrough
+		case run.ActOrder:
+			done, err := cd.order(leads)
+			if done || err != nil {
+				return cd.out, err
+			}
+		default:
+			if err := protocol.Pause(context.WithoutCancel(ctx), c.Files.pollInterval()); err != nil {
+				return cd.fail(err)
 			}
 		}
-		if _, why := protocol.StepFailure(agg); err == nil && why != "" {
-			err = errors.New(why)
-		}
-		if err != nil {
-			out.Failure = err.Error()
-			finish(err.Error())
-			return out, err
-		}
-		recorded = append(recorded, step.Kept())
 	}
 }
 
-func (c *Conductor) waitReady(ctx context.Context) ([]protocol.Ready, error) {
-	timeout := c.ReadyTimeout
-	if timeout == 0 {
-		timeout = protocol.DefaultReadyTimeout
-	}
-	deadline := time.Now().Add(timeout)
-	ready := make([]protocol.Ready, c.clients())
-	have := make([]bool, c.clients())
-	for n := 0; n < c.clients(); {
-		for i := range c.clients() {
-			if have[i] {
-				continue
-			}
-			r, ok, err := c.Files.ReadReady(i)
-			if err != nil {
-				return ready, err
-			}
-			if !ok {
-				continue
-			}
-			if r.Error != "" {
-				return ready, fmt.Errorf("client %d could not prepare: %s", i, r.Error)
-			}
-			ready[i], have[i] = r, true
-			n++
-		}
-		if n == c.clients() {
-			break
-		}
-		if time.Now().After(deadline) {
-			return ready, fmt.Errorf("only %d of %d clients were ready after %s", n, c.clients(), timeout)
-		}
-		if err := protocol.Pause(ctx, c.Files.pollInterval()); err != nil {
-			return ready, err
-		}
-	}
-	return ready, nil
+// conducting is one run's state between polls.
+type conducting struct {
+	*Conductor
+	out *Outcome
+	obs run.Observation
+	// readyErrors are the clients' reasons they could not prepare.
+	readyErrors []string
+	// results are the ordered step's results in so far, by client.
+	results map[int]results.ClientStep
+	// next is the first step index no order was written for; written the
+	// last index an order was written for (one written ahead included).
+	next, written int
 }
 
-// waitResults collects every client's result for the step. A client that
-// has not reported well after the step should have ended is a failure. When
-// ctx is cancelled the clients are being stopped too: they publish what they
-// measured, so the conductor keeps collecting for a short grace period.
-func (c *Conductor) waitResults(ctx context.Context, o protocol.StepOrder) ([]results.ClientStep, error) {
-	deadline := o.End().Add(protocol.DefaultResultGrace)
-	n := int(c.Topology.Clients)
-	got := make([]results.ClientStep, 0, n)
-	have := make([]bool, n)
-	stopping := false
-	for {
-		for i := range c.clients() {
-			if have[i] {
-				continue
+// observe reads what the clients reported since the last poll: the
+// readiness of those not yet ready, and the ordered step's results.
+func (cd *conducting) observe() error {
+	for i := range cd.obs.Clients {
+		cl := &cd.obs.Clients[i]
+		if cl.Readiness == run.Preparing {
+			r, ok, err := cd.Files.ReadReady(i)
+			switch {
+			case err != nil:
+				return err
+			case ok && r.Error != "":
+				cl.Readiness, cd.readyErrors[i] = run.NotPrepared, r.Error
+			case ok:
+				cl.Readiness, cd.out.Ready[i] = run.Prepared, r
 			}
-			r, ok, err := c.Files.ReadResult(o.Index, i)
+		}
+		if o := cd.obs.Order; o != nil && !o.Done && cl.Result != o.Index {
+			r, ok, err := cd.Files.ReadResult(o.Index, i)
 			if err != nil {
-				return got, err
+				return err
 			}
 			if ok {
-				got = append(got, r)
-				have[i] = true
+				cd.results[i], cl.Result = r, o.Index
 			}
-		}
-		if len(got) == c.clients() {
-			if stopping {
-				return got, errors.New("interrupted")
-			}
-			return got, nil
-		}
-		if time.Now().After(deadline) {
-			if stopping {
-				return got, fmt.Errorf("interrupted; %d of %d clients published their partial step", len(got), c.clients())
-			}
-			return got, fmt.Errorf("step %d: only %d of %d clients reported by %s", o.Index, len(got), c.clients(), deadline.Format(time.RFC3339))
-		}
-		if !stopping && ctx.Err() != nil {
-			stopping = true
-			deadline = time.Now().Add(15 * time.Second)
-		}
-		if err := protocol.Pause(context.WithoutCancel(ctx), c.Files.pollInterval()); err != nil {
-			return got, err
 		}
 	}
+	return nil
+}
+
+// record aggregates the ordered step's results in so far (every client's,
+// or a partial step's), keeps the step in the outcome and among the
+// recorded steps, and returns those.
+func (cd *conducting) record() []run.Step {
+	if len(cd.results) == 0 {
+		return cd.obs.Steps
+	}
+	clients := make([]results.ClientStep, 0, len(cd.results))
+	for i := range cd.clients() {
+		if r, ok := cd.results[i]; ok {
+			clients = append(clients, r)
+		}
+	}
+	order := *cd.obs.Order
+	step := run.Measured(order, results.Aggregate(order.Index, clients), "", cd.Steady)
+	cd.out.Steps = append(cd.out.Steps, step)
+	if cd.Progress != nil {
+		cd.Progress(step)
+	}
+	cd.obs.Steps = append(cd.obs.Steps, step.Kept())
+	cd.results = nil
+	return cd.obs.Steps
+}
+
+// order writes the orders after the recorded steps (run.Next): the next
+// step, with the one after it written ahead when it can be, or the final
+// order (done).
+func (cd *conducting) order(leads protocol.Leads) (done bool, err error) {
+	orders, err := run.Next(cd.Spec, cd.obs.Steps, cd.obs.Order, time.Now(), leads)
+	if err != nil {
+		_, err = cd.fail(err)
+		return true, err
+	}
+	order := orders.Order
+	if order.Done {
+		cd.out.Stop = orders.Stop
+		_ = cd.Files.WriteOrder(order)
+		return true, nil
+	}
+	if err := cd.Files.WriteOrder(order); err != nil {
+		return true, err
+	}
+	cd.next++
+	// When the step after it does not depend on its results, it is
+	// ordered now, to start the instant this one ends.
+	if a := orders.Ahead; a != nil {
+		if err := cd.Files.WriteOrder(*a); err != nil {
+			return true, err
+		}
+		cd.written = a.Index
+	}
+	cd.obs.Order, cd.results = &order, map[int]results.ClientStep{}
+	return false, nil
+}
+
+// fail ends the run on err: every order not yet final (the next step's,
+// and one written ahead) becomes the final order, so no client waits.
+func (cd *conducting) fail(err error) (*Outcome, error) {
+	cd.out.Failure = err.Error()
+	for k := cd.next; k <= max(cd.next, cd.written+1); k++ {
+		_ = cd.Files.WriteOrder(protocol.StepOrder{Index: k, Done: true, Reason: err.Error(), EndedAt: time.Now().Truncate(time.Second)})
+	}
+	return cd.out, err
 }
 
 func (c *Conductor) clients() int { return int(c.Topology.Clients) }
