@@ -128,7 +128,7 @@ func TestPlanReadWholeWhenTheCacheCutItsVerdicts(t *testing.T) {
 func TestReasonsAreValid(t *testing.T) {
 	fset := token.NewFileSet()
 	n := 0
-	for _, dir := range []string{".", "../internal/run", "../api/v1alpha1"} {
+	for _, dir := range []string{".", "../internal/run", "../internal/protocol", "../api/v1alpha1"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)

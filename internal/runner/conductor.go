@@ -71,32 +71,30 @@ func (c *Conductor) Run(ctx context.Context) (*Outcome, error) {
 	for i := range cd.obs.Clients {
 		cd.obs.Clients[i].Result = -1
 	}
-	var stopBy time.Time // set once ctx is cancelled while a step runs
+	if c.clients() < 1 {
+		return cd.fail(fmt.Errorf("a run needs at least one client, not %d", c.clients()))
+	}
 	for {
+		running := cd.obs.Order != nil && !cd.obs.Order.Done
 		if err := cd.observe(); err != nil {
+			if running {
+				cd.record() // what the clients that reported measured
+			}
 			return cd.fail(err)
 		}
 		now := time.Now()
 		d := run.Decide(cd.obs, t, now, func(i int) string { return cd.readyErrors[i] })
-		running := cd.obs.Order != nil && !cd.obs.Order.Done
-		switch {
-		case d.End != nil:
+		if ctx.Err() != nil && !running {
+			return cd.fail(ctx.Err())
+		}
+		if err := cd.stopping(ctx.Err() != nil, &d, now); err != nil {
+			return cd.fail(err)
+		}
+		if d.End != nil {
 			if running {
 				cd.record() // what the clients that reported measured
 			}
 			return cd.fail(errors.New(d.End.Message))
-		case ctx.Err() != nil && !running:
-			return cd.fail(ctx.Err())
-		case ctx.Err() != nil && stopBy.IsZero():
-			stopBy = now.Add(15 * time.Second)
-		}
-		if !stopBy.IsZero() && (d.Act == run.ActCollect || now.After(stopBy)) {
-			n := len(cd.results)
-			cd.record()
-			if n < c.clients() {
-				return cd.fail(fmt.Errorf("interrupted; %d of %d clients published their partial step", n, c.clients()))
-			}
-			return cd.fail(errors.New("interrupted"))
 		}
 		switch d.Act {
 		case run.ActCollect:
@@ -129,6 +127,35 @@ type conducting struct {
 	// next is the first step index no order was written for; written the
 	// last index an order was written for (one written ahead included).
 	next, written int
+	// stopBy is when a cancelled run stops collecting the ordered step's
+	// results (zero: not cancelled while a step ran).
+	stopBy time.Time
+}
+
+// stopping applies a cancellation (cancelled) to decision d, while a step
+// runs: once it is seen while the step's results are still out, the
+// clients, stopped too, publish what they measured, and the conductor
+// collects it for a short grace in place of the step's deadline, then
+// records what arrived and ends the run (the error returned).
+func (cd *conducting) stopping(cancelled bool, d *run.Decision, now time.Time) error {
+	if cancelled && cd.stopBy.IsZero() && d.Act == run.ActWait {
+		cd.stopBy = now.Add(15 * time.Second)
+	}
+	if cd.stopBy.IsZero() {
+		return nil
+	}
+	if d.End != nil && d.End.Reason == run.ReasonStepTimedOut {
+		d.End, d.Act = nil, run.ActWait
+	}
+	if d.End != nil || (d.Act != run.ActCollect && !now.After(cd.stopBy)) {
+		return nil
+	}
+	n := len(cd.results)
+	cd.record()
+	if n < cd.clients() {
+		return fmt.Errorf("interrupted; %d of %d clients published their partial step", n, cd.clients())
+	}
+	return errors.New("interrupted")
 }
 
 // observe reads what the clients reported since the last poll: the
