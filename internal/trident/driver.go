@@ -97,7 +97,8 @@ func (d Driver) Economy() bool { return drivers[d].economy != "" }
 // driver it provisions with. Trident classes name the driver in the parameter
 // backendType ("Kubernetes and Trident objects"); classes that let Trident
 // configure the backend itself (FSx for ONTAP) name it in storageDriverName.
-// A Trident class without either returns ("", true): Trident, driver unknown
+// Either may carry Trident's prefix (trident.netapp.io/backendType). A
+// Trident class without either returns ("", true): Trident, driver unknown
 // until a volume is bound (the TridentBackend then says, see BackendFrom).
 // Values are trimmed and lower-cased. Non-Trident classes return ("", false).
 func DriverOf(provisioner string, params map[string]string) (Driver, bool) {
@@ -110,7 +111,7 @@ func DriverOf(provisioner string, params map[string]string) (Driver, bool) {
 // driverParam returns the driver a class's parameters name, or "".
 func driverParam(params map[string]string) Driver {
 	for _, key := range []string{"backendType", "storageDriverName"} {
-		if v := strings.ToLower(strings.TrimSpace(params[key])); v != "" {
+		if v := strings.ToLower(Param(params, key)); v != "" {
 			return Driver(v)
 		}
 	}

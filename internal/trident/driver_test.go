@@ -15,6 +15,8 @@ func TestDriverOf(t *testing.T) {
 		{"case and space", Provisioner, map[string]string{"backendType": " ONTAP-SAN "}, OntapSAN, true},
 		{"fsx storageDriverName", Provisioner, map[string]string{"storageDriverName": "ontap-nas"}, OntapNAS, true},
 		{"backendType wins", Provisioner, map[string]string{"backendType": "ontap-san", "storageDriverName": "ontap-nas"}, OntapSAN, true},
+		{"prefixed backendType", Provisioner, map[string]string{"trident.netapp.io/backendType": "ontap-san"}, OntapSAN, true},
+		{"plain key wins over prefixed", Provisioner, map[string]string{"backendType": "ontap-nas", "trident.netapp.io/backendType": "ontap-san"}, OntapNAS, true},
 		{"trident without driver", Provisioner, map[string]string{"selector": "performance=gold"}, "", true},
 		{"trident nil params", Provisioner, nil, "", true},
 		{"unknown trident driver", Provisioner, map[string]string{"backendType": "ontap-nvme-future"}, "ontap-nvme-future", true},

@@ -81,31 +81,9 @@ func ServiceLevelOf(params map[string]string, v Volume) (ServiceLevel, bool) {
 	case GCNVSAN:
 		return ServiceLevelFlex, true
 	case GCNV:
-		return selectorLevel(params["selector"])
+		return selectorLevel(Param(params, "selector"))
 	}
 	return "", false
-}
-
-// selectorLevel finds the one service level a Trident selector's label values
-// name. Selectors are "key=value" terms separated by ";" (Trident's examples:
-// "performance=gold; cost=4"); "," and "==" are accepted too.
-func selectorLevel(selector string) (ServiceLevel, bool) {
-	var found ServiceLevel
-	for _, term := range strings.FieldsFunc(selector, func(r rune) bool { return r == ';' || r == ',' }) {
-		_, value, ok := strings.Cut(term, "=")
-		if !ok {
-			continue
-		}
-		l := parseServiceLevel(strings.TrimPrefix(value, "="))
-		switch {
-		case l == "":
-		case found == "":
-			found = l
-		case found != l:
-			return "", false
-		}
-	}
-	return found, found != ""
 }
 
 // Entitlement is the throughput a GCNV volume is entitled to.

@@ -10,7 +10,9 @@ import "strings"
 // configuration options and examples"): backendType, storageDriverName,
 // selector, media, provisioningType, snapshots, clones, encryption, IOPS,
 // storagePools, additionalStoragePools, excludeStoragePools, fsType,
-// tieringPolicy, coolingDays.
+// tieringPolicy, coolingDays; and the protocol a backend serves, sanType
+// and nasType. Trident reads a key with the prefix trident.netapp.io/ as
+// the key without it (Param).
 //
 // Generic CSI: csi.storage.k8s.io/fstype, and the common performance-shaping
 // parameters of cloud disk drivers (type, iops, throughput, iopsPerGB,
@@ -22,7 +24,7 @@ var allowedParameters = func() map[string]bool {
 		"backendType", "storageDriverName", "selector", "media", "provisioningType",
 		"snapshots", "clones", "encryption", "IOPS", "storagePools",
 		"additionalStoragePools", "excludeStoragePools", "fsType",
-		"tieringPolicy", "coolingDays",
+		"tieringPolicy", "coolingDays", "sanType", "nasType",
 		"csi.storage.k8s.io/fstype",
 		"type", "iops", "throughput", "iopsPerGB", "skuName", "replication-type",
 		"provisioned-iops-on-create", "provisioned-throughput-on-create",
@@ -40,7 +42,7 @@ var allowedParameters = func() map[string]bool {
 func AllowedParameters(params map[string]string) map[string]string {
 	var out map[string]string
 	for k, v := range params {
-		lk := strings.ToLower(k)
+		lk := strings.ToLower(strings.TrimPrefix(k, ParamPrefix))
 		if !allowedParameters[lk] || strings.Contains(lk, "secret") {
 			continue
 		}
@@ -50,4 +52,17 @@ func AllowedParameters(params map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// ParamPrefix is the prefix Trident strips from a StorageClass parameter's
+// key: trident.netapp.io/backendType is backendType.
+const ParamPrefix = "trident.netapp.io/"
+
+// Param is the Trident class parameter key, written plain or with
+// ParamPrefix (the plain key wins when a class sets both), trimmed.
+func Param(params map[string]string, key string) string {
+	if v := strings.TrimSpace(params[key]); v != "" {
+		return v
+	}
+	return strings.TrimSpace(params[ParamPrefix+key])
 }

@@ -46,6 +46,9 @@ func TestAllowedParameters(t *testing.T) {
 		{"cloud disk", map[string]string{
 			"type": "gp3", "iops": "16000", "throughput": "1000", "kmsKeyId": "arn:aws:kms:…", "encrypted": "true",
 		}, map[string]string{"type": "gp3", "iops": "16000", "throughput": "1000"}},
+		{"trident's prefix", map[string]string{"trident.netapp.io/backendType": "ontap-san", "trident.netapp.io/sanType": "nvme",
+			"trident.netapp.io/secretName": "x"},
+			map[string]string{"trident.netapp.io/backendType": "ontap-san", "trident.netapp.io/sanType": "nvme"}},
 		{"case-insensitive keys kept as written", map[string]string{"BackendType": "ontap-nas", "skuname": "PremiumV2_LRS"},
 			map[string]string{"BackendType": "ontap-nas", "skuname": "PremiumV2_LRS"}},
 	} {
