@@ -90,6 +90,7 @@ func (r *Reconciler) describeStorage(ctx context.Context, b *v1alpha1.StorageBen
 	sort.Strings(names)
 	var tvs []trident.Volume
 	var capacity int64
+	var be trident.Backend
 	for i, name := range names {
 		pvc := obs.claims[name]
 		var pv corev1.PersistentVolume
@@ -111,7 +112,7 @@ func (r *Reconciler) describeStorage(ctx context.Context, b *v1alpha1.StorageBen
 			v.BackendUUID, v.InternalName, v.Protocol = trident.AttributesOf(csi.VolumeAttributes)
 		}
 		if v.CSIDriver == trident.Provisioner {
-			t, found, err := r.describeTridentVolume(ctx, s, &v)
+			t, found, err := r.describeTridentVolume(ctx, s, &v, &be)
 			if err != nil {
 				return err
 			}
@@ -136,8 +137,11 @@ func (r *Reconciler) describeStorage(ctx context.Context, b *v1alpha1.StorageBen
 }
 
 // describeTridentVolume adds to v what Trident's own volume says of it
-// (pool, QoS, service level, reserves, tiering), and to s its backend once.
-func (r *Reconciler) describeTridentVolume(ctx context.Context, s *v1alpha1.StorageStatus, v *v1alpha1.VolumeStatus) (trident.Volume, bool, error) {
+// (pool, QoS, service level, reserves, tiering), and to s its backend
+// once; be keeps that backend for the next volumes. A volume's tiering
+// policy is its own when Trident records one (the NetApp Volumes driver),
+// else its backend's default (the ONTAP drivers keep it there).
+func (r *Reconciler) describeTridentVolume(ctx context.Context, s *v1alpha1.StorageStatus, v *v1alpha1.VolumeStatus, be *trident.Backend) (trident.Volume, bool, error) {
 	tv, found, err := r.tridentVolume(ctx, v.PersistentVolume)
 	if err != nil {
 		return trident.Volume{}, false, err
@@ -149,9 +153,16 @@ func (r *Reconciler) describeTridentVolume(ctx context.Context, s *v1alpha1.Stor
 		v.SnapshotReserve, v.TieringPolicy, v.SpaceReserve = t.SnapshotReserve, t.TieringPolicy, t.SpaceReserve
 	}
 	if s.Backend == nil && v.BackendUUID != "" {
-		if s.Backend, err = r.tridentBackend(ctx, v.BackendUUID); err != nil {
+		if *be, err = r.tridentBackend(ctx, v.BackendUUID); err != nil {
 			return trident.Volume{}, false, err
 		}
+		if be.UUID != "" {
+			s.Backend = &v1alpha1.BackendStatus{Name: be.Name, UUID: be.UUID, Driver: string(be.Driver), Protocol: be.Protocol,
+				Version: be.Version, State: be.State}
+		}
+	}
+	if v.TieringPolicy == "" && v.BackendUUID != "" && v.BackendUUID == be.UUID {
+		v.TieringPolicy = be.TieringPolicy
 	}
 	return t, found, nil
 }
@@ -172,25 +183,25 @@ func (r *Reconciler) tridentVolume(ctx context.Context, name string) (map[string
 	return nil, false, err
 }
 
-// tridentBackend finds the TridentBackend with the volume's backendUUID.
-func (r *Reconciler) tridentBackend(ctx context.Context, uuid string) (*v1alpha1.BackendStatus, error) {
+// tridentBackend finds the TridentBackend with the volume's backendUUID
+// (zero when none has it).
+func (r *Reconciler) tridentBackend(ctx context.Context, uuid string) (trident.Backend, error) {
 	if r.Dynamic == nil {
-		return nil, nil
+		return trident.Backend{}, nil
 	}
 	list, err := r.Dynamic.Resource(tridentBackends).Namespace(r.tridentNamespace()).List(ctx, metav1.ListOptions{})
 	if absent(err) {
-		return nil, nil
+		return trident.Backend{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return trident.Backend{}, err
 	}
 	for _, item := range list.Items {
-		be := trident.BackendFrom(item.Object)
-		if be.UUID == uuid {
-			return &v1alpha1.BackendStatus{Name: be.Name, UUID: be.UUID, Driver: string(be.Driver), Version: be.Version, State: be.State}, nil
+		if be := trident.BackendFrom(item.Object); be.UUID == uuid {
+			return be, nil
 		}
 	}
-	return nil, nil
+	return trident.Backend{}, nil
 }
 
 // absent: the object or its resource type does not exist, or may not be

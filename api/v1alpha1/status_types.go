@@ -321,6 +321,11 @@ type BackendStatus struct {
 	Version string `json:"version,omitempty"`
 	// +optional
 	State string `json:"state,omitempty"`
+	// protocol is what the backend serves its volumes with: iscsi, nvme or
+	// fcp for a SAN driver (its sanType, Trident's default iscsi), nfs or
+	// smb for a NAS driver (its nasType, default nfs).
+	// +optional
+	Protocol string `json:"protocol,omitempty"`
 }
 
 // EntitlementStatus is a service level's throughput ceiling.

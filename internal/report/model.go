@@ -259,7 +259,7 @@ type Storage struct {
 }
 
 // Backend is the Trident backend of the volumes.
-type Backend struct{ Name, Driver, Version, State string }
+type Backend struct{ Name, Driver, Protocol, Version, State string }
 
 // Mount is one distinct mount of the volume as clients saw it.
 type Mount struct {

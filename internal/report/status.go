@@ -323,7 +323,7 @@ func (r *Run) StorageLines() []string {
 	if b := s.Backend; b != nil {
 		line := "backend " + b.Name
 		var d []string
-		for _, v := range []string{b.Driver, b.Version, b.State} {
+		for _, v := range []string{b.Driver, b.Protocol, b.Version, b.State} {
 			if v != "" {
 				d = append(d, v)
 			}

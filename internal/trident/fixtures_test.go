@@ -86,12 +86,12 @@ func TestFixtureObjects(t *testing.T) {
 
 	nas := backends["5b1f0b7e-2c5d-4c1e-9a43-6e0f7d3a9c21"]
 	if want := (Backend{Name: "cvo-nas", UUID: "5b1f0b7e-2c5d-4c1e-9a43-6e0f7d3a9c21", Driver: OntapNAS, Version: "1",
-		State: "online", Online: true, SVM: "svm_cvo_bench"}); nas != want {
+		State: "online", Online: true, SVM: "svm_cvo_bench", Protocol: "nfs", TieringPolicy: "none"}); nas != want {
 		t.Errorf("ontap-nas backend = %+v, want %+v", nas, want)
 	}
 	gcnv := backends["0c9e4b3a-7f21-4e8d-b5a6-2d1c8e7f6a54"]
 	if want := (Backend{Name: "gcnv-europe-west6", UUID: "0c9e4b3a-7f21-4e8d-b5a6-2d1c8e7f6a54", Driver: GCNV, Version: "1",
-		State: "online", Online: true, ServiceLevel: "premium", Location: "europe-west6"}); gcnv != want {
+		State: "online", Online: true, ServiceLevel: "premium", Location: "europe-west6", Protocol: "nfs"}); gcnv != want {
 		t.Errorf("gcnv backend = %+v, want %+v", gcnv, want)
 	}
 

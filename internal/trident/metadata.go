@@ -132,6 +132,16 @@ type Backend struct {
 	// limits when set (defaults 200 and 100).
 	QtreesPerFlexvol string
 	LUNsPerFlexvol   string
+	// Protocol is what the backend serves its volumes with: its sanType
+	// (iscsi, nvme, fcp) for a SAN driver, its nasType (nfs, smb) for a
+	// NAS one, each defaulted as Trident defaults it (iscsi, nfs); as
+	// written for a driver this package does not know.
+	Protocol string
+	// TieringPolicy is the FabricPool tiering policy the backend gives
+	// its volumes (config.defaults.tieringPolicy). The ONTAP drivers keep
+	// it there, not on the TridentVolume; empty when the backend sets
+	// none.
+	TieringPolicy string
 }
 
 // BackendFrom reads a TridentBackend from the content of an unstructured
@@ -154,7 +164,32 @@ func BackendFrom(obj map[string]any) Backend {
 	b.Location = str(dc, "location")
 	b.QtreesPerFlexvol = str(dc, "qtreesPerFlexvol")
 	b.LUNsPerFlexvol = str(dc, "lunsPerFlexvol")
+	b.TieringPolicy = str(mapAt(dc, "defaults"), "tieringPolicy")
+	b.Protocol = protocolOf(b.Driver, strings.ToLower(str(dc, "sanType")), strings.ToLower(str(dc, "nasType")))
 	return b
+}
+
+// protocolOf is the protocol a backend of driver serves, from its sanType
+// or nasType, defaulted as Trident defaults them ("ONTAP SAN/NAS
+// configuration options": sanType iscsi, nasType nfs). The GCNV SAN driver
+// and SolidFire serve iSCSI only.
+func protocolOf(driver Driver, sanType, nasType string) string {
+	info, known := drivers[driver]
+	switch {
+	case !known && sanType != "":
+		return sanType
+	case !known:
+		return nasType
+	case driver == GCNVSAN || driver == SolidFireSAN:
+		return "iscsi"
+	case info.san && sanType != "":
+		return sanType
+	case info.san:
+		return "iscsi"
+	case nasType != "":
+		return nasType
+	}
+	return "nfs"
 }
 
 // driverConfig returns the driver configuration inside a TridentBackend's

@@ -99,23 +99,38 @@ func TestBackendFrom(t *testing.T) {
 				"credentials": map[string]any{"name": "secret"},
 			}},
 		}, Backend{Name: "cvo", UUID: "u1", Driver: OntapNASEconomy, Version: "1", State: "online", Online: true,
-			SVM: "svm1", QtreesPerFlexvol: "300"}},
+			SVM: "svm1", QtreesPerFlexvol: "300", Protocol: "nfs"}},
+		{"ontap tiering and SMB", map[string]any{"config": map[string]any{"ontap_config": map[string]any{
+			"storageDriverName": "ontap-nas", "nasType": "SMB", "defaults": map[string]any{"tieringPolicy": "auto"},
+		}}}, Backend{Driver: OntapNAS, Protocol: "smb", TieringPolicy: "auto"}},
+		{"ontap-san over NVMe/TCP", map[string]any{"config": map[string]any{"ontap_config": map[string]any{
+			"storageDriverName": "ontap-san", "sanType": "nvme",
+		}}}, Backend{Driver: OntapSAN, Protocol: "nvme"}},
+		{"ontap-san over FC", map[string]any{"config": map[string]any{"ontap_config": map[string]any{
+			"storageDriverName": "ontap-san", "sanType": "fcp",
+		}}}, Backend{Driver: OntapSAN, Protocol: "fcp"}},
+		{"gcnv san is iSCSI whatever it says", map[string]any{"config": map[string]any{"gcnv_config": map[string]any{
+			"storageDriverName": "google-cloud-netapp-volumes-san", "sanType": "nvme",
+		}}}, Backend{Driver: GCNVSAN, Protocol: "iscsi"}},
+		{"an unknown driver as written", map[string]any{"config": map[string]any{"x_config": map[string]any{
+			"storageDriverName": "ontap-future", "sanType": "fcp",
+		}}}, Backend{Driver: "ontap-future", Protocol: "fcp"}},
 		{"gcnv", map[string]any{
 			"backendName": "g", "backendUUID": "u2", "state": "failed",
 			"config": map[string]any{"gcnv_config": map[string]any{
 				"storageDriverName": "google-cloud-netapp-volumes", "serviceLevel": "premium", "location": "europe-west6",
 			}},
-		}, Backend{Name: "g", UUID: "u2", Driver: GCNV, State: "failed", ServiceLevel: "premium", Location: "europe-west6"}},
+		}, Backend{Name: "g", UUID: "u2", Driver: GCNV, State: "failed", ServiceLevel: "premium", Location: "europe-west6", Protocol: "nfs"}},
 		{"san economy", map[string]any{"config": map[string]any{"ontap_config": map[string]any{
 			"storageDriverName": "ontap-san-economy", "lunsPerFlexvol": "150",
-		}}}, Backend{Driver: OntapSANEconomy, LUNsPerFlexvol: "150"}},
+		}}}, Backend{Driver: OntapSANEconomy, LUNsPerFlexvol: "150", Protocol: "iscsi"}},
 		{"name from metadata", map[string]any{"metadata": map[string]any{"name": "tbe-2"}}, Backend{Name: "tbe-2"}},
 		{"first driver config by key", map[string]any{"config": map[string]any{
 			"zz_config": map[string]any{"storageDriverName": "solidfire-san"},
 			"aa_config": map[string]any{"storageDriverName": "ontap-san"},
 			"fake":      "not a map",
 			"empty":     map[string]any{"svm": "ignored"},
-		}}, Backend{Driver: OntapSAN}},
+		}}, Backend{Driver: OntapSAN, Protocol: "iscsi"}},
 		{"nil", nil, Backend{}},
 		{"config not a map", map[string]any{"config": 1}, Backend{}},
 		{"wrong types", map[string]any{

@@ -32,6 +32,7 @@ import (
 var _ = Describe("Trident awareness", Ordered, func() {
 	const (
 		ontapUUID = "5b1f0b7e-2c5d-4c1e-9a43-6e0f7d3a9c21"
+		ontapPV   = "pvc-8d3c2a61-5e4f-4b7a-9c10-3f2e1d0c9b8a"
 		gcnvUUID  = "0c9e4b3a-7f21-4e8d-b5a6-2d1c8e7f6a54"
 		gcnvPV    = "pvc-1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
 	)
@@ -41,8 +42,10 @@ var _ = Describe("Trident awareness", Ordered, func() {
 		"cvo-nas":         {"backendType": "ontap-nas", "csi.storage.k8s.io/node-stage-secret-name": "must-not-be-recorded"},
 		"cvo-nas-economy": {"backendType": "ontap-nas-economy"},
 		"cvo-san":         {"backendType": "ontap-san"},
-		"gcnv-premium":    {"backendType": "google-cloud-netapp-volumes", "selector": "performance=premium"},
-		"gcnv-san":        {"backendType": "google-cloud-netapp-volumes-san"},
+		// Trident reads trident.netapp.io/backendType as backendType.
+		"cvo-nas-prefixed": {"trident.netapp.io/backendType": "ontap-nas", "trident.netapp.io/selector": "performance!=standard"},
+		"gcnv-premium":     {"backendType": "google-cloud-netapp-volumes", "selector": "performance=premium"},
+		"gcnv-san":         {"backendType": "google-cloud-netapp-volumes-san"},
 	}
 	BeforeAll(func() {
 		for name, params := range classes {
@@ -99,6 +102,9 @@ var _ = Describe("Trident awareness", Ordered, func() {
 			Entry("a raw Block volume on ontap-nas", "cvo-nas", func(b *v1alpha1.StorageBenchmark) {
 				b.Spec.Storage.VolumeMode = corev1.PersistentVolumeBlock
 			}, "ontap-san"),
+			Entry("a raw Block volume on a class naming ontap-nas with Trident's prefix", "cvo-nas-prefixed", func(b *v1alpha1.StorageBenchmark) {
+				b.Spec.Storage.VolumeMode = corev1.PersistentVolumeBlock
+			}, "ontap-san"),
 			Entry("ReadWriteMany Filesystem on google-cloud-netapp-volumes-san", "gcnv-san", func(*v1alpha1.StorageBenchmark) {}, "google-cloud-netapp-volumes-san"),
 		)
 
@@ -124,6 +130,28 @@ var _ = Describe("Trident awareness", Ordered, func() {
 			}, 30*time.Second).Should(ContainElement(controllers.EventStorageWarning))
 		})
 
+		It("records an ONTAP volume's tiering policy from its backend's defaults, and the protocol", func() {
+			ns := newNamespace()
+			b := benchmark(ns, "ontap", func(b *v1alpha1.StorageBenchmark) {
+				b.Spec.Storage.StorageClassName = ptr.To("cvo-nas-prefixed")
+				b.Spec.Clients.Count = 1
+				b.Spec.Load.Rate.Steps = []int64{100}
+			})
+			tridentPV(ontapPV, b, "20Gi", ontapUUID, "trident_pvc_8d3c2a61_5e4f_4b7a_9c10_3f2e1d0c9b8a")
+			Expect(k8s.Create(bg, b)).To(Succeed())
+			cur := waitComplete(b, 2*time.Minute)
+			s := cur.Status.Storage
+			Expect(s.Driver).To(Equal("ontap-nas"), "from the prefixed parameter")
+			Expect(s.Parameters).To(HaveKeyWithValue("trident.netapp.io/backendType", "ontap-nas"))
+			v := s.Volumes[0]
+			Expect(v.Pool).To(Equal("aggr1"))
+			Expect(v.QoSPolicy).To(Equal("bench-qos"))
+			Expect(v.TieringPolicy).To(Equal("none"), "the TridentVolume has none: the backend's defaults say")
+			Expect(s.Backend).NotTo(BeNil())
+			Expect(s.Backend.Protocol).To(Equal("nfs"))
+			Expect(s.Entitlement).To(BeNil(), "an ONTAP volume has no service level, whatever the selector")
+		})
+
 		It("joins the PV, TridentVolume and TridentBackend, and states throughput against the service level", func() {
 			ns := newNamespace()
 			b := benchmark(ns, "gcnv", func(b *v1alpha1.StorageBenchmark) {
@@ -144,7 +172,7 @@ var _ = Describe("Trident awareness", Ordered, func() {
 			Expect(v.SnapshotReserve).To(Equal("0"))
 			Expect(s.Backend).NotTo(BeNil())
 			Expect(*s.Backend).To(Equal(v1alpha1.BackendStatus{Name: "gcnv-europe-west6", UUID: gcnvUUID,
-				Driver: "google-cloud-netapp-volumes", Version: "1", State: "online"}))
+				Driver: "google-cloud-netapp-volumes", Protocol: "nfs", Version: "1", State: "online"}))
 			e := s.Entitlement
 			Expect(e).NotTo(BeNil())
 			Expect(e.ServiceLevel).To(Equal("Premium"))

@@ -265,7 +265,7 @@ func storageOf(s *v1alpha1.StorageStatus) *report.Storage {
 		out.Capacity = s.Capacity.String()
 	}
 	if b := s.Backend; b != nil {
-		out.Backend = &report.Backend{Name: b.Name, Driver: b.Driver, Version: b.Version, State: b.State}
+		out.Backend = &report.Backend{Name: b.Name, Driver: b.Driver, Protocol: b.Protocol, Version: b.Version, State: b.State}
 	}
 	for _, m := range s.Mounts {
 		out.Mounts = append(out.Mounts, report.Mount{FSType: m.FSType, Options: m.Options, Clients: m.Clients})
