@@ -117,8 +117,10 @@ func EntitlementOf(level ServiceLevel, capacityBytes int64) Entitlement {
 	e := Entitlement{ServiceLevel: level}
 	if level == ServiceLevelFlex {
 		e.PoolShared = true
-		e.Message = fmt.Sprintf("Flex: throughput belongs to the storage pool (%d MiB/s per TiB of pool capacity) "+
-			"and is shared by all volumes in the pool; the volume has no entitlement of its own", flexMiBPerTiB)
+		e.Message = fmt.Sprintf("Flex: throughput belongs to the storage pool and is shared by all volumes in the pool; "+
+			"the volume has no entitlement of its own (a Flex File pool of the default performance has %d MiB/s per TiB "+
+			"of pool capacity; Flex Unified pools, which serve every SAN volume, and custom-performance pools are set "+
+			"independently of capacity)", flexMiBPerTiB)
 		return e
 	}
 	rate, ok := mibPerTiB[level]

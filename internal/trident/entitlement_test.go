@@ -30,7 +30,7 @@ func TestEntitlementOf(t *testing.T) {
 		// 1 byte more than 1 GiB: 64×(2^30+1)/2^20 = 65536.00006 → floored.
 		{"odd bytes floor", ServiceLevelPremium, giB + 1, 65_536, false, nil},
 		{"one byte", ServiceLevelExtreme, 1, 0, false, nil},
-		{"flex", ServiceLevelFlex, 100 * giB, 0, true, []string{"Flex", "storage pool", "shared by all volumes", "16 MiB/s per TiB of pool capacity"}},
+		{"flex", ServiceLevelFlex, 100 * giB, 0, true, []string{"Flex", "storage pool", "shared by all volumes", "Flex File pool of the default performance has 16 MiB/s per TiB of pool capacity", "Flex Unified", "independently of capacity"}},
 		{"flex no capacity", ServiceLevelFlex, 0, 0, true, nil},
 		{"zero capacity", ServiceLevelPremium, 0, 0, false, []string{"capacity unknown"}},
 		{"negative capacity", ServiceLevelStandard, -5, 0, false, []string{"capacity unknown"}},
