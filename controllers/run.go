@@ -250,6 +250,11 @@ func (r *Reconciler) admit(ctx context.Context, b *v1alpha1.StorageBenchmark, d 
 		}
 	}
 	refusal, warnings := preflight(b, sc)
+	if refusal == nil {
+		if refusal, err = r.preflightBackends(ctx, b, sc); err != nil {
+			return nil, err
+		}
+	}
 	if refusal != nil {
 		return nil, &verdictError{verdict{Reason: ReasonUnsupportedStorage, Message: refusal.Message}}
 	}

@@ -44,9 +44,42 @@ func preflight(b *v1alpha1.StorageBenchmark, sc *storagev1.StorageClass) (*tride
 	if sc == nil {
 		return nil, nil
 	}
-	req := trident.Request{VolumeMode: string(b.Spec.Storage.VolumeMode), AccessMode: string(accessModeOf(b)),
+	return trident.Preflight(sc.Provisioner, sc.Parameters, requestOf(b))
+}
+
+// requestOf is what b asks of its storage.
+func requestOf(b *v1alpha1.StorageBenchmark) trident.Request {
+	return trident.Request{VolumeMode: string(b.Spec.Storage.VolumeMode), AccessMode: string(accessModeOf(b)),
 		Shared: b.Spec.Storage.Sharing == v1alpha1.SharingShared, Clients: b.Spec.Clients.Count}
-	return trident.Preflight(sc.Provisioner, sc.Parameters, req)
+}
+
+// preflightBackends checks a Trident class that names no driver against
+// the TridentBackends it can select (trident.PreflightOffers), while no
+// claim is bound: a claim of such a class that no backend can serve would
+// stay Pending until the bind timeout. Once one is bound, its backend
+// answers.
+func (r *Reconciler) preflightBackends(ctx context.Context, b *v1alpha1.StorageBenchmark, sc *storagev1.StorageClass) (*trident.Finding, error) {
+	if sc == nil || r.Dynamic == nil {
+		return nil, nil
+	}
+	if driver, isTrident := trident.DriverOf(sc.Provisioner, sc.Parameters); !isTrident || driver != "" {
+		return nil, nil
+	}
+	if st := b.Status.Storage; st != nil && st.ClaimsBound > 0 {
+		return nil, nil
+	}
+	list, err := r.Dynamic.Resource(tridentBackends).Namespace(r.tridentNamespace()).List(ctx, metav1.ListOptions{})
+	if absent(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	offers := make([]trident.Offer, len(list.Items))
+	for i, item := range list.Items {
+		offers[i] = trident.OfferFrom(item.Object)
+	}
+	return trident.PreflightOffers(sc.Parameters, offers, requestOf(b)), nil
 }
 
 // setStorageWarning records the warnings as one condition (absent without).
@@ -78,6 +111,7 @@ func (r *Reconciler) describeStorage(ctx context.Context, b *v1alpha1.StorageBen
 		// Described once; copied, as status is compared with its old self.
 		c := old.DeepCopy()
 		s.Volumes, s.VolumesOmitted, s.Backend, s.Entitlement = c.Volumes, c.VolumesOmitted, c.Backend, c.Entitlement
+		driverFromBackend(sc, s)
 		return nil
 	}
 	if obs.bound < len(obs.claims) || obs.bound == 0 {
@@ -133,7 +167,16 @@ func (r *Reconciler) describeStorage(ctx context.Context, b *v1alpha1.StorageBen
 				ThroughputBytesPerSecond: e.ThroughputBytesPerSecond, PoolShared: e.PoolShared, Message: e.Message}
 		}
 	}
+	driverFromBackend(sc, s)
 	return nil
+}
+
+// driverFromBackend records, for a Trident class that names no driver,
+// the driver of the backend its volume was placed on.
+func driverFromBackend(sc *storagev1.StorageClass, s *v1alpha1.StorageStatus) {
+	if s.Driver == "" && s.Backend != nil && sc != nil && sc.Provisioner == trident.Provisioner {
+		s.Driver = s.Backend.Driver
+	}
 }
 
 // describeTridentVolume adds to v what Trident's own volume says of it

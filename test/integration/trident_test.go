@@ -44,8 +44,9 @@ var _ = Describe("Trident awareness", Ordered, func() {
 		"cvo-san":         {"backendType": "ontap-san"},
 		// Trident reads trident.netapp.io/backendType as backendType.
 		"cvo-nas-prefixed": {"trident.netapp.io/backendType": "ontap-nas", "trident.netapp.io/selector": "performance!=standard"},
-		"gcnv-premium":     {"backendType": "google-cloud-netapp-volumes", "selector": "performance=premium"},
-		"gcnv-san":         {"backendType": "google-cloud-netapp-volumes-san"},
+		// Names no driver: the backends its selector reaches say which.
+		"gcnv-premium": {"selector": "performance=premium"},
+		"gcnv-san":     {"backendType": "google-cloud-netapp-volumes-san"},
 	}
 	BeforeAll(func() {
 		for name, params := range classes {
@@ -105,6 +106,9 @@ var _ = Describe("Trident awareness", Ordered, func() {
 			Entry("a raw Block volume on a class naming ontap-nas with Trident's prefix", "cvo-nas-prefixed", func(b *v1alpha1.StorageBenchmark) {
 				b.Spec.Storage.VolumeMode = corev1.PersistentVolumeBlock
 			}, "ontap-san"),
+			Entry("a raw Block volume on a class naming no driver whose selector reaches only NAS pools", "gcnv-premium", func(b *v1alpha1.StorageBenchmark) {
+				b.Spec.Storage.VolumeMode = corev1.PersistentVolumeBlock
+			}, "no backend it can select serves volumeMode Block: gcnv-europe-west6 (google-cloud-netapp-volumes)"),
 			Entry("ReadWriteMany Filesystem on google-cloud-netapp-volumes-san", "gcnv-san", func(*v1alpha1.StorageBenchmark) {}, "google-cloud-netapp-volumes-san"),
 		)
 
@@ -166,6 +170,7 @@ var _ = Describe("Trident awareness", Ordered, func() {
 			cur := waitComplete(b, 2*time.Minute)
 			s := cur.Status.Storage
 			Expect(s.Capacity.String()).To(Equal("100Gi"), "the PV's real capacity, not the 50Gi request")
+			Expect(s.Driver).To(Equal("google-cloud-netapp-volumes"), "the class names none: its volume's backend does")
 			v := s.Volumes[0]
 			Expect(v.Pool).To(Equal("gcnv-europe-west6_pool_0"))
 			Expect(v.ServiceLevel).To(Equal("Premium"))
