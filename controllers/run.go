@@ -251,9 +251,7 @@ func (r *Reconciler) admit(ctx context.Context, b *v1alpha1.StorageBenchmark, d 
 	}
 	refusal, warnings := preflight(b, sc)
 	if refusal == nil {
-		if refusal, err = r.preflightBackends(ctx, b, sc); err != nil {
-			return nil, err
-		}
+		refusal = r.preflightBackends(ctx, b, sc)
 	}
 	if refusal != nil {
 		return nil, &verdictError{verdict{Reason: ReasonUnsupportedStorage, Message: refusal.Message}}

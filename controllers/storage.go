@@ -54,32 +54,27 @@ func requestOf(b *v1alpha1.StorageBenchmark) trident.Request {
 }
 
 // preflightBackends checks a Trident class that names no driver against
-// the TridentBackends it can select (trident.PreflightOffers), while no
-// claim is bound: a claim of such a class that no backend can serve would
-// stay Pending until the bind timeout. Once one is bound, its backend
-// answers.
-func (r *Reconciler) preflightBackends(ctx context.Context, b *v1alpha1.StorageBenchmark, sc *storagev1.StorageClass) (*trident.Finding, error) {
-	if sc == nil || r.Dynamic == nil {
-		return nil, nil
+// the TridentBackends it can select (trident.PreflightOffers), once, on
+// the pass that admits the benchmark before its children exist (status
+// has no storage yet): a claim of such a class that no backend can serve
+// would stay Pending until the bind timeout. Later passes, and a failed or
+// refused read of the backends, leave it to Trident.
+func (r *Reconciler) preflightBackends(ctx context.Context, b *v1alpha1.StorageBenchmark, sc *storagev1.StorageClass) *trident.Finding {
+	if sc == nil || r.Dynamic == nil || b.Status.Storage != nil {
+		return nil
 	}
 	if driver, isTrident := trident.DriverOf(sc.Provisioner, sc.Parameters); !isTrident || driver != "" {
-		return nil, nil
-	}
-	if st := b.Status.Storage; st != nil && st.ClaimsBound > 0 {
-		return nil, nil
+		return nil
 	}
 	list, err := r.Dynamic.Resource(tridentBackends).Namespace(r.tridentNamespace()).List(ctx, metav1.ListOptions{})
-	if absent(err) {
-		return nil, nil
-	}
 	if err != nil {
-		return nil, err
+		return nil
 	}
 	offers := make([]trident.Offer, len(list.Items))
 	for i, item := range list.Items {
 		offers[i] = trident.OfferFrom(item.Object)
 	}
-	return trident.PreflightOffers(sc.Parameters, offers, requestOf(b)), nil
+	return trident.PreflightOffers(trident.ClassParameters(sc.Parameters, sc.Annotations), offers, requestOf(b))
 }
 
 // setStorageWarning records the warnings as one condition (absent without).
@@ -183,7 +178,9 @@ func driverFromBackend(sc *storagev1.StorageClass, s *v1alpha1.StorageStatus) {
 // (pool, QoS, service level, reserves, tiering), and to s its backend
 // once; be keeps that backend for the next volumes. A volume's tiering
 // policy is its own when Trident records one (the NetApp Volumes driver),
-// else its backend's default (the ONTAP drivers keep it there).
+// else its backend's default (the ONTAP drivers keep it there), unless the
+// backend has virtual pools, whose own defaults may differ and are not
+// read: then it stays unknown.
 func (r *Reconciler) describeTridentVolume(ctx context.Context, s *v1alpha1.StorageStatus, v *v1alpha1.VolumeStatus, be *trident.Backend) (trident.Volume, bool, error) {
 	tv, found, err := r.tridentVolume(ctx, v.PersistentVolume)
 	if err != nil {
@@ -204,7 +201,7 @@ func (r *Reconciler) describeTridentVolume(ctx context.Context, s *v1alpha1.Stor
 				Version: be.Version, State: be.State}
 		}
 	}
-	if v.TieringPolicy == "" && v.BackendUUID != "" && v.BackendUUID == be.UUID {
+	if v.TieringPolicy == "" && v.BackendUUID != "" && v.BackendUUID == be.UUID && be.VirtualPools == 0 {
 		v.TieringPolicy = be.TieringPolicy
 	}
 	return t, found, nil

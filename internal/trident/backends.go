@@ -56,23 +56,30 @@ func stringMap(m map[string]any) map[string]string {
 }
 
 // selectable says whether a class with params may place a volume on the
-// offer, as Trident chooses: when the class lists storagePools (or
-// additionalStoragePools, "backend:pool,pool;backend:pool", names as
-// regular expressions), one must name the backend; when it has a
-// selector, one of the backend's pools must match it. known is false when
-// the class's lists cannot be read: then nothing is concluded.
+// offer, as Trident chooses pools: a backend named by its
+// additionalStoragePools (or requiredStorage, its older name) is
+// selectable whatever else the class says; otherwise, when the class lists
+// storagePools, one entry must name the backend, and when it has a
+// selector, one of the backend's pools must match it. Lists are
+// "backend:pool,pool;backend:pool", backend names regular expressions.
+// known is false when the class's lists or selector cannot be read (Trident
+// then ignores or refuses them, and may choose more): nothing is concluded.
 func (o Offer) selectable(params map[string]string) (ok, known bool) {
-	pools, extra := Param(params, "storagePools"), Param(params, "additionalStoragePools")
-	if pools != "" || extra != "" {
-		named := false
-		for _, list := range []string{pools, extra} {
-			n, err := namesBackend(list, o.Backend.Name)
-			if err != nil {
-				return false, false
-			}
-			named = named || n
+	for _, key := range []string{"additionalStoragePools", "requiredStorage"} {
+		named, err := namesBackend(Param(params, key), o.Backend.Name)
+		if err != nil {
+			return false, false
 		}
-		if !named {
+		if named {
+			return true, true
+		}
+	}
+	if pools := Param(params, "storagePools"); pools != "" {
+		named, err := namesBackend(pools, o.Backend.Name)
+		switch {
+		case err != nil:
+			return false, false
+		case !named:
 			return false, true
 		}
 	}
@@ -91,25 +98,28 @@ func (o Offer) selectable(params map[string]string) (ok, known bool) {
 	return false, true
 }
 
-// namesBackend says whether a storagePools list names backend.
+// namesBackend says whether a pool list names backend, matching each
+// entry's backend name as Trident does ("^" + name + "$", ungrouped). A
+// list Trident would not read (an empty entry, an entry without a backend
+// or without pools, a name that is not a regular expression) is an error.
 func namesBackend(list, backend string) (bool, error) {
+	if strings.TrimSpace(list) == "" {
+		return false, nil
+	}
+	named := false
 	for _, entry := range strings.Split(list, ";") {
-		name, _, ok := strings.Cut(strings.TrimSpace(entry), ":")
-		if !ok {
-			if strings.TrimSpace(entry) == "" {
-				continue
-			}
-			return false, fmt.Errorf("storage pool list entry %q has no backend", entry)
+		name, pools, ok := strings.Cut(strings.TrimSpace(entry), ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.TrimSpace(pools) == "" {
+			return false, fmt.Errorf("storage pool list entry %q is not backend:pools", entry)
 		}
-		re, err := regexp.Compile("^(?:" + strings.TrimSpace(name) + ")$")
+		re, err := regexp.Compile("^" + name + "$")
 		if err != nil {
 			return false, err
 		}
-		if re.MatchString(backend) {
-			return true, nil
-		}
+		named = named || re.MatchString(backend)
 	}
-	return false, nil
+	return named, nil
 }
 
 // PreflightOffers checks a request on a Trident class that names no

@@ -57,6 +57,14 @@ func TestPreflightOffers(t *testing.T) {
 		{"no backend selectable: Trident decides", map[string]string{"selector": "performance=platinum"}, []Offer{nas}, block, ""},
 		{"no backend at all", nil, nil, block, ""},
 		{"a pool list that cannot be read", map[string]string{"storagePools": "cvo-(nas:aggr1"}, []Offer{nas}, block, ""},
+		{"additionalStoragePools adds a backend the selector leaves out", map[string]string{"selector": "performance=gold", "additionalStoragePools": "cvo-san:.*"},
+			[]Offer{nas, san}, block, ""},
+		{"requiredStorage, its older name, too", map[string]string{"selector": "performance=gold", "requiredStorage": "cvo-san:.*"}, []Offer{nas, san}, block, ""},
+		{"additionalStoragePools naming only NAS adds nothing that serves", map[string]string{"selector": "performance=gold", "additionalStoragePools": "gcnv:.*"},
+			[]Offer{nas, san, gcnv}, block, "cvo-nas (ontap-nas), gcnv (google-cloud-netapp-volumes)"},
+		{"a list with an empty entry, which Trident ignores", map[string]string{"storagePools": "cvo-nas:.*;"}, []Offer{nas, san}, block, ""},
+		{"an entry without pools", map[string]string{"storagePools": "cvo-nas:"}, []Offer{nas, san}, block, ""},
+		{"a name anchored as Trident anchors it: ^cvo-nas|san$", map[string]string{"storagePools": "cvo-nas|san:.*"}, []Offer{nas, san}, block, ""},
 		{"a selector Trident refuses", map[string]string{"selector": "performance=gold,cloud=x"}, []Offer{nas}, block, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -91,7 +91,7 @@ func TestFixtureObjects(t *testing.T) {
 	}
 	gcnv := backends["0c9e4b3a-7f21-4e8d-b5a6-2d1c8e7f6a54"]
 	if want := (Backend{Name: "gcnv-europe-west6", UUID: "0c9e4b3a-7f21-4e8d-b5a6-2d1c8e7f6a54", Driver: GCNV, Version: "1",
-		State: "online", Online: true, ServiceLevel: "premium", Location: "europe-west6", Protocol: "nfs"}); gcnv != want {
+		State: "online", Online: true, ServiceLevel: "premium", Location: "europe-west6", Protocol: "nfs", VirtualPools: 2}); gcnv != want {
 		t.Errorf("gcnv backend = %+v, want %+v", gcnv, want)
 	}
 

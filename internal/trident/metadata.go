@@ -142,6 +142,9 @@ type Backend struct {
 	// it there, not on the TridentVolume; empty when the backend sets
 	// none.
 	TieringPolicy string
+	// VirtualPools is how many virtual pools the backend defines
+	// (config.storage); each may set defaults of its own.
+	VirtualPools int
 }
 
 // BackendFrom reads a TridentBackend from the content of an unstructured
@@ -165,6 +168,9 @@ func BackendFrom(obj map[string]any) Backend {
 	b.QtreesPerFlexvol = str(dc, "qtreesPerFlexvol")
 	b.LUNsPerFlexvol = str(dc, "lunsPerFlexvol")
 	b.TieringPolicy = str(mapAt(dc, "defaults"), "tieringPolicy")
+	if pools, ok := dc["storage"].([]any); ok {
+		b.VirtualPools = len(pools)
+	}
 	b.Protocol = protocolOf(b.Driver, strings.ToLower(str(dc, "sanType")), strings.ToLower(str(dc, "nasType")))
 	return b
 }

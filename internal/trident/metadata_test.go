@@ -103,6 +103,9 @@ func TestBackendFrom(t *testing.T) {
 		{"ontap tiering and SMB", map[string]any{"config": map[string]any{"ontap_config": map[string]any{
 			"storageDriverName": "ontap-nas", "nasType": "SMB", "defaults": map[string]any{"tieringPolicy": "auto"},
 		}}}, Backend{Driver: OntapNAS, Protocol: "smb", TieringPolicy: "auto"}},
+		{"virtual pools counted", map[string]any{"config": map[string]any{"ontap_config": map[string]any{
+			"storageDriverName": "ontap-nas", "storage": []any{map[string]any{}, map[string]any{}}, "defaults": map[string]any{"tieringPolicy": "none"},
+		}}}, Backend{Driver: OntapNAS, Protocol: "nfs", TieringPolicy: "none", VirtualPools: 2}},
 		{"ontap-san over NVMe/TCP", map[string]any{"config": map[string]any{"ontap_config": map[string]any{
 			"storageDriverName": "ontap-san", "sanType": "nvme",
 		}}}, Backend{Driver: OntapSAN, Protocol: "nvme"}},

@@ -59,10 +59,29 @@ func AllowedParameters(params map[string]string) map[string]string {
 const ParamPrefix = "trident.netapp.io/"
 
 // Param is the Trident class parameter key, written plain or with
-// ParamPrefix (the plain key wins when a class sets both), trimmed.
+// ParamPrefix, trimmed. A class that sets both is ambiguous (Trident's
+// choice between them is arbitrary); the plain key is read.
 func Param(params map[string]string, key string) string {
 	if v := strings.TrimSpace(params[key]); v != "" {
 		return v
 	}
 	return strings.TrimSpace(params[ParamPrefix+key])
+}
+
+// ClassParameters are a class's parameters as Trident reads them for pool
+// selection: its annotations trident.netapp.io/selector and
+// trident.netapp.io/additionalStoragePools, when set, stand for those
+// parameters.
+func ClassParameters(params, annotations map[string]string) map[string]string {
+	out := make(map[string]string, len(params)+2)
+	for k, v := range params {
+		out[k] = v
+	}
+	for _, key := range []string{"selector", "additionalStoragePools"} {
+		if v := strings.TrimSpace(annotations[ParamPrefix+key]); v != "" {
+			delete(out, ParamPrefix+key)
+			out[key] = v
+		}
+	}
+	return out
 }

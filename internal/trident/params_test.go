@@ -69,3 +69,14 @@ func TestAllowlistHasNoSecrets(t *testing.T) {
 		}
 	}
 }
+
+// Trident reads a class's annotations trident.netapp.io/selector and
+// trident.netapp.io/additionalStoragePools in place of those parameters.
+func TestClassParameters(t *testing.T) {
+	got := ClassParameters(map[string]string{"selector": "performance=gold", "trident.netapp.io/additionalStoragePools": "a:.*", "media": "ssd"},
+		map[string]string{"trident.netapp.io/selector": "performance=silver", "trident.netapp.io/additionalStoragePools": "b:.*", "other": "x"})
+	want := map[string]string{"selector": "performance=silver", "additionalStoragePools": "b:.*", "media": "ssd"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ClassParameters = %v, want %v", got, want)
+	}
+}

@@ -29,9 +29,10 @@ const (
 )
 
 // The forms of a selector's terms, as Trident reads them: label keys and
-// values are words (Trident's own parser takes letters, digits and "_";
-// "-" and "." are accepted here too, so a newer Trident's labels are not
-// refused); a set is a parenthesised, comma-separated list.
+// values are words: letters, digits, "_" and "-", as Trident takes them,
+// and "." too (a selector Trident would refuse for it only loses its
+// service level here, and is matched by no pool Trident would choose); a
+// set is a parenthesised, comma-separated list.
 var (
 	word        = `[A-Za-z0-9_.-]+`
 	termEquals  = regexp.MustCompile(`^(` + word + `)\s*==?\s*(` + word + `)$`)
