@@ -69,9 +69,13 @@ images:
 	@./hack/images.sh
 
 ## plugin-image: render the README's ops-latency picture from the recorded
-## real run (docs/images/oltp-curve.yaml, made by go run ./hack/record).
+## real run (docs/images/oltp-curve.yaml, made by go run ./hack/record), and
+## docs/backend-metrics.md's from the e2e suite's capped run with the
+## storage's figures (docs/images/storage-view.yaml, copied from
+## _work/e2e/storage-view-qos-rate.yaml).
 plugin-image:
 	$(GO) run ./cmd/kubectl-storagebench report --from-file docs/images/oltp-curve.yaml -o png --file docs/images/ops-latency.png
+	$(GO) run ./cmd/kubectl-storagebench report --from-file docs/images/storage-view.yaml -o png --file docs/images/storage-view.png
 
 ## cluster-up: start (or reuse) a real Kubernetes on this machine (etcd,
 ## control plane, containerd, kubelet, kube-proxy, bridge CNI, a default

@@ -102,7 +102,7 @@ func (r *Reconciler) reconcileEnded(ctx context.Context, b *v1alpha1.StorageBenc
 		return ctrl.Result{}, err
 	}
 	if current {
-		return r.finish(ctx, b, now)
+		return soonest(r.joinBackend(ctx, b, now))(r.finish(ctx, b, now))
 	}
 	obs, err := r.observe(ctx, b, d.StepsPlanned, nil)
 	if err == nil {
@@ -115,7 +115,18 @@ func (r *Reconciler) reconcileEnded(ctx context.Context, b *v1alpha1.StorageBenc
 	if err != nil { // the record of an ended run stays as it is
 		return ctrl.Result{}, err
 	}
-	return r.finish(ctx, b, now)
+	return soonest(r.joinBackend(ctx, b, now))(r.finish(ctx, b, now))
+}
+
+// soonest makes a pass's result come back by after at the latest (0:
+// whenever the result says).
+func soonest(after time.Duration) func(ctrl.Result, error) (ctrl.Result, error) {
+	return func(res ctrl.Result, err error) (ctrl.Result, error) {
+		if after > 0 && (res.RequeueAfter == 0 || after < res.RequeueAfter) {
+			res.RequeueAfter = after
+		}
+		return res, err
+	}
 }
 
 // reconcileRunning admits a running benchmark and creates what it needs,

@@ -197,7 +197,7 @@ func (r *Reconciler) describeTridentVolume(ctx context.Context, s *v1alpha1.Stor
 			return trident.Volume{}, false, err
 		}
 		if be.UUID != "" {
-			s.Backend = &v1alpha1.BackendStatus{Name: be.Name, UUID: be.UUID, Driver: string(be.Driver), Protocol: be.Protocol,
+			s.Backend = &v1alpha1.BackendStatus{Name: be.Name, UUID: be.UUID, Driver: string(be.Driver), Protocol: be.Protocol, SVM: be.SVM,
 				Version: be.Version, State: be.State}
 		}
 	}

@@ -73,6 +73,9 @@ type Reconciler struct {
 	// RunKey tells the runs schedules created from benchmarks made to look
 	// like them (provenance.go); nil: an ephemeral key.
 	RunKey *RunKey
+	// Backend is the metrics source ended runs' steps are joined with
+	// what the storage reported (backend.go); nil: none.
+	Backend *BackendMetrics
 	// Now is the clock (tests may override).
 	Now func() time.Time
 	// steps remembers decoded step ConfigMaps (steps.go); without it

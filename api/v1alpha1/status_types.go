@@ -68,6 +68,15 @@ const (
 	// coefficient of variation of at most 10 %, False naming the steps
 	// where it was higher. Informational.
 	ConditionClientsEven = "ClientsEven"
+	// ConditionBackendMetrics is whether the steps carry what the storage
+	// itself reported (steps[].backend), once the run ended: True when
+	// they were joined, False saying why they could not be (no source for
+	// this storage, steps too short for the source's resolution, the
+	// source unreachable or without the volumes' series); Unknown while
+	// the manager waits for the source's last samples. Absent when the
+	// manager reads no metrics source. Informational: a run never fails
+	// for it.
+	ConditionBackendMetrics = "BackendMetrics"
 )
 
 // StorageBenchmarkStatus is what the operator observed and measured.
@@ -326,6 +335,9 @@ type BackendStatus struct {
 	// smb for a NAS driver (its nasType, default nfs).
 	// +optional
 	Protocol string `json:"protocol,omitempty"`
+	// svm is the ONTAP storage VM the backend's volumes live in.
+	// +optional
+	SVM string `json:"svm,omitempty"`
 }
 
 // EntitlementStatus is a service level's throughput ceiling.
@@ -462,6 +474,11 @@ type StepStatus struct {
 	// I/O, as fio's one-second ticks show it; unset when there was none.
 	// +optional
 	LongestStall *StallStatus `json:"longestStall,omitempty"`
+	// backend is what the storage itself reported over the step's
+	// measured window, beside the clients' figures; unset until the run
+	// ended and the figures were read (condition BackendMetrics).
+	// +optional
+	Backend *StepBackendStatus `json:"backend,omitempty"`
 	// configMap names the step's ConfigMap, its record: the order it ran
 	// under and its exact merge over all clients, fio's latency histograms
 	// included (kept out of status to keep it small). Status is rebuilt
@@ -473,6 +490,47 @@ type StepStatus struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=5
 	Errors []string `json:"errors,omitempty"`
+}
+
+// StepBackendStatus is what the storage reported over one step: NetApp
+// Harvest's volume figures, the means of the samples taken wholly inside
+// the step's measured window, summed over the benchmarked volumes.
+type StepBackendStatus struct {
+	// resolution is the source's: each sample is the rate over one
+	// interval this long.
+	Resolution metav1.Duration `json:"resolution"`
+	// samples is the fewest samples a volume had in the window.
+	// +optional
+	Samples int32 `json:"samples,omitempty"`
+	// tooShort marks a step whose measured window was shorter than twice
+	// the resolution: no sample lies wholly inside it, so it has no
+	// figures.
+	// +optional
+	TooShort bool `json:"tooShort,omitempty"`
+	// iops, readIOPS and writeIOPS are the operations the storage served
+	// per second.
+	// +optional
+	IOPS int64 `json:"iops,omitempty"`
+	// +optional
+	ReadIOPS int64 `json:"readIOPS,omitempty"`
+	// +optional
+	WriteIOPS int64 `json:"writeIOPS,omitempty"`
+	// bytesPerSecond is reads and writes together.
+	// +optional
+	BytesPerSecond int64 `json:"bytesPerSecond,omitempty"`
+	// latency, readLatency and writeLatency are the storage's mean time
+	// per operation, each volume's weighted by its operations.
+	// +optional
+	Latency *metav1.Duration `json:"latency,omitempty"`
+	// +optional
+	ReadLatency *metav1.Duration `json:"readLatency,omitempty"`
+	// +optional
+	WriteLatency *metav1.Duration `json:"writeLatency,omitempty"`
+	// latencyGap is the clients' mean latency minus the storage's: the
+	// time an I/O spent outside the storage (network, the client's
+	// kernel and queues). Near zero, the latency is the storage's.
+	// +optional
+	LatencyGap *metav1.Duration `json:"latencyGap,omitempty"`
 }
 
 // RepeatabilityStatus is how much the runs of one load level varied.

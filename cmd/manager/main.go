@@ -19,6 +19,7 @@ import (
 
 	"github.com/storagebench/storagebench/controllers"
 	"github.com/storagebench/storagebench/controllers/manager"
+	"github.com/storagebench/storagebench/internal/backend"
 	"github.com/storagebench/storagebench/internal/policy"
 	"github.com/storagebench/storagebench/internal/protocol"
 )
@@ -37,10 +38,7 @@ func main() {
 	flag.StringVar(&namespaces, "watch-namespaces", "", "comma-separated namespaces to watch; empty watches all")
 	flag.StringVar(&runnerImage, "runner-image", "localhost/storagebench-runner:dev", "default client image (runner and fio)")
 	flag.StringVar(&pullPolicy, "runner-image-pull-policy", string(corev1.PullIfNotPresent), "pull policy of the client image")
-	flag.DurationVar(&r.ClaimBindTimeout, "claim-bind-timeout", 5*time.Minute, "fail a benchmark whose claims are not bound this long after creation")
-	flag.DurationVar(&r.ReadyTimeout, "ready-timeout", 30*time.Minute, "fail a benchmark whose clients are not all ready this long after creation")
-	flag.DurationVar(&r.StartLead, "step-start-lead", protocol.DefaultStartLead, "how far ahead the first step's common start instant is set")
-	flag.DurationVar(&r.NextStepLead, "next-step-start-lead", protocol.DefaultNextStepLead, "how far ahead the common start instant of each later step is set (clients are idle and watching)")
+	timingFlags(r)
 	flag.StringVar(&allowedImages, "allowed-runner-images", "", "comma-separated image references a benchmark's spec.clients.image may name besides --runner-image; empty: only --runner-image")
 	flag.StringVar(&allowedTolerationKeys, "allowed-toleration-keys", "", "comma-separated taint keys a benchmark's client pods may tolerate; * allows any, a toleration without key included; empty: none")
 	flag.StringVar(&allowedNodeSelectorKeys, "allowed-node-selector-keys", "", "comma-separated node label keys a benchmark's client pods may select nodes by; * allows any; empty: none")
@@ -49,6 +47,7 @@ func main() {
 	flag.StringVar(&maxClientMemory, "max-client-memory", policy.DefaultMaxClientMemory.String(), "the most memory a client pod may ask for: its spec.clients.resources limit and request, and the limit derived from its workload")
 	flag.StringVar(&runKeySecret, "run-key-secret", controllers.DefaultRunKeySecret, "Secret holding the key that signs the runs schedules create; made with a random key when missing")
 	flag.StringVar(&runKeyNamespace, "run-key-namespace", os.Getenv("POD_NAMESPACE"), "namespace of --run-key-secret: the manager's own (default $POD_NAMESPACE)")
+	backendSource := backendFlags()
 	zo := zap.Options{}
 	zo.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -58,11 +57,14 @@ func main() {
 	r.Jobs = controllers.JobOptions{Image: runnerImage, ImagePullPolicy: corev1.PullPolicy(pullPolicy)}
 	o.Namespaces = list(namespaces)
 	pol, err := policyOf(allowedImages, allowedTolerationKeys, allowedNodeSelectorKeys, maxClientMemory)
+	if err == nil {
+		r.Policy = pol
+		r.Backend, err = backendSource()
+	}
 	if err != nil {
-		log.Error(err, "invalid policy flags")
+		log.Error(err, "invalid flags")
 		os.Exit(1)
 	}
-	r.Policy = pol
 	cfg := ctrl.GetConfigOrDie()
 	if o.RunKey, err = runKey(cfg, runKeyNamespace, runKeySecret); err != nil {
 		log.Error(err, "reading the run key")
@@ -78,6 +80,29 @@ func main() {
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "running the manager")
 		os.Exit(1)
+	}
+}
+
+// timingFlags declares the run's deadlines and leads.
+func timingFlags(r *controllers.Reconciler) {
+	flag.DurationVar(&r.ClaimBindTimeout, "claim-bind-timeout", 5*time.Minute, "fail a benchmark whose claims are not bound this long after creation")
+	flag.DurationVar(&r.ReadyTimeout, "ready-timeout", 30*time.Minute, "fail a benchmark whose clients are not all ready this long after creation")
+	flag.DurationVar(&r.StartLead, "step-start-lead", protocol.DefaultStartLead, "how far ahead the first step's common start instant is set")
+	flag.DurationVar(&r.NextStepLead, "next-step-start-lead", protocol.DefaultNextStepLead, "how far ahead the common start instant of each later step is set (clients are idle and watching)")
+}
+
+// backendFlags declares the --backend-metrics-* flags; the function it
+// returns, called once they are parsed, makes the source (nil without a
+// URL).
+func backendFlags() func() (*controllers.BackendMetrics, error) {
+	url := flag.String("backend-metrics-url", "", "URL of a Prometheus holding what the storage reports (NetApp Harvest's volume series): ended runs' steps get the storage's own figures; empty: off")
+	resolution := flag.Duration("backend-metrics-resolution", backend.DefaultResolution, "the interval of the source's samples (Harvest's performance poll; one minute by default)")
+	timeout := flag.Duration("backend-metrics-timeout", 10*time.Second, "how long one query to --backend-metrics-url may take")
+	return func() (*controllers.BackendMetrics, error) {
+		if *url == "" {
+			return nil, nil
+		}
+		return controllers.NewBackendMetrics(*url, *resolution, *timeout)
 	}
 }
 

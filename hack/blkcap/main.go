@@ -65,20 +65,31 @@ func main() {
 	root := flag.String("cgroup-root", "/sys/fs/cgroup/blkio", "the blkio cgroup hierarchy")
 	record := flag.String("record", "", "append every cap written here, one JSON line each")
 	every := flag.Duration("poll", 5*time.Millisecond, "how often to look for new container cgroups")
+	var hv harvestOptions
+	flag.StringVar(&hv.listen, "harvest-listen", "", "serve the capped volumes' disk statistics under NetApp Harvest's volume series on this address (harvest.go); empty: off")
+	flag.StringVar(&hv.addrFile, "harvest-addr-file", "", "write the address -harvest-listen got here")
+	flag.DurationVar(&hv.poll, "harvest-poll", time.Second, "how often the disk statistics are read: the series' resolution")
+	flag.StringVar(&hv.svm, "harvest-svm", "testbed", "the svm label of the series")
 	flag.String("build", "", "the binary's digest (up.sh restarts blkcap when it changes)")
 	flag.Parse()
 	if *kubeconfig == "" || *node == "" || *record == "" {
 		log.Fatal("blkcap: -kubeconfig, -node and -record are required")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	err := run(ctx, *kubeconfig, *node, *root, *record, *every)
+	err := run(ctx, *kubeconfig, *node, *root, *record, *every, hv)
 	stop()
 	if err != nil {
 		log.Fatal("blkcap: ", err)
 	}
 }
 
-func run(ctx context.Context, kubeconfig, node, root, record string, every time.Duration) error {
+// harvestOptions are the -harvest-* flags.
+type harvestOptions struct {
+	listen, addrFile, svm string
+	poll                  time.Duration
+}
+
+func run(ctx context.Context, kubeconfig, node, root, record string, every time.Duration, hv harvestOptions) error {
 	if _, err := os.Stat(filepath.Join(root, "kubepods")); err != nil {
 		return fmt.Errorf("no kubelet cgroups under %s (blkcap needs cgroup v1's blkio hierarchy): %w", root, err)
 	}
@@ -119,6 +130,17 @@ func run(ctx context.Context, kubeconfig, node, root, record string, every time.
 		},
 	}); err != nil {
 		return err
+	}
+	if hv.listen != "" {
+		pf := informers.NewSharedInformerFactory(cs, 0)
+		h, reg := newHarvest(pf.Core().V1().PersistentVolumes().Lister(), node, hv.svm)
+		pf.Start(ctx.Done())
+		defer pf.Shutdown()
+		go func() {
+			if err := serveHarvest(ctx, h, reg, hv.listen, hv.addrFile, hv.poll); err != nil {
+				log.Printf("blkcap: Harvest's series: %v", err)
+			}
+		}()
 	}
 	f.Start(ctx.Done())
 	log.Printf("blkcap: capping volumes of pods on node %s (cgroups under %s)", node, root)

@@ -298,6 +298,9 @@ apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata:
   name: local-block-qos
+  # blkcap exports these volumes' disk statistics under Harvest's volume
+  # series, labelled with the PV's name (docs/backend-metrics.md).
+  annotations: {storagebench.io/backend-volume-names: persistentVolume}
 provisioner: kubernetes.io/no-provisioner
 volumeBindingMode: WaitForFirstConsumer
 reclaimPolicy: Retain
@@ -392,6 +395,7 @@ mkdir -p "$W/bin"
 CGO_ENABLED=0 go build -trimpath -o "$BLKCAP.tmp" ./hack/blkcap >&2
 mv -f "$BLKCAP.tmp" "$BLKCAP"
 start blkcap "$BLKCAP" -kubeconfig "$KUBECONFIG_ADMIN" -node "$NODE" -record "$W/block/caps.jsonl" \
+	-harvest-listen 127.0.0.1:0 -harvest-addr-file "$W/block/harvest.addr" \
 	-build "$(sha256sum "$BLKCAP" | cut -c1-16)"
 
 # --- more nodes (NODES > 1): hack/cluster/node.sh --------------------------

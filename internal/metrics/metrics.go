@@ -91,6 +91,14 @@ var (
 		"1 when a throttled step achieved less than the saturation percentage of its offered load, else 0.", stepLabels...)
 	descStepKnee = desc("step_knee",
 		"1 for the step at the knee of the ops-latency curve, else 0.", stepLabels...)
+	descStepBackendIOPS = desc("step_backend_iops",
+		"Operations per second the storage itself reported over a finished step (NetApp Harvest's volume series, summed over the benchmark's volumes), per operation (read, write, total); absent until the run ended and they were joined (docs/backend-metrics.md).", opLabels...)
+	descStepBackendBytes = desc("step_backend_bytes_per_second",
+		"Bytes per second the storage itself reported over a finished step, reads and writes together; absent until joined.", stepLabels...)
+	descStepBackendLatency = desc("step_backend_latency_mean_seconds",
+		"The storage's own mean latency per operation over a finished step, per operation (read, write, total); absent until joined, or without such operations.", opLabels...)
+	descStepBackendGap = desc("step_backend_latency_gap_seconds",
+		"The clients' mean latency over all I/O of a finished step minus the storage's: the time outside the storage; absent until joined.", stepLabels...)
 	descStepSuperseded = desc("step_superseded",
 		"1 for a run that was not steady and was run again (load.extendUntilSteady): its rerun stands for the planned step; else 0. Absent when the load does not extend unsteady steps.", stepLabels...)
 
@@ -144,7 +152,8 @@ var (
 // collectorDescs are the Collector's descriptors.
 var collectorDescs = []*prometheus.Desc{
 	descStepIOPS, descStepBytes, descStepLatency, descStepLatencyMean, descStepOfferedIOPS,
-	descStepOfferedBytes, descStepSaturated, descStepKnee, descStepSuperseded, descPeakIOPS, descPeakBytes,
+	descStepOfferedBytes, descStepSaturated, descStepKnee, descStepSuperseded,
+	descStepBackendIOPS, descStepBackendBytes, descStepBackendLatency, descStepBackendGap, descPeakIOPS, descPeakBytes,
 	descAtTargetIOPS, descAtTargetBytes, descLatencyTarget, descSLO, descRegressed, descStepRegressionChange, descStepRegressionP,
 	descState, descStart,
 	descCompletion, descDuration, descSteps, descScrapeErrors,
@@ -389,6 +398,30 @@ func collectStep(ch chan<- prometheus.Metric, bl []string, s *v1alpha1.StepStatu
 	}
 	if w := s.Write; w != nil {
 		op(OperationWrite, w.IOPS, w.BytesPerSecond, &w.Latency)
+	}
+	collectBackend(ch, sl, s.Backend)
+}
+
+// collectBackend exports what the storage reported over a step, once
+// joined (and not too short to join).
+func collectBackend(ch chan<- prometheus.Metric, sl []string, b *v1alpha1.StepBackendStatus) {
+	if b == nil || b.TooShort {
+		return
+	}
+	gauge(ch, descStepBackendBytes, float64(b.BytesPerSecond), sl...)
+	for _, o := range []struct {
+		name    string
+		iops    int64
+		latency *metav1.Duration
+	}{{OperationTotal, b.IOPS, b.Latency}, {OperationRead, b.ReadIOPS, b.ReadLatency}, {OperationWrite, b.WriteIOPS, b.WriteLatency}} {
+		ol := with(sl, o.name)
+		gauge(ch, descStepBackendIOPS, float64(o.iops), ol...)
+		if o.latency != nil {
+			gauge(ch, descStepBackendLatency, o.latency.Seconds(), ol...)
+		}
+	}
+	if b.LatencyGap != nil {
+		gauge(ch, descStepBackendGap, b.LatencyGap.Seconds(), sl...)
 	}
 }
 

@@ -276,6 +276,32 @@ storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="write
 storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="write",percentile="99",profile="oltp",step="0",storage_class="fast"} 0.004
 storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="write",percentile="99.9",profile="oltp",step="0",storage_class="fast"} 0.008
 `},
+		{name: "the storage's own figures, once joined; none for a step too short", objs: []client.Object{func() client.Object {
+			b := complete()
+			b.Status.Steps[0].Backend = &v1alpha1.StepBackendStatus{Resolution: dur(time.Second), Samples: 9, IOPS: 990, ReadIOPS: 690, WriteIOPS: 300,
+				BytesPerSecond: 4055040, Latency: ptr(dur(300 * time.Microsecond)), ReadLatency: ptr(dur(250 * time.Microsecond)),
+				LatencyGap: ptr(dur(200 * time.Microsecond))}
+			b.Status.Steps[1].Backend = &v1alpha1.StepBackendStatus{Resolution: dur(time.Second), TooShort: true}
+			return b
+		}()},
+			names: []string{"storagebench_step_backend_iops", "storagebench_step_backend_bytes_per_second", "storagebench_step_backend_latency_mean_seconds", "storagebench_step_backend_latency_gap_seconds"},
+			want: `
+# HELP storagebench_step_backend_bytes_per_second Bytes per second the storage itself reported over a finished step, reads and writes together; absent until joined.
+# TYPE storagebench_step_backend_bytes_per_second gauge
+storagebench_step_backend_bytes_per_second{benchmark="db",namespace="ns",profile="oltp",step="0",storage_class="fast"} 4.05504e+06
+# HELP storagebench_step_backend_iops Operations per second the storage itself reported over a finished step (NetApp Harvest's volume series, summed over the benchmark's volumes), per operation (read, write, total); absent until the run ended and they were joined (docs/backend-metrics.md).
+# TYPE storagebench_step_backend_iops gauge
+storagebench_step_backend_iops{benchmark="db",namespace="ns",operation="total",profile="oltp",step="0",storage_class="fast"} 990
+storagebench_step_backend_iops{benchmark="db",namespace="ns",operation="read",profile="oltp",step="0",storage_class="fast"} 690
+storagebench_step_backend_iops{benchmark="db",namespace="ns",operation="write",profile="oltp",step="0",storage_class="fast"} 300
+# HELP storagebench_step_backend_latency_gap_seconds The clients' mean latency over all I/O of a finished step minus the storage's: the time outside the storage; absent until joined.
+# TYPE storagebench_step_backend_latency_gap_seconds gauge
+storagebench_step_backend_latency_gap_seconds{benchmark="db",namespace="ns",profile="oltp",step="0",storage_class="fast"} 0.0002
+# HELP storagebench_step_backend_latency_mean_seconds The storage's own mean latency per operation over a finished step, per operation (read, write, total); absent until joined, or without such operations.
+# TYPE storagebench_step_backend_latency_mean_seconds gauge
+storagebench_step_backend_latency_mean_seconds{benchmark="db",namespace="ns",operation="total",profile="oltp",step="0",storage_class="fast"} 0.0003
+storagebench_step_backend_latency_mean_seconds{benchmark="db",namespace="ns",operation="read",profile="oltp",step="0",storage_class="fast"} 0.00025
+`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &Collector{Reader: reader(t, tc.objs...), Now: func() time.Time { return t0.Add(time.Minute) }}

@@ -158,6 +158,21 @@ type Step struct {
 	Stall           time.Duration
 	// Errors are fio's; a step with errors failed and is not evidence.
 	Errors []string
+	// Backend is what the storage itself reported over the step; nil
+	// when it was not read.
+	Backend *StorageView
+}
+
+// StorageView is the storage's own view of a step (NetApp Harvest's volume
+// figures): its operations and bytes per second, its mean latency per
+// operation, and the clients' mean latency minus it.
+type StorageView struct {
+	IOPS, BytesPerSec float64
+	Latency, Gap      time.Duration
+	// TooShort: the step was shorter than twice the source's resolution,
+	// and has no figures.
+	TooShort   bool
+	Resolution time.Duration
 }
 
 // Repeatability is how much the runs of one load level varied.
@@ -481,6 +496,35 @@ func (r *Run) Series(name string, sel analysis.LatencySelector, unit Unit) Serie
 		s.Points = append(s.Points, Point{Index: int32(st.Index), Load: unit.Achieved(st), LatencyMs: ms(l), Saturated: st.Saturated, Knee: st.Knee})
 	}
 	return s
+}
+
+// StorageSeries names the storage's own mean latency in figures.
+const StorageSeries = "storage's mean"
+
+// BackendSeries are, when steps carry the storage's own figures, the
+// clients' mean latency over all I/O and the storage's, against the
+// achieved load: where the two part, the time is outside the storage. The
+// clients' is left out when curve (the curve's series for metric) already
+// draws it: the mean of the run's only operation.
+func (r *Run) BackendSeries(metric string, curve []Series) []Series {
+	client := Series{Name: "clients' mean (all I/O)", Selector: analysis.LatencySelector{Metric: analysis.MetricMean}, Points: []Point{}}
+	storage := Series{Name: StorageSeries, Selector: analysis.LatencySelector{Metric: analysis.MetricMean}, Points: []Point{}}
+	for i := range r.Steps {
+		st := &r.Steps[i]
+		if !st.Evidence() || st.ClientBoundCheck || st.Backend == nil || st.Backend.TooShort || st.Latency == nil || st.Backend.Latency == 0 {
+			continue
+		}
+		load := r.Unit.Achieved(st)
+		client.Points = append(client.Points, Point{Index: int32(st.Index), Load: load, LatencyMs: ms(st.Latency.Mean)})
+		storage.Points = append(storage.Points, Point{Index: int32(st.Index), Load: load, LatencyMs: ms(st.Backend.Latency)})
+	}
+	switch {
+	case len(storage.Points) == 0:
+		return nil
+	case metric == analysis.MetricMean && len(curve) == 1:
+		return []Series{storage}
+	}
+	return []Series{client, storage}
 }
 
 // CurveSeries are the read and the write curve of the run (those with I/O)

@@ -49,6 +49,38 @@ func (r *Run) StepTable() Table {
 		}
 		t.Rows = append(t.Rows, row)
 	}
+	if slices.ContainsFunc(r.Steps, func(s Step) bool { return s.Backend != nil }) {
+		t = withBackendColumns(t, r.Steps)
+	}
+	return t
+}
+
+// withBackendColumns adds, before the marks, what the storage reported
+// for each step: its IOPS, its mean latency, and the clients' mean
+// latency minus it (the time outside the storage).
+func withBackendColumns(t Table, steps []Step) Table {
+	at := len(t.Header) - 1
+	t.Header = slices.Insert(t.Header, at, "storage IOPS", "storage mean", "outside storage")
+	t.Numeric = slices.Insert(t.Numeric, at, true, true, true)
+	for i := range t.Rows {
+		b := steps[i].Backend
+		cells := []string{"", "", ""}
+		switch {
+		case b == nil:
+		case b.TooShort:
+			cells[0] = "too short"
+		default:
+			cells[0] = numfmt.Count(b.IOPS)
+			if b.Latency > 0 {
+				cells[1] = numfmt.Duration(b.Latency)
+				cells[2] = numfmt.Duration(b.Gap)
+				if b.Gap < 0 { // the storage timed more than the clients did
+					cells[2] = "−" + numfmt.Duration(-b.Gap)
+				}
+			}
+		}
+		t.Rows[i] = slices.Insert(t.Rows[i], at, cells...)
+	}
 	return t
 }
 

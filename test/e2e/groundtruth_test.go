@@ -44,6 +44,9 @@ type capCase struct {
 	peak     func(*v1alpha1.SummaryStatus) int64
 	// entitled: the class is read as NetApp Volumes, its entitlement the cap.
 	entitled bool
+	// joined: the class's volumes have Harvest series (hack/blkcap
+	// exports their disk statistics), so steps carry the storage's figures.
+	joined bool
 }
 
 // A ground truth: volumes whose limit is known, as an ONTAP QoS policy's
@@ -72,6 +75,9 @@ var _ = Describe("Volumes with a known cap", Ordered, func() {
 		if c.entitled {
 			expectEntitlement(cur, c.cap, &figures)
 		}
+		if c.joined {
+			expectStorageFigures(cur, &figures)
+		}
 
 		b = groundTruth(name+"-curve", c.storage, c.workload, c.curve)
 		cur = runCapped(b, c.class)
@@ -97,7 +103,7 @@ var _ = Describe("Volumes with a known cap", Ordered, func() {
 		}
 	}
 
-	It("recovers a 3,000 IOPS QoS cap: rate steps below it within 1 %, above it saturated, a curve's peak within 3 %", func() {
+	It("recovers a 3,000 IOPS QoS cap: rate steps below it within 1 %, above it saturated, a curve's peak within 3 %; the storage's own figures match the clients'", func() {
 		recovers("qos", capCase{
 			class:    classQoS,
 			storage:  `{storageClassName: ` + classQoS + `, size: 1Gi, volumeMode: Block, sharing: PerClient, accessMode: ReadWriteOnce}`,
@@ -107,6 +113,7 @@ var _ = Describe("Volumes with a known cap", Ordered, func() {
 			cap:      2 * qosIOPSPerPV,
 			achieved: func(s v1alpha1.StepStatus) int64 { return s.AchievedIOPS },
 			peak:     func(s *v1alpha1.SummaryStatus) int64 { return s.PeakIOPS },
+			joined:   true,
 		})
 	})
 
@@ -187,6 +194,39 @@ func runCapped(b *v1alpha1.StorageBenchmark, class string) *v1alpha1.StorageBenc
 		return k8stest.Listed(k8s, b.Namespace, &corev1.PersistentVolumeClaimList{}, k8stest.OfBenchmark(b)).Items
 	}, 2*time.Minute, time.Second).Should(BeEmpty(), "cleanup.volumes Delete")
 	return cur
+}
+
+// expectStorageFigures: every step carries what the volumes' block devices
+// completed (hack/blkcap's Harvest series, through the suite's Prometheus):
+// the storage's IOPS and bytes per second within 2 % of the clients', and
+// its mean latency no more than theirs (the cap holds I/O back before the
+// device's queue, where the clients still time it).
+func expectStorageFigures(b *v1alpha1.StorageBenchmark, figures *[]string) {
+	GinkgoHelper()
+	cur := k8stest.WaitFor(k8s, b, time.Minute, "the storage's figures", func(b *v1alpha1.StorageBenchmark) bool {
+		c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionBackendMetrics)
+		return c != nil && c.Status != metav1.ConditionUnknown
+	})
+	c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionBackendMetrics)
+	Expect(c.Status).To(Equal(metav1.ConditionTrue), "%s: %s", c.Reason, c.Message)
+	// The recording docs/images/storage-view.png is drawn from.
+	cur.APIVersion, cur.Kind = v1alpha1.GroupVersion.String(), "StorageBenchmark"
+	out, err := yaml.Marshal(cur)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(os.MkdirAll(filepath.Join(root, "_work", "e2e"), 0o755)).To(Succeed())
+	Expect(os.WriteFile(filepath.Join(root, "_work", "e2e", "storage-view-"+b.Name+".yaml"), out, 0o644)).To(Succeed())
+	for _, s := range cur.Status.Steps {
+		be := s.Backend
+		Expect(be).NotTo(BeNil(), "step %d", s.Index+1)
+		Expect(be.TooShort).To(BeFalse())
+		iops, bytes := float64(be.IOPS)/float64(s.AchievedIOPS), float64(be.BytesPerSecond)/float64(s.AchievedBytesPerSecond)
+		Expect(iops).To(BeNumerically("~", 1, 0.02), "step %d: storage IOPS %d, clients' %d", s.Index+1, be.IOPS, s.AchievedIOPS)
+		Expect(bytes).To(BeNumerically("~", 1, 0.02), "step %d: storage bytes/s %d, clients' %d", s.Index+1, be.BytesPerSecond, s.AchievedBytesPerSecond)
+		Expect(be.Latency).NotTo(BeNil())
+		Expect(be.Latency.Duration).To(BeNumerically("<=", s.Latency.Mean.Duration), "step %d: the storage's mean latency is within the clients'", s.Index+1)
+		*figures = append(*figures, fmt.Sprintf("%s step %d: storage IOPS / clients' = %.4f, bytes/s = %.4f, storage mean latency %v of the clients' %v (%d samples at %v)",
+			b.Name, s.Index+1, iops, bytes, be.Latency.Duration, s.Latency.Mean.Duration, be.Samples, be.Resolution.Duration))
+	}
 }
 
 // expectExact: a step offered below the cap achieved its offered load

@@ -300,7 +300,7 @@ const (
 // installWith runs hack/cluster/install.sh with n nodes and helm arguments.
 func installWith(n string, helmArgs ...string) {
 	GinkgoHelper()
-	cmd := exec.Command("hack/cluster/install.sh", helmArgs...)
+	cmd := exec.Command("hack/cluster/install.sh", append(backendMetricsArgs(), helmArgs...)...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "STORAGEBENCH_NODES="+n)
 	cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,9 +12,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	promapi "github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+	"github.com/storagebench/storagebench/test/promtest"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -42,17 +40,13 @@ const (
 // so the target is the Service's cluster IP, which kube-proxy routes to
 // whichever manager pod is current (as a ServiceMonitor's endpoints would).
 type prometheus struct {
-	cmd    *exec.Cmd
-	exited chan error
-	dir    string
-	api    promv1.API
+	*promtest.Server
+	api promv1.API
 }
 
 func startPrometheus() *prometheus {
 	GinkgoHelper()
 	ctx := context.Background()
-	bin, err := exec.LookPath("prometheus")
-	Expect(err).NotTo(HaveOccurred(), "Debian's prometheus package (make setup installs it)")
 	token := serviceAccountToken(monitoringNS, promSA, true)
 
 	dir := filepath.Join(root, "_work", "e2e", "prometheus")
@@ -60,6 +54,8 @@ func startPrometheus() *prometheus {
 	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
 	Expect(os.WriteFile(filepath.Join(dir, "token"), []byte(token), 0o600)).To(Succeed())
 	Expect(os.WriteFile(filepath.Join(dir, "rules.yaml"), chartRules(), 0o644)).To(Succeed())
+	harvest, err := os.ReadFile(filepath.Join(clusterDir(), "block", "harvest.addr"))
+	Expect(err).NotTo(HaveOccurred(), "hack/blkcap writes the address of the capped volumes' Harvest series there")
 	config := fmt.Sprintf(`global:
   scrape_interval: 2s
   scrape_timeout: 2s
@@ -73,41 +69,16 @@ scrape_configs:
   static_configs:
   - targets: [%q]
     labels: {service: %s}
-`, metricsTarget(), metricsService)
-	Expect(os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644)).To(Succeed())
-
-	addr := freeLoopbackAddr()
-	logFile, err := os.Create(filepath.Join(dir, "prometheus.log"))
+- job_name: harvest
+  scrape_interval: %s
+  scrape_timeout: %s
+  static_configs:
+  - targets: [%q]
+`, metricsTarget(), metricsService, backendResolution, backendResolution, strings.TrimSpace(string(harvest)))
+	srv, err := promtest.Start(dir, config, promAddr)
 	Expect(err).NotTo(HaveOccurred())
-	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr)
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	Expect(cmd.Start()).To(Succeed())
-	p := &prometheus{cmd: cmd, exited: make(chan error, 1), dir: dir}
-	go func() { p.exited <- cmd.Wait(); _ = logFile.Close() }()
-	c, err := promapi.NewClient(promapi.Config{Address: "http://" + addr})
-	Expect(err).NotTo(HaveOccurred())
-	p.api = promv1.NewAPI(c)
-
-	Eventually(func() error {
-		select {
-		case err := <-p.exited:
-			p.exited <- err
-			return StopTrying(fmt.Sprintf("prometheus exited (%v); see %s", err, logFile.Name()))
-		default:
-		}
-		resp, err := http.Get("http://" + addr + "/-/ready")
-		if err != nil {
-			return err
-		}
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/-/ready: %s", resp.Status)
-		}
-		return nil
-	}, time.Minute, 250*time.Millisecond).Should(Succeed())
-	GinkgoWriter.Printf("prometheus on http://%s, files in %s\n", addr, dir)
+	p := &prometheus{Server: srv, api: srv.API}
+	GinkgoWriter.Printf("prometheus on %s, files in %s\n", srv.URL, dir)
 	rules, err := p.api.Rules(ctx)
 	Expect(err).NotTo(HaveOccurred())
 	var groups []string
@@ -119,29 +90,11 @@ scrape_configs:
 }
 
 func (p *prometheus) stop() {
-	_ = p.cmd.Process.Signal(os.Interrupt)
-	select {
-	case err := <-p.exited:
-		GinkgoWriter.Printf("prometheus stopped: %v\n", err)
-	case <-time.After(20 * time.Second):
-		_ = p.cmd.Process.Kill()
-	}
+	GinkgoWriter.Printf("prometheus stopped: %v\n", p.Stop())
 }
 
 // query evaluates an instant PromQL query now.
-func (p *prometheus) query(q string) (model.Vector, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	v, _, err := p.api.Query(ctx, q, time.Now())
-	if err != nil {
-		return nil, err
-	}
-	vec, ok := v.(model.Vector)
-	if !ok {
-		return nil, fmt.Errorf("%s: a %s, not a vector", q, v.Type())
-	}
-	return vec, nil
-}
+func (p *prometheus) query(q string) (model.Vector, error) { return p.Query(q) }
 
 // firing lists the firing alerts named name, as their label sets.
 func (p *prometheus) firing(name string) ([]model.LabelSet, error) {
@@ -175,6 +128,30 @@ func chartRules() []byte {
 	spec, err := yaml.Marshal(rule.Spec)
 	Expect(err).NotTo(HaveOccurred())
 	return spec
+}
+
+// backendResolution is the e2e source's: hack/blkcap polls the capped
+// volumes' disk statistics every second, and Prometheus scrapes them as
+// often.
+const backendResolution = "1s"
+
+// backendMetricsArgs are the chart values that point the manager at the
+// suite's Prometheus, for every install of the suite.
+func backendMetricsArgs() []string {
+	return []string{"--set", "backendMetrics.prometheusURL=http://" + promAddr,
+		"--set", "backendMetrics.resolution=" + backendResolution, "--set", "backendMetrics.timeout=5s"}
+}
+
+// freePodReachableAddr is an address on node 0's pod bridge gateway
+// (hack/cluster/up.sh: pods 10.88.0.0/16 on cni0, this machine 10.88.0.1),
+// with a port nothing on this machine listens on. Pods on every node reach
+// it (the other nodes route through this machine).
+func freePodReachableAddr() string {
+	GinkgoHelper()
+	l, err := net.Listen("tcp", ":0")
+	Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = l.Close() }()
+	return net.JoinHostPort("10.88.0.1", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 }
 
 // serviceAccountToken makes sure ns/name exists (bound to the chart's
@@ -214,15 +191,6 @@ func metricsTarget() string {
 	Expect(k8s.Get(context.Background(), keyOf(systemNS, metricsService), svc)).To(Succeed())
 	Expect(svc.Spec.Ports).To(HaveLen(1))
 	return net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(int(svc.Spec.Ports[0].Port)))
-}
-
-// freeLoopbackAddr is a loopback address with a port nothing listens on.
-func freeLoopbackAddr() string {
-	GinkgoHelper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
 }
 
 // hasLabels: the label set has every pair of want.

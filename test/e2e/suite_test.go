@@ -56,6 +56,9 @@ var (
 	k8s        client.Client
 	cs         *kubernetes.Clientset
 	prom       *prometheus
+	// promAddr is where the suite's Prometheus listens: on node 0's pod
+	// bridge, so the manager reaches it wherever it runs.
+	promAddr string
 )
 
 func TestE2E(t *testing.T) {
@@ -71,7 +74,8 @@ var _ = BeforeSuite(func() {
 
 	By("bringing the cluster up and installing the chart (hack/cluster/install.sh)")
 	began := time.Now()
-	kubeconfig = strings.TrimSpace(run("hack/cluster/install.sh"))
+	promAddr = freePodReachableAddr()
+	kubeconfig = strings.TrimSpace(run("hack/cluster/install.sh", backendMetricsArgs()...))
 	GinkgoWriter.Printf("cluster and chart ready in %s\n", time.Since(began).Round(time.Second))
 	kubectlBin = filepath.Join(strings.TrimSpace(run("hack/k8s-binaries.sh", "kubectl")), "kubectl")
 

@@ -25,6 +25,7 @@ import (
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/test/harness"
 	"github.com/storagebench/storagebench/test/k8stest"
+	"github.com/storagebench/storagebench/test/promtest"
 )
 
 // Storage classes of the suite.
@@ -38,6 +39,10 @@ var (
 	cluster *harness.Cluster
 	k8s     client.Client
 	mgr     *k8stest.Manager
+	// harvest and prom are the backend metrics source every manager of
+	// the suite reads (--backend-metrics-url), at a 1 s resolution.
+	harvest *harvestSource
+	prom    *promtest.Server
 	// scheduleClock is the schedule controller's clock: specs move it to
 	// scheduled times (schedule_test.go).
 	scheduleClock = clocktesting.NewFakePassiveClock(time.Now())
@@ -77,12 +82,17 @@ var _ = BeforeSuite(func() {
 		sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: provisioner}
 		Expect(k8s.Create(ctx, sc)).To(Succeed())
 	}
+	harvest = startHarvestSource()
+	prom = startSuitePrometheus(GinkgoT().TempDir(), harvest)
 	mgr = startManager()
 })
 
 var _ = AfterSuite(func() {
 	if mgr != nil {
 		mgr.Stop()
+	}
+	if prom != nil {
+		_ = prom.Stop()
 	}
 	if cluster != nil {
 		Expect(cluster.Stop()).To(Succeed())
@@ -97,6 +107,8 @@ var _ = ReportAfterEach(func(r SpecReport) {
 })
 
 func managerOptions() manager.Options {
+	source, err := controllers.NewBackendMetrics(prom.URL, time.Second, 5*time.Second)
+	Expect(err).NotTo(HaveOccurred())
 	return manager.Options{
 		MetricsAddr:   "0",
 		ProbeAddr:     "0",
@@ -109,6 +121,7 @@ func managerOptions() manager.Options {
 			ReadyTimeout:     3 * time.Minute,
 			StartLead:        1500 * time.Millisecond,
 			ResultGrace:      45 * time.Second,
+			Backend:          source,
 		},
 	}
 }

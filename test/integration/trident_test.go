@@ -19,6 +19,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/controllers"
+	"github.com/storagebench/storagebench/internal/backend"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/trident"
 	"github.com/storagebench/storagebench/test/harness"
@@ -156,6 +157,54 @@ var _ = Describe("Trident awareness", Ordered, func() {
 			Expect(s.Entitlement).To(BeNil(), "an ONTAP volume has no service level, whatever the selector")
 		})
 
+		It("joins Harvest's series of the volume to every step, and of no other volume", func() {
+			ns := newNamespace()
+			const internal = "trident_pvc_harvest_join"
+			all := func(v float64) map[string]float64 {
+				out := map[string]float64{}
+				for _, m := range backend.Metrics {
+					out[m] = v
+				}
+				return out
+			}
+			harvest.set(internal, "svm_cvo_bench", map[string]float64{
+				backend.ReadOps: 1500, backend.WriteOps: 500, backend.ReadData: 1500 * 8192, backend.WriteData: 500 * 8192,
+				backend.ReadLatency: 250, backend.WriteLatency: 650})
+			// The same name in another SVM, and a name that only begins
+			// with it: neither is the benchmarked volume.
+			harvest.set(internal, "svm_other", all(99999))
+			harvest.set(internal+"_2", "svm_cvo_bench", all(77777))
+			b := benchmark(ns, "harvest", func(b *v1alpha1.StorageBenchmark) {
+				b.Spec.Storage.StorageClassName = ptr.To("cvo-nas")
+				b.Spec.Clients.Count = 1
+			})
+			tridentPV("pvc-0d1e2f3a-harvest-join", b, "20Gi", ontapUUID, internal)
+			Expect(k8s.Create(bg, b)).To(Succeed())
+			waitComplete(b, 2*time.Minute)
+			cur := waitFor(b, 45*time.Second, "the backend figures", func(b *v1alpha1.StorageBenchmark) bool {
+				c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionBackendMetrics)
+				return c != nil && c.Status != metav1.ConditionUnknown
+			})
+			c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionBackendMetrics)
+			Expect(c.Status).To(Equal(metav1.ConditionTrue), c.Message)
+			Expect(c.Reason).To(Equal(controllers.ReasonBackendJoined))
+			Expect(cur.Status.Storage.Backend.SVM).To(Equal("svm_cvo_bench"))
+			Expect(cur.Status.Steps).To(HaveLen(2))
+			mean := (1500*250 + 500*650) / 2000 * time.Microsecond
+			for _, st := range cur.Status.Steps {
+				be := st.Backend
+				Expect(be).NotTo(BeNil())
+				Expect(be.Resolution.Duration).To(Equal(time.Second))
+				Expect(be.TooShort).To(BeFalse())
+				Expect(be.Samples).To(BeNumerically(">=", 2), "a 5 s step less one resolution holds 4 one-second samples, give or take a scrape")
+				Expect([]int64{be.IOPS, be.ReadIOPS, be.WriteIOPS, be.BytesPerSecond}).To(Equal([]int64{2000, 1500, 500, 2000 * 8192}))
+				Expect(be.ReadLatency.Duration).To(Equal(250 * time.Microsecond))
+				Expect(be.WriteLatency.Duration).To(Equal(650 * time.Microsecond))
+				Expect(be.Latency.Duration).To(Equal(mean), "weighted by operations")
+				Expect(be.LatencyGap.Duration).To(Equal(st.Latency.Mean.Duration - mean))
+			}
+		})
+
 		It("joins the PV, TridentVolume and TridentBackend, and states throughput against the service level", func() {
 			ns := newNamespace()
 			b := benchmark(ns, "gcnv", func(b *v1alpha1.StorageBenchmark) {
@@ -186,6 +235,10 @@ var _ = Describe("Trident awareness", Ordered, func() {
 				Expect(float64(cur.Status.Steps[i].EntitlementPercent)).To(BeNumerically("~", want, 4))
 			}
 			Expect(float64(e.PeakPercent)).To(BeNumerically("~", 64, 4))
+			Eventually(func() *metav1.Condition {
+				return meta.FindStatusCondition(get(b).Status.Conditions, v1alpha1.ConditionBackendMetrics)
+			}, 30*time.Second).Should(And(Not(BeNil()), HaveField("Reason", controllers.ReasonBackendNoSource),
+				HaveField("Message", ContainSubstring("not served by a Trident ONTAP driver"))), "Harvest does not report NetApp Volumes")
 		})
 	})
 })

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
@@ -175,6 +176,11 @@ func stepOfAPI(s *v1alpha1.StepStatus) report.Step {
 	if s.Latency != nil {
 		l := latencyOfAPI(s.Latency)
 		st.Latency = &l
+	}
+	if b := s.Backend; b != nil {
+		st.Backend = &report.StorageView{IOPS: float64(b.IOPS), BytesPerSec: float64(b.BytesPerSecond),
+			Latency: ptr.Deref(b.Latency, metav1.Duration{}).Duration, Gap: ptr.Deref(b.LatencyGap, metav1.Duration{}).Duration,
+			TooShort: b.TooShort, Resolution: b.Resolution.Duration}
 	}
 	return st
 }

@@ -12,10 +12,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/storagebench/storagebench/internal/numfmt"
 	"github.com/storagebench/storagebench/internal/report"
 	"github.com/storagebench/storagebench/internal/report/apireport"
 )
@@ -356,5 +359,45 @@ func TestCompare(t *testing.T) {
 	}
 	if !strings.Contains(md.String(), "](cmp.png)") || !strings.Contains(md.String(), "| oltp-ontap-san | ontap-san | oltp |") {
 		t.Errorf("markdown:\n%s", md.String())
+	}
+}
+
+// A run whose steps carry the storage's own figures draws the clients'
+// mean latency beside the storage's, and tables them.
+func TestStorageViewBesideClients(t *testing.T) {
+	r := run(t, "oltp")
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		if s.Latency == nil {
+			continue
+		}
+		s.Backend = &report.StorageView{IOPS: s.AchievedIOPS, Latency: s.Latency.Mean * 2 / 3, Gap: s.Latency.Mean - s.Latency.Mean*2/3, Resolution: time.Minute}
+	}
+	r.Steps[0].Backend = &report.StorageView{TooShort: true, Resolution: time.Minute}
+	b, err := PNG(r, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts, _ := colourCounts(decodePNG(t, b, report.DefaultWidth, report.DefaultHeight), ColorClientMean, ColorStorageMean)
+	for i, name := range []string{"clients' mean", "storage's mean"} {
+		if counts[i] < 40 {
+			t.Errorf("%d pixels of the %s colour", counts[i], name)
+		}
+	}
+	tb := r.StepTable()
+	col := slices.Index(tb.Header, "storage mean")
+	if col < 0 || tb.Header[col-1] != "storage IOPS" || tb.Header[col+1] != "outside storage" {
+		t.Fatalf("header %v: want storage IOPS, storage mean, outside storage", tb.Header)
+	}
+	if tb.Rows[0][col-1] != "too short" || tb.Rows[0][col] != "" {
+		t.Errorf("a step too short to join reads %q %q", tb.Rows[0][col-1], tb.Rows[0][col])
+	}
+	s := r.Steps[1]
+	if want := numfmt.Duration(s.Backend.Latency); tb.Rows[1][col] != want {
+		t.Errorf("step 2's storage mean %q, want %q", tb.Rows[1][col], want)
+	}
+	plain := run(t, "oltp").StepTable()
+	if slices.Contains(plain.Header, "storage mean") {
+		t.Error("a run without the storage's figures has their columns")
 	}
 }

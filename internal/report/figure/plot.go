@@ -37,6 +37,10 @@ var (
 	// ColorRead and ColorWrite draw a report's read and write series.
 	ColorRead  = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
 	ColorWrite = color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}
+	// ColorClientMean and ColorStorageMean draw the clients' mean latency
+	// and the storage's own, when steps carry the storage's figures.
+	ColorClientMean  = color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}
+	ColorStorageMean = color.RGBA{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff}
 	// ColorTarget draws the latency target line.
 	ColorTarget = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
 	// ColorKnee rings the knee.
@@ -47,10 +51,10 @@ var (
 	// its last colour).
 	ComparePalette = []color.RGBA{
 		ColorRead, ColorWrite,
-		{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
+		ColorClientMean,
 		{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
 		{R: 0xe3, G: 0x77, B: 0xc2, A: 0xff},
-		{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff},
+		ColorStorageMean,
 		{R: 0xbc, G: 0xbd, B: 0x22, A: 0xff},
 		{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff},
 	}
@@ -99,10 +103,20 @@ func curveChart(r *report.Run, metric string) chart {
 		target:      ms(r.LatencyTarget),
 		targetLabel: fmt.Sprintf("latency target %s (%s)", numfmt.Duration(r.LatencyTarget), sel),
 	}
-	for _, s := range r.CurveSeries(metric) {
+	curve := r.CurveSeries(metric)
+	for _, s := range curve {
 		col := ColorRead
 		if s.Selector.Operation == analysis.OperationWrite {
 			col = ColorWrite
+		}
+		c.series = append(c.series, chartSeries{name: s.Name, color: col, points: s.Points})
+	}
+	// The storage's own mean latency, beside the clients'.
+	for _, s := range r.BackendSeries(metric, curve) {
+		c.yLabel = "latency (ms)"
+		col := ColorClientMean
+		if s.Name == report.StorageSeries {
+			col = ColorStorageMean
 		}
 		c.series = append(c.series, chartSeries{name: s.Name, color: col, points: s.Points})
 	}

@@ -1,0 +1,282 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	promapi "github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/internal/backend"
+	"github.com/storagebench/storagebench/internal/spec"
+	"github.com/storagebench/storagebench/internal/trident"
+)
+
+// AnnotationBackendVolumeNames on a StorageClass says how the metrics
+// source names its volumes when they are not Trident ONTAP volumes:
+// "persistentVolume" labels each with its PersistentVolume's name (the
+// local test bed's exporter does). Without it, only a Trident ONTAP
+// volume has series, under its internalName.
+const AnnotationBackendVolumeNames = "storagebench.io/backend-volume-names"
+
+// Reasons of the BackendMetrics condition.
+const (
+	ReasonBackendJoined      = "Joined"
+	ReasonBackendWaiting     = "WaitingForSamples"
+	ReasonBackendNoSource    = "NoSource"
+	ReasonBackendTooShort    = "StepsTooShort"
+	ReasonBackendUnavailable = "SourceUnavailable"
+	ReasonBackendNoSeries    = "NoSeries"
+)
+
+// BackendMetrics is the Prometheus the manager reads what the storage
+// reported from (--backend-metrics-url).
+type BackendMetrics struct {
+	// Resolution is the source's sample interval (Harvest polls ONTAP's
+	// performance counters every minute by default).
+	Resolution time.Duration
+	// Timeout bounds each query.
+	Timeout time.Duration
+	// GiveUp is how long after the last samples are due an unavailable
+	// source is retried before the condition says it failed.
+	GiveUp time.Duration
+	api    querier
+}
+
+// querier is Prometheus' instant query (promv1.API's).
+type querier interface {
+	Query(ctx context.Context, query string, ts time.Time, opts ...promv1.Option) (model.Value, promv1.Warnings, error)
+}
+
+// NewBackendMetrics reads from the Prometheus at url.
+func NewBackendMetrics(url string, resolution, timeout time.Duration) (*BackendMetrics, error) {
+	c, err := promapi.NewClient(promapi.Config{Address: url, Client: &http.Client{Timeout: timeout}})
+	if err != nil {
+		return nil, fmt.Errorf("backend metrics URL %q: %w", url, err)
+	}
+	if resolution <= 0 || timeout <= 0 {
+		return nil, fmt.Errorf("backend metrics: resolution (%v) and timeout (%v) must be positive", resolution, timeout)
+	}
+	return &BackendMetrics{Resolution: resolution, Timeout: timeout, GiveUp: 5 * time.Minute, api: promv1.NewAPI(c)}, nil
+}
+
+// joinBackend gives an ended run's steps what the storage reported over
+// them, once the source has stored the last step's samples: it returns
+// how long until it should look again (0: nothing left to do). Whatever
+// happens, the run's outcome stays as it is; the BackendMetrics condition
+// says what became of the figures.
+func (r *Reconciler) joinBackend(ctx context.Context, b *v1alpha1.StorageBenchmark, now time.Time) time.Duration {
+	m := r.Backend
+	steps := b.Status.Steps
+	if m == nil || len(steps) == 0 {
+		return 0
+	}
+	if c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionBackendMetrics); c != nil && c.Status != metav1.ConditionUnknown {
+		return 0
+	}
+	// A verdict carries the time it could first be reached, not when this
+	// pass reached it, so a status rebuilt after a wipe is the same: the
+	// run's end, or when the samples were due.
+	ended := now
+	if t := b.Status.CompletionTime; t != nil {
+		ended = t.Time
+	}
+	at := ended
+	set := func(s metav1.ConditionStatus, reason, msg string) {
+		setConditionStatus(b, v1alpha1.ConditionBackendMetrics, s, reason, at, msg)
+	}
+	t, why := r.backendTarget(ctx, b)
+	if why != "" {
+		set(metav1.ConditionFalse, ReasonBackendNoSource, why)
+		return 0
+	}
+	windows, joinable, due := stepWindows(b, m.Resolution)
+	if due.After(at) {
+		at = due
+	}
+	if now.Before(due) {
+		at = ended
+		set(metav1.ConditionUnknown, ReasonBackendWaiting, fmt.Sprintf("the source's samples of the last step are stored by %s", due.UTC().Format(time.RFC3339)))
+		return due.Sub(now)
+	}
+	joined, short := 0, 0
+	for i := range steps {
+		if !joinable[i] {
+			steps[i].Backend = &v1alpha1.StepBackendStatus{Resolution: metav1.Duration{Duration: m.Resolution}, TooShort: true}
+			short++
+			continue
+		}
+		f, err := m.figures(ctx, t, windows[i])
+		if err != nil {
+			for j := range steps { // all or none: a half-joined run reads as a whole
+				steps[j].Backend = nil
+			}
+			reason := ReasonBackendUnavailable
+			if errors.Is(err, backend.ErrNoSeries) {
+				reason = ReasonBackendNoSeries
+			}
+			msg := fmt.Sprintf("step %d: %v", i, err)
+			if now.Before(due.Add(m.GiveUp)) {
+				set(metav1.ConditionUnknown, reason, msg+"; trying again")
+				return 30 * time.Second
+			}
+			set(metav1.ConditionFalse, reason, msg)
+			return 0
+		}
+		steps[i].Backend = backendStatus(f, m.Resolution, steps[i].Latency)
+		joined++
+	}
+	if joined == 0 {
+		set(metav1.ConditionFalse, ReasonBackendTooShort, fmt.Sprintf("every step measured less than twice the source's resolution (%v): no sample lies wholly inside one", m.Resolution))
+		return 0
+	}
+	msg := fmt.Sprintf("%d step(s) joined with the series of %d volume(s) at the source's resolution of %v", joined, len(t.Volumes), m.Resolution)
+	if short > 0 {
+		msg += fmt.Sprintf("; %d step(s) too short to join (tooShort)", short)
+	}
+	set(metav1.ConditionTrue, ReasonBackendJoined, msg)
+	return 0
+}
+
+// stepWindows is each step's window in a source of the given resolution,
+// whether it can be joined, and when the last joinable one's samples are
+// stored.
+func stepWindows(b *v1alpha1.StorageBenchmark, resolution time.Duration) (windows []backend.Window, joinable []bool, due time.Time) {
+	measured, ramp := spec.StepTiming(&b.Spec.Load)
+	windows, joinable = make([]backend.Window, len(b.Status.Steps)), make([]bool, len(b.Status.Steps))
+	for i, st := range b.Status.Steps {
+		windows[i], joinable[i] = backend.WindowOf(st.StartTime.Time, ramp, measured, resolution)
+		if d := backend.Due(windows[i], resolution); joinable[i] && d.After(due) {
+			due = d
+		}
+	}
+	return windows, joinable, due
+}
+
+// backendTarget is the volumes whose series the source holds, or why
+// there are none: a Trident ONTAP volume (not an economy one, whose
+// FlexVol other volumes share) under its internalName and its backend's
+// SVM; any volume under its PV's name when its class says the source
+// names them so.
+func (r *Reconciler) backendTarget(ctx context.Context, b *v1alpha1.StorageBenchmark) (backend.Target, string) {
+	s := b.Status.Storage
+	if s == nil || len(s.Volumes) == 0 {
+		return backend.Target{}, "the run recorded no bound volume"
+	}
+	if s.VolumesOmitted > 0 {
+		return backend.Target{}, fmt.Sprintf("the run used %d volumes; status names %d, and a sum over some would be wrong", len(s.Volumes)+int(s.VolumesOmitted), len(s.Volumes))
+	}
+	byPV := false
+	if s.StorageClassName != "" {
+		var sc storagev1.StorageClass
+		if err := r.Get(ctx, client.ObjectKey{Name: s.StorageClassName}, &sc); err == nil {
+			byPV = sc.Annotations[AnnotationBackendVolumeNames] == "persistentVolume"
+		}
+	}
+	var t backend.Target
+	if s.Backend != nil {
+		t.SVM = s.Backend.SVM
+	}
+	driver := trident.Driver(s.Driver)
+	switch {
+	case byPV:
+		t.SVM = ""
+	case driver.Economy():
+		return t, fmt.Sprintf("%s volumes share a FlexVol with others: Harvest's volume series would count their I/O too", driver)
+	case !slices.Contains([]trident.Driver{trident.OntapNAS, trident.OntapSAN, trident.OntapNASFlexGroup}, driver):
+		return t, fmt.Sprintf("storage class %q is not served by a Trident ONTAP driver (ontap-nas, ontap-san, ontap-nas-flexgroup), whose volumes Harvest reports, and does not carry the %s annotation", s.StorageClassName, AnnotationBackendVolumeNames)
+	}
+	for _, v := range s.Volumes {
+		name := v.InternalName
+		if byPV {
+			name = v.PersistentVolume
+		}
+		if name == "" {
+			return backend.Target{}, fmt.Sprintf("volume %s has no internalName in its CSI attributes", v.PersistentVolume)
+		}
+		t.Volumes = append(t.Volumes, name)
+	}
+	return t, ""
+}
+
+// figures reads one window's figures; every query is bounded by the
+// timeout and by how many series it may return (one per volume).
+func (m *BackendMetrics) figures(ctx context.Context, t backend.Target, w backend.Window) (backend.Figures, error) {
+	means, count := backend.Queries(t, w)
+	got := make(map[string][]backend.Sample, len(means))
+	for metric, q := range means {
+		s, err := m.query(ctx, q, w.End, len(t.Volumes))
+		if err != nil {
+			return backend.Figures{}, err
+		}
+		got[metric] = s
+	}
+	counts, err := m.query(ctx, count, w.End, len(t.Volumes))
+	if err != nil {
+		return backend.Figures{}, err
+	}
+	return backend.Join(t, got, counts)
+}
+
+// query evaluates q at ts; more than limit series is an error (the
+// selector names each volume exactly, so more means another source).
+func (m *BackendMetrics) query(ctx context.Context, q string, ts time.Time, limit int) ([]backend.Sample, error) {
+	ctx, cancel := context.WithTimeout(ctx, m.Timeout)
+	defer cancel()
+	v, _, err := m.api.Query(ctx, q, ts, promv1.WithTimeout(m.Timeout), promv1.WithLimit(uint64(limit)+1))
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", q, err)
+	}
+	vec, ok := v.(model.Vector)
+	if !ok {
+		return nil, fmt.Errorf("query %s: a %s, not a vector", q, v.Type())
+	}
+	if len(vec) > limit {
+		return nil, fmt.Errorf("query %s: more than %d series: the selector reaches more than one source (two pollers or clusters export these volumes)", q, limit)
+	}
+	out := make([]backend.Sample, len(vec))
+	for i, s := range vec {
+		out[i] = backend.Sample{Volume: string(s.Metric["volume"]), SVM: string(s.Metric["svm"]), Value: float64(s.Value)}
+	}
+	return out, nil
+}
+
+// backendStatus is one step's backend block; the gap is the clients'
+// mean latency over all I/O minus the storage's.
+func backendStatus(f backend.Figures, resolution time.Duration, client *v1alpha1.LatencyStatus) *v1alpha1.StepBackendStatus {
+	dur := func(d time.Duration) *metav1.Duration {
+		if d == 0 {
+			return nil
+		}
+		return &metav1.Duration{Duration: d}
+	}
+	s := &v1alpha1.StepBackendStatus{
+		Resolution:     metav1.Duration{Duration: resolution},
+		Samples:        int32(f.Samples),
+		IOPS:           round(f.IOPS()),
+		ReadIOPS:       round(f.ReadIOPS),
+		WriteIOPS:      round(f.WriteIOPS),
+		BytesPerSecond: round(f.BytesPerSecond()),
+		Latency:        dur(f.Latency),
+		ReadLatency:    dur(f.ReadLatency),
+		WriteLatency:   dur(f.WriteLatency),
+	}
+	if client != nil && f.Latency > 0 {
+		s.LatencyGap = ptr.To(metav1.Duration{Duration: client.Mean.Duration - f.Latency})
+	}
+	return s
+}
+
+// round is a rate as a whole number.
+func round(x float64) int64 { return int64(x + 0.5) }
