@@ -110,32 +110,18 @@ func (r *Reconciler) joinBackend(ctx context.Context, b *v1alpha1.StorageBenchma
 		set(metav1.ConditionUnknown, ReasonBackendWaiting, fmt.Sprintf("the source's samples of the last step are stored by %s", due.UTC().Format(time.RFC3339)))
 		return due.Sub(now)
 	}
-	joined, short := 0, 0
-	for i := range steps {
-		if !joinable[i] {
-			steps[i].Backend = &v1alpha1.StepBackendStatus{Resolution: metav1.Duration{Duration: m.Resolution}, TooShort: true}
-			short++
-			continue
+	joined, short, err := m.joinSteps(ctx, t, steps, windows, joinable)
+	if err != nil {
+		reason := ReasonBackendUnavailable
+		if errors.Is(err, backend.ErrNoSeries) {
+			reason = ReasonBackendNoSeries
 		}
-		f, err := m.figures(ctx, t, windows[i])
-		if err != nil {
-			for j := range steps { // all or none: a half-joined run reads as a whole
-				steps[j].Backend = nil
-			}
-			reason := ReasonBackendUnavailable
-			if errors.Is(err, backend.ErrNoSeries) {
-				reason = ReasonBackendNoSeries
-			}
-			msg := fmt.Sprintf("step %d: %v", i, err)
-			if now.Before(due.Add(m.GiveUp)) {
-				set(metav1.ConditionUnknown, reason, msg+"; trying again")
-				return 30 * time.Second
-			}
-			set(metav1.ConditionFalse, reason, msg)
-			return 0
+		if now.Before(due.Add(m.GiveUp)) {
+			set(metav1.ConditionUnknown, reason, err.Error()+"; trying again")
+			return 30 * time.Second
 		}
-		steps[i].Backend = backendStatus(f, m.Resolution, steps[i].Latency)
-		joined++
+		set(metav1.ConditionFalse, reason, err.Error())
+		return 0
 	}
 	if joined == 0 {
 		set(metav1.ConditionFalse, ReasonBackendTooShort, fmt.Sprintf("every step measured less than twice the source's resolution (%v): no sample lies wholly inside one", m.Resolution))
@@ -147,6 +133,29 @@ func (r *Reconciler) joinBackend(ctx context.Context, b *v1alpha1.StorageBenchma
 	}
 	set(metav1.ConditionTrue, ReasonBackendJoined, msg)
 	return 0
+}
+
+// joinSteps gives every joinable step its figures and marks the others
+// too short; on an error no step keeps figures (a half-joined run would
+// read as a whole).
+func (m *BackendMetrics) joinSteps(ctx context.Context, t backend.Target, steps []v1alpha1.StepStatus, windows []backend.Window, joinable []bool) (joined, short int, err error) {
+	for i := range steps {
+		if !joinable[i] {
+			steps[i].Backend = &v1alpha1.StepBackendStatus{Resolution: metav1.Duration{Duration: m.Resolution}, TooShort: true}
+			short++
+			continue
+		}
+		f, err := m.figures(ctx, t, windows[i])
+		if err != nil {
+			for j := range steps {
+				steps[j].Backend = nil
+			}
+			return 0, 0, fmt.Errorf("step %d: %w", i, err)
+		}
+		steps[i].Backend = backendStatus(f, m.Resolution, steps[i].Latency)
+		joined++
+	}
+	return joined, short, nil
 }
 
 // stepWindows is each step's window in a source of the given resolution,
