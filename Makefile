@@ -36,11 +36,14 @@ generate: setup
 	$(CONTROLLER_GEN) object paths=./api/...
 
 ## manifests: the CRD and the manager's RBAC, from the API types and the
-## controller's +kubebuilder markers, and their copies in the Helm chart.
+## controller's +kubebuilder markers, and their copies in the Helm chart;
+## the chart's Grafana dashboard, from hack/dashboard (Grafana's foundation
+## SDK).
 manifests: setup
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=storagebench-manager paths=./controllers/... output:rbac:artifacts:config=config/rbac
 	@$(MAKE) --no-print-directory chart-crds chart-rbac
+	$(GO) run ./hack/dashboard -o $(CHART)/files/dashboard.json
 
 ## chart-crds: copy the generated CRDs into the chart (charts/storagebench/crds).
 chart-crds:

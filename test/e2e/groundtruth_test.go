@@ -203,12 +203,7 @@ func runCapped(b *v1alpha1.StorageBenchmark, class string) *v1alpha1.StorageBenc
 // device's queue, where the clients still time it).
 func expectStorageFigures(b *v1alpha1.StorageBenchmark, figures *[]string) {
 	GinkgoHelper()
-	cur := k8stest.WaitFor(k8s, b, time.Minute, "the storage's figures", func(b *v1alpha1.StorageBenchmark) bool {
-		c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionBackendMetrics)
-		return c != nil && c.Status != metav1.ConditionUnknown
-	})
-	c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionBackendMetrics)
-	Expect(c.Status).To(Equal(metav1.ConditionTrue), "%s: %s", c.Reason, c.Message)
+	cur := waitJoined(b)
 	// The recording docs/images/storage-view.png is drawn from.
 	cur.APIVersion, cur.Kind = v1alpha1.GroupVersion.String(), "StorageBenchmark"
 	out, err := yaml.Marshal(cur)

@@ -228,6 +228,13 @@ spec:
       regression:
         baseline: {previousRun: {runs: %d}}
 `, name, ns, classQoS, load, baselineRuns)
+	return applySchedule(doc)
+}
+
+// applySchedule applies a schedule's manifest with kubectl and returns
+// the schedule as stored.
+func applySchedule(doc string) *v1alpha1.StorageBenchmarkSchedule {
+	GinkgoHelper()
 	var s v1alpha1.StorageBenchmarkSchedule
 	Expect(yaml.UnmarshalStrict([]byte(doc), &s)).To(Succeed())
 	_, stderr, err := kubectl(doc, "apply", "-f", "-")
