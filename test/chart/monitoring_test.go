@@ -1,7 +1,6 @@
 package chart
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	sbmetrics "github.com/storagebench/storagebench/internal/metrics"
+	"github.com/storagebench/storagebench/test/grafana"
 )
 
 // The rules file and dashboard the chart installs (prometheusRule.enabled,
@@ -206,30 +206,13 @@ func TestRulesQueryExportedSeries(t *testing.T) {
 // grafanaVars replaces the dashboard variables PromQL cannot parse.
 var grafanaVars = strings.NewReplacer("$__rate_interval", "5m", "$__interval", "1m", "$__range", "1h")
 
-var labelValuesRE = regexp.MustCompile(`^label_values\((.+),\s*[a-zA-Z_][a-zA-Z0-9_]*\)$`)
-
 // TestDashboardQueries parses every query of the dashboard with the
 // Prometheus parser and checks that it selects only series the operator
 // exports or the chart's rules record.
 func TestDashboardQueries(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(root(t), dashboardFile))
+	dash, err := grafana.Load(filepath.Join(root(t), dashboardFile))
 	if err != nil {
 		t.Fatal(err)
-	}
-	var dash struct {
-		UID        string            `json:"uid"`
-		Title      string            `json:"title"`
-		Panels     []json.RawMessage `json:"panels"`
-		Templating struct {
-			List []struct {
-				Name  string          `json:"name"`
-				Type  string          `json:"type"`
-				Query json.RawMessage `json:"query"`
-			} `json:"list"`
-		} `json:"templating"`
-	}
-	if err := json.Unmarshal(raw, &dash); err != nil {
-		t.Fatalf("%s: %v", dashboardFile, err)
 	}
 	if dash.UID == "" || dash.Title == "" {
 		t.Errorf("dashboard uid %q, title %q", dash.UID, dash.Title)
@@ -242,71 +225,26 @@ func TestDashboardQueries(t *testing.T) {
 			}
 		}
 	}
-	check := func(where, expr string) {
-		for _, name := range selectors(t, where, grafanaVars.Replace(expr)) {
+	ids, types := map[int]bool{}, map[string]bool{}
+	dash.Walk(func(p grafana.Panel) {
+		if ids[p.ID] {
+			t.Errorf("panel id %d repeats", p.ID)
+		}
+		ids[p.ID] = true
+		types[p.Type] = true
+	})
+	queries, err := dash.Queries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range queries {
+		for _, name := range selectors(t, q.Where, grafanaVars.Replace(q.Expr)) {
 			if !known[name] {
-				t.Errorf("%s queries %s, which neither the operator exports nor the chart's rules record", where, name)
+				t.Errorf("%s queries %s, which neither the operator exports nor the chart's rules record", q.Where, name)
 			}
 		}
 	}
-	type panel struct {
-		ID      int               `json:"id"`
-		Title   string            `json:"title"`
-		Type    string            `json:"type"`
-		Panels  []json.RawMessage `json:"panels"`
-		Targets []struct {
-			RefID string `json:"refId"`
-			Expr  string `json:"expr"`
-		} `json:"targets"`
-	}
-	ids, queries, types := map[int]bool{}, 0, map[string]bool{}
-	var walk func([]json.RawMessage)
-	walk = func(raws []json.RawMessage) {
-		for _, r := range raws {
-			var p panel
-			if err := json.Unmarshal(r, &p); err != nil {
-				t.Fatal(err)
-			}
-			if ids[p.ID] {
-				t.Errorf("panel id %d repeats", p.ID)
-			}
-			ids[p.ID] = true
-			types[p.Type] = true
-			for _, tg := range p.Targets {
-				if tg.Expr == "" {
-					t.Errorf("panel %q target %s has no expr", p.Title, tg.RefID)
-					continue
-				}
-				queries++
-				check("panel "+p.Title+" target "+tg.RefID, tg.Expr)
-			}
-			walk(p.Panels)
-		}
-	}
-	walk(dash.Panels)
-	for _, v := range dash.Templating.List {
-		if v.Type != "query" {
-			continue
-		}
-		var q struct {
-			Query string `json:"query"`
-		}
-		if err := json.Unmarshal(v.Query, &q); err != nil {
-			var s string
-			if err := json.Unmarshal(v.Query, &s); err != nil {
-				t.Fatalf("variable %s: query %s", v.Name, v.Query)
-			}
-			q.Query = s
-		}
-		m := labelValuesRE.FindStringSubmatch(q.Query)
-		if m == nil {
-			t.Errorf("variable %s: %q is not label_values(selector, label)", v.Name, q.Query)
-			continue
-		}
-		queries++
-		check("variable "+v.Name, m[1])
-	}
-	if queries == 0 {
+	if len(queries) == 0 {
 		t.Fatal("no queries in the dashboard")
 	}
 	// What the issue asks of the dashboard: the ops-latency XY chart, the

@@ -2,11 +2,8 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -21,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/test/grafana"
 	"github.com/storagebench/storagebench/test/k8stest"
 )
 
@@ -66,9 +64,9 @@ var _ = Describe("The chart's Grafana dashboard", func() {
 		By("every query of the dashboard returns series")
 		Eventually(func(g Gomega) {
 			for _, q := range dashboardQueries() {
-				n, err := q.run(ns)
-				g.Expect(err).NotTo(HaveOccurred(), q.where)
-				g.Expect(n).To(BeNumerically(">", 0), "%s: %s returned no series", q.where, q.expr)
+				n, err := runDashboardQuery(q, ns)
+				g.Expect(err).NotTo(HaveOccurred(), q.Where)
+				g.Expect(n).To(BeNumerically(">", 0), "%s: %s returned no series", q.Where, q.Expr)
 			}
 		}, 2*time.Minute, 5*time.Second).Should(Succeed())
 		AddReportEntry("dashboard", fmt.Sprintf("%d queries, each with series", len(dashboardQueries())))
@@ -134,73 +132,29 @@ func waitJoined(b *v1alpha1.StorageBenchmark) *v1alpha1.StorageBenchmark {
 	return cur
 }
 
-// dashboardQuery is one query of the dashboard: a panel's target or a
-// variable's label_values selector.
-type dashboardQuery struct {
-	where, expr string
-	// ranged: drawn over time (a time series panel), else the latest value.
-	ranged bool
-}
-
-var labelValues = regexp.MustCompile(`^label_values\((.+),\s*[a-zA-Z_][a-zA-Z0-9_]*\)$`)
-
 // dashboardQueries reads every query of the chart's dashboard.
-func dashboardQueries() []dashboardQuery {
+func dashboardQueries() []grafana.Query {
 	GinkgoHelper()
-	raw, err := os.ReadFile(filepath.Join(root, "charts", "storagebench", "files", "dashboard.json"))
+	d, err := grafana.Load(filepath.Join(root, "charts", "storagebench", "files", "dashboard.json"))
 	Expect(err).NotTo(HaveOccurred())
-	var d struct {
-		Panels []struct {
-			Title   string `json:"title"`
-			Targets []struct {
-				RefID string `json:"refId"`
-				Expr  string `json:"expr"`
-				Range bool   `json:"range"`
-			} `json:"targets"`
-		} `json:"panels"`
-		Templating struct {
-			List []struct {
-				Name  string          `json:"name"`
-				Type  string          `json:"type"`
-				Query json.RawMessage `json:"query"`
-			} `json:"list"`
-		} `json:"templating"`
-	}
-	Expect(json.Unmarshal(raw, &d)).To(Succeed())
-	var out []dashboardQuery
-	for _, p := range d.Panels {
-		for _, t := range p.Targets {
-			out = append(out, dashboardQuery{where: "panel " + p.Title + " target " + t.RefID, expr: t.Expr, ranged: t.Range})
-		}
-	}
-	for _, v := range d.Templating.List {
-		if v.Type != "query" {
-			continue
-		}
-		var q struct {
-			Query string `json:"query"`
-		}
-		Expect(json.Unmarshal(v.Query, &q)).To(Succeed(), "variable %s", v.Name)
-		m := labelValues.FindStringSubmatch(q.Query)
-		Expect(m).NotTo(BeNil(), "variable %s: %q", v.Name, q.Query)
-		out = append(out, dashboardQuery{where: "variable " + v.Name, expr: m[1]})
-	}
-	Expect(len(out)).To(BeNumerically(">=", 20), "the dashboard's queries")
-	return out
+	qs, err := d.Queries()
+	Expect(err).NotTo(HaveOccurred())
+	Expect(len(qs)).To(BeNumerically(">=", 20), "the dashboard's queries")
+	return qs
 }
 
 // run sends the query as Grafana would with the namespace chosen and every
 // benchmark: an instant query, or a range over the last 15 minutes at the
 // panel's step. It returns the number of series.
-func (q dashboardQuery) run(ns string) (int, error) {
-	expr := strings.NewReplacer(`"$namespace"`, fmt.Sprintf("%q", ns), `"$benchmark"`, `".*"`).Replace(q.expr)
+func runDashboardQuery(q grafana.Query, ns string) (int, error) {
+	expr := strings.NewReplacer(`"$namespace"`, fmt.Sprintf("%q", ns), `"$benchmark"`, `".*"`).Replace(q.Expr)
 	if strings.Contains(expr, "$") && !strings.Contains(expr, `"$1"`) {
-		return 0, fmt.Errorf("%s: a variable left in %s", q.where, expr)
+		return 0, fmt.Errorf("%s: a variable left in %s", q.Where, expr)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	now := time.Now()
-	if !q.ranged {
+	if !q.Range {
 		v, _, err := prom.api.Query(ctx, expr, now)
 		if err != nil {
 			return 0, err
