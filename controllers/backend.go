@@ -51,7 +51,9 @@ type BackendMetrics struct {
 	// GiveUp is how long after the last samples are due an unavailable
 	// source is retried before the condition says it failed.
 	GiveUp time.Duration
-	api    querier
+	// Retry is how long after a failed query the join is tried again.
+	Retry time.Duration
+	api   querier
 }
 
 // querier is Prometheus' instant query (promv1.API's).
@@ -68,7 +70,7 @@ func NewBackendMetrics(url string, resolution, timeout time.Duration) (*BackendM
 	if resolution <= 0 || timeout <= 0 {
 		return nil, fmt.Errorf("backend metrics: resolution (%v) and timeout (%v) must be positive", resolution, timeout)
 	}
-	return &BackendMetrics{Resolution: resolution, Timeout: timeout, GiveUp: 5 * time.Minute, api: promv1.NewAPI(c)}, nil
+	return &BackendMetrics{Resolution: resolution, Timeout: timeout, GiveUp: 5 * time.Minute, Retry: 30 * time.Second, api: promv1.NewAPI(c)}, nil
 }
 
 // joinBackend gives an ended run's steps what the storage reported over
@@ -118,7 +120,7 @@ func (r *Reconciler) joinBackend(ctx context.Context, b *v1alpha1.StorageBenchma
 		}
 		if now.Before(due.Add(m.GiveUp)) {
 			set(metav1.ConditionUnknown, reason, err.Error()+"; trying again")
-			return 30 * time.Second
+			return m.Retry
 		}
 		set(metav1.ConditionFalse, reason, err.Error())
 		return 0

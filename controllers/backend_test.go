@@ -161,7 +161,7 @@ func TestJoinBackend(t *testing.T) {
 			if tc.class != nil {
 				cb = cb.WithObjects(tc.class)
 			}
-			r := &Reconciler{Client: cb.Build(), Backend: &BackendMetrics{Resolution: res, Timeout: time.Second, GiveUp: 5 * time.Minute, api: tc.src}}
+			r := &Reconciler{Client: cb.Build(), Backend: &BackendMetrics{Resolution: res, Timeout: time.Second, GiveUp: 5 * time.Minute, Retry: 30 * time.Second, api: tc.src}}
 			tc.src.queries = nil
 			again := r.joinBackend(context.Background(), tc.b, tc.now)
 			c := meta.FindStatusCondition(tc.b.Status.Conditions, v1alpha1.ConditionBackendMetrics)

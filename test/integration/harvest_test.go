@@ -1,16 +1,27 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
+	"time"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/controllers"
 	"github.com/storagebench/storagebench/internal/backend"
+	"github.com/storagebench/storagebench/test/harness"
+	"github.com/storagebench/storagebench/test/k8stest"
 	"github.com/storagebench/storagebench/test/promtest"
 )
 
@@ -57,3 +68,50 @@ scrape_configs:
 	Expect(err).NotTo(HaveOccurred())
 	return p
 }
+
+// A source that cannot be reached never changes how a run ends: the run
+// completes, and the condition says the storage's figures are missing
+// and why, once the manager gave up trying.
+var _ = Describe("A manager whose metrics source is unreachable", Serial, func() {
+	It("completes the run, and says why its steps have no storage figures", func() {
+		bg := context.Background()
+		sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "local-harvest",
+			Annotations: map[string]string{controllers.AnnotationBackendVolumeNames: "persistentVolume"}},
+			Provisioner: harness.ProvisionerName}
+		Expect(k8s.Create(bg, sc)).To(Succeed())
+		DeferCleanup(func() { _ = k8s.Delete(bg, sc) })
+
+		dead, err := promtest.FreeLoopbackAddr() // nothing listens there
+		Expect(err).NotTo(HaveOccurred())
+		source, err := controllers.NewBackendMetrics("http://"+dead, time.Second, time.Second)
+		Expect(err).NotTo(HaveOccurred())
+		source.GiveUp, source.Retry = 3*time.Second, time.Second
+		mgr.Stop()
+		opts := managerOptions()
+		opts.Reconciler.Backend = source
+		mgr = k8stest.StartManager(cluster.Config, opts)
+		defer func() {
+			mgr.Stop()
+			mgr = startManager()
+		}()
+
+		ns := newNamespace()
+		b := benchmark(ns, "unreachable", func(b *v1alpha1.StorageBenchmark) {
+			b.Spec.Storage.StorageClassName = ptr.To(sc.Name)
+			b.Spec.Clients.Count = 1
+		})
+		Expect(k8s.Create(bg, b)).To(Succeed())
+		waitComplete(b, 2*time.Minute)
+		cur := waitFor(b, time.Minute, "the manager to give up on the source", func(b *v1alpha1.StorageBenchmark) bool {
+			c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionBackendMetrics)
+			return c != nil && c.Status == metav1.ConditionFalse
+		})
+		c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionBackendMetrics)
+		Expect(c.Reason).To(Equal(controllers.ReasonBackendUnavailable))
+		Expect(c.Message).To(And(ContainSubstring(dead), ContainSubstring("connection refused")))
+		Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, v1alpha1.ConditionComplete)).To(BeTrue(), "the run's outcome is its own")
+		for _, st := range cur.Status.Steps {
+			Expect(st.Backend).To(BeNil())
+		}
+	})
+})
