@@ -69,10 +69,11 @@ func observationOf(b *v1alpha1.StorageBenchmark, obs *observed) run.Observation 
 
 // jobStateOf is how a client Job stands, by its conditions.
 func jobStateOf(job *batchv1.Job) run.JobState {
+	failed := jobConditionOf(job, batchv1.JobFailed)
 	switch {
-	case jobConditionOf(job, batchv1.JobFailed) != nil && jobConditionOf(job, batchv1.JobFailed).Reason == batchv1.JobReasonDeadlineExceeded:
+	case failed != nil && failed.Reason == batchv1.JobReasonDeadlineExceeded:
 		return run.JobDeadlineExceeded
-	case jobCondition(job, batchv1.JobFailed) || jobCondition(job, batchv1.JobFailureTarget):
+	case failed != nil || jobCondition(job, batchv1.JobFailureTarget):
 		return run.JobFailed
 	case jobCondition(job, batchv1.JobComplete):
 		return run.JobComplete
