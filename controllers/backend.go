@@ -104,13 +104,12 @@ func (r *Reconciler) joinBackend(ctx context.Context, b *v1alpha1.StorageBenchma
 		return 0
 	}
 	windows, joinable, due := stepWindows(b, m.Resolution)
-	if due.After(at) {
-		at = due
-	}
 	if now.Before(due) {
-		at = ended
 		set(metav1.ConditionUnknown, ReasonBackendWaiting, fmt.Sprintf("the source's samples of the last step are stored by %s", due.UTC().Format(time.RFC3339)))
 		return due.Sub(now)
+	}
+	if due.After(at) { // the samples came after the end
+		at = due
 	}
 	joined, short, err := m.joinSteps(ctx, t, steps, windows, joinable)
 	if err != nil {
@@ -275,10 +274,10 @@ func backendStatus(f backend.Figures, resolution time.Duration, client *v1alpha1
 	s := &v1alpha1.StepBackendStatus{
 		Resolution:     metav1.Duration{Duration: resolution},
 		Samples:        int32(f.Samples),
-		IOPS:           round(f.IOPS()),
-		ReadIOPS:       round(f.ReadIOPS),
-		WriteIOPS:      round(f.WriteIOPS),
-		BytesPerSecond: round(f.BytesPerSecond()),
+		IOPS:           roundInt64(f.IOPS()),
+		ReadIOPS:       roundInt64(f.ReadIOPS),
+		WriteIOPS:      roundInt64(f.WriteIOPS),
+		BytesPerSecond: roundInt64(f.BytesPerSecond()),
 		Latency:        dur(f.Latency),
 		ReadLatency:    dur(f.ReadLatency),
 		WriteLatency:   dur(f.WriteLatency),
@@ -288,6 +287,3 @@ func backendStatus(f backend.Figures, resolution time.Duration, client *v1alpha1
 	}
 	return s
 }
-
-// round is a rate as a whole number.
-func round(x float64) int64 { return int64(x + 0.5) }
