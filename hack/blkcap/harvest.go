@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -209,12 +210,8 @@ func onNode(pv *corev1.PersistentVolume, node string) bool {
 	}
 	for _, t := range a.Required.NodeSelectorTerms {
 		for _, e := range t.MatchExpressions {
-			if e.Key == corev1.LabelHostname && e.Operator == corev1.NodeSelectorOpIn {
-				for _, v := range e.Values {
-					if v == node {
-						return true
-					}
-				}
+			if e.Key == corev1.LabelHostname && e.Operator == corev1.NodeSelectorOpIn && slices.Contains(e.Values, node) {
+				return true
 			}
 		}
 	}
