@@ -38,6 +38,7 @@ const (
 	ReasonBackendTooShort    = "StepsTooShort"
 	ReasonBackendUnavailable = "SourceUnavailable"
 	ReasonBackendNoSeries    = "NoSeries"
+	ReasonBackendBadQuery    = "InvalidQuery"
 )
 
 // BackendMetrics is the Prometheus the manager reads what the storage
@@ -53,7 +54,22 @@ type BackendMetrics struct {
 	GiveUp time.Duration
 	// Retry is how long after a failed query the join is tried again.
 	Retry time.Duration
-	api   querier
+	// Classes are the storage classes read through their own queries
+	// (--backend-metrics-classes), by name.
+	Classes map[string]*backend.Template
+	api     querier
+}
+
+// backendSource is where a run's figures are read: the volumes as the
+// source names them, at the source's resolution, through Harvest's series
+// or a class's own queries.
+type backendSource struct {
+	target     backend.Target
+	resolution time.Duration
+	// template, when set, is queried once per volume, for volumes[i]
+	// named target.Volumes[i].
+	template *backend.Template
+	volumes  []backend.Volume
 }
 
 // querier is Prometheus' instant query (promv1.API's).
@@ -98,12 +114,12 @@ func (r *Reconciler) joinBackend(ctx context.Context, b *v1alpha1.StorageBenchma
 	set := func(s metav1.ConditionStatus, reason, msg string) {
 		setConditionStatus(b, v1alpha1.ConditionBackendMetrics, s, reason, at, msg)
 	}
-	t, why := r.backendTarget(ctx, b)
+	src, why := r.backendSource(ctx, b)
 	if why != "" {
 		set(metav1.ConditionFalse, ReasonBackendNoSource, why)
 		return 0
 	}
-	windows, joinable, due := stepWindows(b, m.Resolution)
+	windows, joinable, due := stepWindows(b, src.resolution)
 	if now.Before(due) {
 		set(metav1.ConditionUnknown, ReasonBackendWaiting, fmt.Sprintf("the source's samples of the last step are stored by %s", due.UTC().Format(time.RFC3339)))
 		return due.Sub(now)
@@ -111,11 +127,17 @@ func (r *Reconciler) joinBackend(ctx context.Context, b *v1alpha1.StorageBenchma
 	if due.After(at) { // the samples came after the end
 		at = due
 	}
-	joined, short, err := m.joinSteps(ctx, t, steps, windows, joinable)
+	joined, short, err := m.joinSteps(ctx, src, steps, windows, joinable)
 	if err != nil {
 		reason := ReasonBackendUnavailable
-		if errors.Is(err, backend.ErrNoSeries) {
+		var perr *promv1.Error
+		switch {
+		case errors.Is(err, backend.ErrNoSeries):
 			reason = ReasonBackendNoSeries
+		case errors.As(err, &perr) && perr.Type == promv1.ErrBadData:
+			// The query itself is wrong: asking again cannot help.
+			set(metav1.ConditionFalse, ReasonBackendBadQuery, err.Error())
+			return 0
 		}
 		if now.Before(due.Add(m.GiveUp)) {
 			set(metav1.ConditionUnknown, reason, err.Error()+"; trying again")
@@ -125,10 +147,10 @@ func (r *Reconciler) joinBackend(ctx context.Context, b *v1alpha1.StorageBenchma
 		return 0
 	}
 	if joined == 0 {
-		set(metav1.ConditionFalse, ReasonBackendTooShort, fmt.Sprintf("every step measured less than twice the source's resolution (%v): no sample lies wholly inside one", m.Resolution))
+		set(metav1.ConditionFalse, ReasonBackendTooShort, fmt.Sprintf("every step measured less than twice the source's resolution (%v): no sample lies wholly inside one", src.resolution))
 		return 0
 	}
-	msg := fmt.Sprintf("%d step(s) joined with the series of %d volume(s) at the source's resolution of %v", joined, len(t.Volumes), m.Resolution)
+	msg := fmt.Sprintf("%d step(s) joined with the series of %d volume(s) at the source's resolution of %v", joined, len(src.target.Volumes), src.resolution)
 	if short > 0 {
 		msg += fmt.Sprintf("; %d step(s) too short to join (tooShort)", short)
 	}
@@ -139,21 +161,21 @@ func (r *Reconciler) joinBackend(ctx context.Context, b *v1alpha1.StorageBenchma
 // joinSteps gives every joinable step its figures and marks the others
 // too short; on an error no step keeps figures (a half-joined run would
 // read as a whole).
-func (m *BackendMetrics) joinSteps(ctx context.Context, t backend.Target, steps []v1alpha1.StepStatus, windows []backend.Window, joinable []bool) (joined, short int, err error) {
+func (m *BackendMetrics) joinSteps(ctx context.Context, src backendSource, steps []v1alpha1.StepStatus, windows []backend.Window, joinable []bool) (joined, short int, err error) {
 	for i := range steps {
 		if !joinable[i] {
-			steps[i].Backend = &v1alpha1.StepBackendStatus{Resolution: metav1.Duration{Duration: m.Resolution}, TooShort: true}
+			steps[i].Backend = &v1alpha1.StepBackendStatus{Resolution: metav1.Duration{Duration: src.resolution}, TooShort: true}
 			short++
 			continue
 		}
-		f, err := m.figures(ctx, t, windows[i])
+		f, err := m.figures(ctx, src, windows[i])
 		if err != nil {
 			for j := range steps {
 				steps[j].Backend = nil
 			}
 			return 0, 0, fmt.Errorf("step %d: %w", i, err)
 		}
-		steps[i].Backend = backendStatus(f, m.Resolution, steps[i].Latency)
+		steps[i].Backend = backendStatus(f, src.resolution, steps[i].Latency)
 		joined++
 	}
 	return joined, short, nil
@@ -174,18 +196,28 @@ func stepWindows(b *v1alpha1.StorageBenchmark, resolution time.Duration) (window
 	return windows, joinable, due
 }
 
-// backendTarget is the volumes whose series the source holds, or why
-// there are none: a Trident ONTAP volume (not an economy one, whose
-// FlexVol other volumes share) under its internalName and its backend's
-// SVM; any volume under its PV's name when its class says the source
-// names them so.
-func (r *Reconciler) backendTarget(ctx context.Context, b *v1alpha1.StorageBenchmark) (backend.Target, string) {
-	s := b.Status.Storage
+// backendSource is where the figures of b's volumes are read, or why
+// there are none: a class with its own queries reads each volume through
+// them; otherwise a Trident ONTAP volume (not an economy one, whose
+// FlexVol other volumes share) is Harvest's series under its internalName
+// and its backend's SVM, and any volume is under its PV's name when its
+// class says the source names them so.
+func (r *Reconciler) backendSource(ctx context.Context, b *v1alpha1.StorageBenchmark) (backendSource, string) {
+	m, s := r.Backend, b.Status.Storage
 	if s == nil || len(s.Volumes) == 0 {
-		return backend.Target{}, "the run recorded no bound volume"
+		return backendSource{}, "the run recorded no bound volume"
 	}
 	if s.VolumesOmitted > 0 {
-		return backend.Target{}, fmt.Sprintf("the run used %d volumes; status names %d, and a sum over some would be wrong", len(s.Volumes)+int(s.VolumesOmitted), len(s.Volumes))
+		return backendSource{}, fmt.Sprintf("the run used %d volumes; status names %d, and a sum over some would be wrong", len(s.Volumes)+int(s.VolumesOmitted), len(s.Volumes))
+	}
+	if tmpl := m.Classes[s.StorageClassName]; tmpl != nil && s.StorageClassName != "" {
+		src := backendSource{resolution: tmpl.Resolution, template: tmpl}
+		for _, v := range s.Volumes {
+			src.target.Volumes = append(src.target.Volumes, v.PersistentVolume)
+			src.volumes = append(src.volumes, backend.Volume{PersistentVolume: v.PersistentVolume, Claim: v.Claim, Namespace: b.Namespace,
+				StorageClass: s.StorageClassName, InternalName: v.InternalName, VolumeHandle: v.VolumeHandle, Path: v.Path, Node: v.Node})
+		}
+		return src, ""
 	}
 	byPV := false
 	if s.StorageClassName != "" {
@@ -194,18 +226,18 @@ func (r *Reconciler) backendTarget(ctx context.Context, b *v1alpha1.StorageBench
 			byPV = sc.Annotations[AnnotationBackendVolumeNames] == "persistentVolume"
 		}
 	}
-	var t backend.Target
+	src := backendSource{resolution: m.Resolution}
 	if s.Backend != nil {
-		t.SVM = s.Backend.SVM
+		src.target.SVM = s.Backend.SVM
 	}
 	driver := trident.Driver(s.Driver)
 	switch {
 	case byPV:
-		t.SVM = ""
+		src.target.SVM = ""
 	case driver.Economy():
-		return t, fmt.Sprintf("%s volumes share a FlexVol with others: Harvest's volume series would count their I/O too", driver)
+		return src, fmt.Sprintf("%s volumes share a FlexVol with others: Harvest's volume series would count their I/O too", driver)
 	case !slices.Contains([]trident.Driver{trident.OntapNAS, trident.OntapSAN, trident.OntapNASFlexGroup}, driver):
-		return t, fmt.Sprintf("storage class %q is not served by a Trident ONTAP driver (ontap-nas, ontap-san, ontap-nas-flexgroup), whose volumes Harvest reports, and does not carry the %s annotation", s.StorageClassName, AnnotationBackendVolumeNames)
+		return src, fmt.Sprintf("storage class %q is not served by a Trident ONTAP driver (ontap-nas, ontap-san, ontap-nas-flexgroup), whose volumes Harvest reports, has no queries of its own in --backend-metrics-classes, and does not carry the %s annotation", s.StorageClassName, AnnotationBackendVolumeNames)
 	}
 	for _, v := range s.Volumes {
 		name := v.InternalName
@@ -213,35 +245,53 @@ func (r *Reconciler) backendTarget(ctx context.Context, b *v1alpha1.StorageBench
 			name = v.PersistentVolume
 		}
 		if name == "" {
-			return backend.Target{}, fmt.Sprintf("volume %s has no internalName in its CSI attributes", v.PersistentVolume)
+			return backendSource{}, fmt.Sprintf("volume %s has no internalName in its CSI attributes", v.PersistentVolume)
 		}
-		t.Volumes = append(t.Volumes, name)
+		src.target.Volumes = append(src.target.Volumes, name)
 	}
-	return t, ""
+	return src, ""
 }
 
 // figures reads one window's figures; every query is bounded by the
-// timeout and by how many series it may return (one per volume).
-func (m *BackendMetrics) figures(ctx context.Context, t backend.Target, w backend.Window) (backend.Figures, error) {
-	means, count := backend.Queries(t, w)
-	got := make(map[string][]backend.Sample, len(means))
-	for metric, q := range means {
-		s, err := m.query(ctx, q, w.End, len(t.Volumes))
+// timeout and by how many series it may return: one per volume.
+func (m *BackendMetrics) figures(ctx context.Context, src backendSource, w backend.Window) (backend.Figures, error) {
+	got, counts := map[string][]backend.Sample{}, []backend.Sample(nil)
+	ask := func(means map[string]string, count string, limit int, volume string) error {
+		for metric, q := range means {
+			s, err := m.query(ctx, q, w.End, limit, volume)
+			if err != nil {
+				return err
+			}
+			got[metric] = append(got[metric], s...)
+		}
+		s, err := m.query(ctx, count, w.End, limit, volume)
+		counts = append(counts, s...)
+		return err
+	}
+	if src.template == nil {
+		means, count := backend.Queries(src.target, w)
+		if err := ask(means, count, len(src.target.Volumes), ""); err != nil {
+			return backend.Figures{}, err
+		}
+		return backend.Join(src.target, got, counts)
+	}
+	for i, v := range src.volumes {
+		means, count, err := src.template.Queries(v, w)
+		if err == nil {
+			err = ask(means, count, 1, src.target.Volumes[i])
+		}
 		if err != nil {
 			return backend.Figures{}, err
 		}
-		got[metric] = s
 	}
-	counts, err := m.query(ctx, count, w.End, len(t.Volumes))
-	if err != nil {
-		return backend.Figures{}, err
-	}
-	return backend.Join(t, got, counts)
+	return backend.Join(src.target, got, counts)
 }
 
 // query evaluates q at ts; more than limit series is an error (the
-// selector names each volume exactly, so more means another source).
-func (m *BackendMetrics) query(ctx context.Context, q string, ts time.Time, limit int) ([]backend.Sample, error) {
+// queries name each volume exactly, so more means another source, or a
+// class's query that is too wide). Each series is the volume its labels
+// say, or, when volume is set (a class's query, for one volume), that one.
+func (m *BackendMetrics) query(ctx context.Context, q string, ts time.Time, limit int, volume string) ([]backend.Sample, error) {
 	ctx, cancel := context.WithTimeout(ctx, m.Timeout)
 	defer cancel()
 	v, _, err := m.api.Query(ctx, q, ts, promv1.WithTimeout(m.Timeout), promv1.WithLimit(uint64(limit)+1))
@@ -253,11 +303,14 @@ func (m *BackendMetrics) query(ctx context.Context, q string, ts time.Time, limi
 		return nil, fmt.Errorf("query %s: a %s, not a vector", q, v.Type())
 	}
 	if len(vec) > limit {
-		return nil, fmt.Errorf("query %s: more than %d series: the selector reaches more than one source (two pollers or clusters export these volumes)", q, limit)
+		return nil, fmt.Errorf("query %s: more than %d series: it reaches more than the volumes' own (two pollers or clusters export them, or a class's query selects too widely)", q, limit)
 	}
 	out := make([]backend.Sample, len(vec))
 	for i, s := range vec {
 		out[i] = backend.Sample{Volume: string(s.Metric["volume"]), SVM: string(s.Metric["svm"]), Value: float64(s.Value)}
+		if volume != "" {
+			out[i] = backend.Sample{Volume: volume, Value: float64(s.Value)}
+		}
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,12 +27,17 @@ type constantSource struct {
 	value   map[string]float64
 	err     error
 	queries []string
+	// answer, when set, answers instead (a class's own queries).
+	answer func(q string) model.Value
 }
 
 func (c *constantSource) Query(_ context.Context, q string, _ time.Time, _ ...promv1.Option) (model.Value, promv1.Warnings, error) {
 	c.queries = append(c.queries, q)
 	if c.err != nil {
 		return nil, nil, c.err
+	}
+	if c.answer != nil {
+		return c.answer(q), nil, nil
 	}
 	metric := "samples"
 	if !strings.HasPrefix(q, "count_over_time") {
@@ -67,6 +73,43 @@ func TestJoinBackend(t *testing.T) {
 	ok := &constantSource{volumes: []string{"trident_pvc_1"}, svm: "svm1", value: map[string]float64{
 		backend.ReadOps: 750, backend.WriteOps: 250, backend.ReadData: 750 * 8192, backend.WriteData: 250 * 8192,
 		backend.ReadLatency: 400, backend.WriteLatency: 800, "samples": 2}}
+	// A class's own queries: each names its figure and the volume's path.
+	own, err := backend.ParseClasses([]byte(`classes:
+- storageClassName: own
+  resolution: 10s
+  readOps: r{path="{{.Path}}"}
+  writeOps: w{path="{{.Path}}"}
+  readBytes: rb{path="{{.Path}}"}
+  writeBytes: wb{path="{{.Path}}"}
+  readLatency: rl{path="{{.Path}}"}
+  samples: n{path="{{.Path}}"}
+- storageClassName: slow
+  resolution: 20s
+  readOps: r
+  writeOps: w
+  readBytes: rb
+  writeBytes: wb
+  samples: n
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	classFigures := map[string]float64{"r": 600, "w": 0, "rb": 600 * 4096, "wb": 0, "(rl": 0.0003 * 1e6, "n": 3}
+	answers := func(series int) func(q string) model.Value {
+		return func(q string) model.Value {
+			var vec model.Vector
+			for range series {
+				vec = append(vec, &model.Sample{Metric: model.Metric{"device": "loop7"}, Value: model.SampleValue(classFigures[q[:strings.IndexByte(q, '{')]])})
+			}
+			return vec
+		}
+	}
+	withPath := func(class string) *v1alpha1.StorageBenchmark {
+		b := bench("")
+		b.Status.Storage.StorageClassName = class
+		b.Status.Storage.Volumes[0].Path = "/dev/loop7"
+		return b
+	}
 	class := func(annotations map[string]string) *storagev1.StorageClass {
 		return &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "cls", Annotations: annotations}, Provisioner: "x"}
 	}
@@ -155,13 +198,44 @@ func TestJoinBackend(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "a class read through its own queries", b: withPath("own"), src: &constantSource{answer: answers(1)}, now: lastEnd.Add(time.Minute),
+			wantStatus: metav1.ConditionTrue, wantReason: ReasonBackendJoined,
+			check: func(t *testing.T, b *v1alpha1.StorageBenchmark, src *constantSource) {
+				got := b.Status.Steps[0].Backend
+				if got == nil || got.IOPS != 600 || got.BytesPerSecond != 600*4096 || got.Samples != 3 || got.ReadLatency == nil || got.ReadLatency.Duration != 300*time.Microsecond {
+					t.Errorf("step 0 backend = %+v, want 600 IOPS of 4 KiB, 3 samples, 300 µs reads", got)
+				}
+				if len(src.queries) != 2*6 || !slices.Contains(src.queries, `(rl{path="/dev/loop7"}) * 1e6`) {
+					t.Errorf("queries %q: want 6 a step, the volume's path rendered, seconds scaled to µs", src.queries)
+				}
+			},
+		},
+		{
+			name: "a class's query that reaches two series", b: withPath("own"), src: &constantSource{answer: answers(2)}, now: lastEnd.Add(time.Minute),
+			wantStatus: metav1.ConditionUnknown, wantReason: ReasonBackendUnavailable, wantAgain: true,
+		},
+		{
+			name: "a class's query the source rejects is not asked again", b: withPath("own"),
+			src: &constantSource{err: &promv1.Error{Type: promv1.ErrBadData, Msg: "parse error"}}, now: lastEnd.Add(time.Minute),
+			wantStatus: metav1.ConditionFalse, wantReason: ReasonBackendBadQuery,
+		},
+		{
+			name: "a class whose source is slower than its steps", b: withPath("slow"), src: &constantSource{answer: answers(1)}, now: lastEnd.Add(time.Minute),
+			wantStatus: metav1.ConditionFalse, wantReason: ReasonBackendTooShort,
+			check: func(t *testing.T, b *v1alpha1.StorageBenchmark, _ *constantSource) {
+				if st := b.Status.Steps[1].Backend; st == nil || !st.TooShort || st.Resolution.Duration != 20*time.Second {
+					t.Errorf("step 1 backend = %+v, want tooShort at the class's 20s", st)
+				}
+			},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cb := fake.NewClientBuilder().WithScheme(Scheme())
 			if tc.class != nil {
 				cb = cb.WithObjects(tc.class)
 			}
-			r := &Reconciler{Client: cb.Build(), Backend: &BackendMetrics{Resolution: res, Timeout: time.Second, GiveUp: 5 * time.Minute, Retry: 30 * time.Second, api: tc.src}}
+			r := &Reconciler{Client: cb.Build(), Backend: &BackendMetrics{Resolution: res, Timeout: time.Second, GiveUp: 5 * time.Minute, Retry: 30 * time.Second, Classes: own, api: tc.src}}
 			tc.src.queries = nil
 			again := r.joinBackend(context.Background(), tc.b, tc.now)
 			c := meta.FindStatusCondition(tc.b.Status.Conditions, v1alpha1.ConditionBackendMetrics)

@@ -135,11 +135,7 @@ func (r *Reconciler) describeStorage(ctx context.Context, b *v1alpha1.StorageBen
 			s.VolumesOmitted++
 			continue
 		}
-		v := v1alpha1.VolumeStatus{Claim: name, PersistentVolume: pv.Name, Capacity: &c}
-		if csi := pv.Spec.CSI; csi != nil {
-			v.CSIDriver = csi.Driver
-			v.BackendUUID, v.InternalName, v.Protocol = trident.AttributesOf(csi.VolumeAttributes)
-		}
+		v := volumeStatusOf(name, &pv)
 		if v.CSIDriver == trident.Provisioner {
 			t, found, err := r.describeTridentVolume(ctx, s, &v, &be)
 			if err != nil {
@@ -337,4 +333,38 @@ func entitlementPercents(b *v1alpha1.StorageBenchmark) {
 	}
 	s.Entitlement.PeakPercent = peak
 	s.Entitlement.SaturationNote = note
+}
+
+// volumeStatusOf is what the PV says of claim's volume: where it lives
+// and, for a CSI volume, its handle and Trident's attributes.
+func volumeStatusOf(claim string, pv *corev1.PersistentVolume) v1alpha1.VolumeStatus {
+	c := pv.Spec.Capacity[corev1.ResourceStorage]
+	v := v1alpha1.VolumeStatus{Claim: claim, PersistentVolume: pv.Name, Capacity: &c, Node: pinnedNode(pv)}
+	switch src := pv.Spec.PersistentVolumeSource; {
+	case src.Local != nil:
+		v.Path = src.Local.Path
+	case src.HostPath != nil:
+		v.Path = src.HostPath.Path
+	}
+	if csi := pv.Spec.CSI; csi != nil {
+		v.CSIDriver, v.VolumeHandle = csi.Driver, csi.VolumeHandle
+		v.BackendUUID, v.InternalName, v.Protocol = trident.AttributesOf(csi.VolumeAttributes)
+	}
+	return v
+}
+
+// pinnedNode is the one node pv's affinity allows (local volumes are
+// pinned so, by hostname), or "".
+func pinnedNode(pv *corev1.PersistentVolume) string {
+	a := pv.Spec.NodeAffinity
+	if a == nil || a.Required == nil || len(a.Required.NodeSelectorTerms) != 1 {
+		return ""
+	}
+	node := ""
+	for _, e := range a.Required.NodeSelectorTerms[0].MatchExpressions {
+		if e.Key == corev1.LabelHostname && e.Operator == corev1.NodeSelectorOpIn && len(e.Values) == 1 {
+			node = e.Values[0]
+		}
+	}
+	return node
 }

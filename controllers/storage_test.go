@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -77,5 +78,36 @@ func TestStorageWarningCondition(t *testing.T) {
 	setStorageWarning(b, nil)
 	if meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionStorageWarning) != nil {
 		t.Fatal("the warning stayed without findings")
+	}
+}
+
+func TestPinnedNode(t *testing.T) {
+	term := func(exprs ...corev1.NodeSelectorRequirement) corev1.NodeSelectorTerm {
+		return corev1.NodeSelectorTerm{MatchExpressions: exprs}
+	}
+	host := func(op corev1.NodeSelectorOperator, values ...string) corev1.NodeSelectorRequirement {
+		return corev1.NodeSelectorRequirement{Key: corev1.LabelHostname, Operator: op, Values: values}
+	}
+	for _, tc := range []struct {
+		name  string
+		terms []corev1.NodeSelectorTerm
+		want  string
+	}{
+		{"a local volume's one node", []corev1.NodeSelectorTerm{term(host(corev1.NodeSelectorOpIn, "worker-2"))}, "worker-2"},
+		{"no affinity", nil, ""},
+		{"two nodes", []corev1.NodeSelectorTerm{term(host(corev1.NodeSelectorOpIn, "a", "b"))}, ""},
+		{"alternative terms", []corev1.NodeSelectorTerm{term(host(corev1.NodeSelectorOpIn, "a")), term(host(corev1.NodeSelectorOpIn, "b"))}, ""},
+		{"every node but one", []corev1.NodeSelectorTerm{term(host(corev1.NodeSelectorOpNotIn, "a"))}, ""},
+		{"a zone, not a node", []corev1.NodeSelectorTerm{term(corev1.NodeSelectorRequirement{Key: corev1.LabelTopologyZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"z1"}})}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pv := &corev1.PersistentVolume{}
+			if tc.terms != nil {
+				pv.Spec.NodeAffinity = &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: tc.terms}}
+			}
+			if got := pinnedNode(pv); got != tc.want {
+				t.Errorf("pinnedNode() = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -297,6 +297,15 @@ type VolumeStatus struct {
 	Capacity *resource.Quantity `json:"capacity,omitempty"`
 	// +optional
 	CSIDriver string `json:"csiDriver,omitempty"`
+	// volumeHandle is a CSI volume's handle: its ID on the storage.
+	// +optional
+	VolumeHandle string `json:"volumeHandle,omitempty"`
+	// path is a local or hostPath volume's path on its node.
+	// +optional
+	Path string `json:"path,omitempty"`
+	// node is the node a volume is pinned to, when its affinity names one.
+	// +optional
+	Node string `json:"node,omitempty"`
 	// backendUUID, internalName and protocol are Trident's CSI volume
 	// attributes.
 	// +optional

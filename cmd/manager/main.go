@@ -98,11 +98,26 @@ func backendFlags() func() (*controllers.BackendMetrics, error) {
 	url := flag.String("backend-metrics-url", "", "URL of a Prometheus holding what the storage reports (NetApp Harvest's volume series): ended runs' steps get the storage's own figures; empty: off")
 	resolution := flag.Duration("backend-metrics-resolution", backend.DefaultResolution, "the interval of the source's samples (Harvest's performance poll; one minute by default)")
 	timeout := flag.Duration("backend-metrics-timeout", 10*time.Second, "how long one query to --backend-metrics-url may take")
+	classes := flag.String("backend-metrics-classes", "", "a file of PromQL queries, per storage class, that read the figures of volumes Harvest does not report (docs/backend-metrics.md)")
 	return func() (*controllers.BackendMetrics, error) {
 		if *url == "" {
+			if *classes != "" {
+				return nil, errors.New("--backend-metrics-classes needs --backend-metrics-url")
+			}
 			return nil, nil
 		}
-		return controllers.NewBackendMetrics(*url, *resolution, *timeout)
+		m, err := controllers.NewBackendMetrics(*url, *resolution, *timeout)
+		if err != nil || *classes == "" {
+			return m, err
+		}
+		b, err := os.ReadFile(*classes)
+		if err == nil {
+			m.Classes, err = backend.ParseClasses(b)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--backend-metrics-classes %s: %w", *classes, err)
+		}
+		return m, nil
 	}
 }
 

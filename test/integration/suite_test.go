@@ -109,6 +109,7 @@ var _ = ReportAfterEach(func(r SpecReport) {
 func managerOptions() manager.Options {
 	source, err := controllers.NewBackendMetrics(prom.URL, time.Second, 5*time.Second)
 	Expect(err).NotTo(HaveOccurred())
+	source.Classes = diskCountersClasses()
 	return manager.Options{
 		MetricsAddr:   "0",
 		ProbeAddr:     "0",

@@ -101,3 +101,13 @@ every other resource is namespaced. Kubernetes' own, as
 - validatingwebhookconfigurations
 - volumeattachments
 {{- end -}}
+
+{{/*
+The --backend-metrics-classes file, when there is a source and classes to
+read through it; empty otherwise.
+*/}}
+{{- define "storagebench.backendClasses" -}}
+{{- if and .Values.backendMetrics.prometheusURL .Values.backendMetrics.classes -}}
+{{- dict "classes" .Values.backendMetrics.classes | toYaml -}}
+{{- end -}}
+{{- end -}}
