@@ -131,9 +131,10 @@ type Stall struct {
 }
 
 // LongestStall finds the step's longest idle span (results.Timeline.Idle).
-// Its resolution is fio's tick, about a second: a stall shorter than that,
-// or one during which a client completed something in every tick, is not
-// seen, and one seen is measured to within about a second.
+// A stall that held I/O up is placed by the clients' latency logs, to
+// within fio.LatLogMs (results.StallsOf); one of clients stopped with
+// nothing outstanding is seen by fio's ticks only, as a lower bound to
+// within about a second.
 func LongestStall(t results.Timeline) Stall {
 	idle := t.LongestIdle()
 	if idle.EndMs <= idle.StartMs {

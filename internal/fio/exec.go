@@ -26,8 +26,9 @@ type Executor struct {
 	// SIGTERM before it is killed.
 	GracePeriod time.Duration
 	// Timeline asks fio for a status document every second
-	// (--status-interval=1); Result.Intervals then holds the intervals
-	// between them.
+	// (--status-interval=1) and for a latency log of LatLogMs windows;
+	// Result.Intervals then holds the intervals between the documents,
+	// and Result.LatLogs the jobs' logs.
 	Timeline bool
 }
 
@@ -45,6 +46,9 @@ type Result struct {
 	// why there are none when fio's stream could not be read.
 	Intervals   []Interval
 	TimelineErr error
+	// LatLogs are the jobs' latency logs with a Timeline, one per job that
+	// completed I/O; nil when fio wrote none that could be read.
+	LatLogs [][]LatLogEntry
 	// Began is when the jobs' measurement began (after any ramp), by the
 	// node's clock: the least of the timeline documents' timestamps less
 	// the jobs' run times at them, to the millisecond. Zero without a
@@ -95,6 +99,14 @@ func (e Executor) Run(ctx context.Context, name, jobFile string) (*Result, error
 	}
 	jobPath := filepath.Join(dir, name+".fio")
 	outPath := filepath.Join(dir, name+".json")
+	latLog := filepath.Join(dir, name+"-stall")
+	removeLatLogs(latLog) // an earlier process' are not this run's
+	defer removeLatLogs(latLog)
+	if e.Timeline {
+		// A [global] section ahead of the job file's own applies to
+		// every job in it.
+		jobFile = latLogOptions(latLog) + jobFile
+	}
 	if err := os.WriteFile(jobPath, []byte(jobFile), 0o644); err != nil {
 		return nil, err
 	}
@@ -137,6 +149,11 @@ func (e Executor) Run(ctx context.Context, name, jobFile string) (*Result, error
 		}
 	}
 	res := &Result{Interrupted: interrupted, Stderr: stderr.String()}
+	if e.Timeline {
+		if logs, ok := readLatLogs(latLog); ok {
+			res.LatLogs = logs
+		}
+	}
 	if rel := releases(dir, name); len(rel) > 0 {
 		res.Released = slices.MinFunc(rel, time.Time.Compare)
 	}

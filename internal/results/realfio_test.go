@@ -2,12 +2,15 @@ package results
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"net"
 	"os/exec"
 	"reflect"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -204,5 +207,89 @@ func TestTimelineOfThreeConcurrentClients(t *testing.T) {
 	agg := Aggregate(0, steps)
 	if got := total.Histogram(); !reflect.DeepEqual(got.Bins, agg.Total.Histogram.Bins) {
 		t.Fatal("the merged seconds do not add up to the step's aggregate histogram")
+	}
+}
+
+// TestStallOfRealFio: real fio writes to a TCP receiver (fio's net engine)
+// that stops reading for a known time, so fio's writes block as they
+// would on a storage that paused. The stall the latency log places must
+// be the pause's length and start to within 100 ms; the status ticks see
+// it only to within a second.
+func TestStallOfRealFio(t *testing.T) {
+	bin, err := exec.LookPath("fio")
+	if err != nil {
+		t.Fatal("fio is not installed; `make setup` installs it")
+	}
+	// A small receive buffer, set before the connection is made (as the
+	// window is negotiated), so few writes fit in it once reading stops.
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		return errors.Join(err, serr)
+	}}
+	l, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	const pauseAfter, pauseFor = 1500 * time.Millisecond, 3 * time.Second
+	type pause struct{ from, to time.Duration } // after the connection
+	got := make(chan pause, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			got <- pause{}
+			return
+		}
+		defer func() { _ = c.Close() }()
+		accepted := time.Now()
+		buf := make([]byte, 64<<10)
+		var p pause
+		for {
+			if p.to == 0 && time.Since(accepted) >= pauseAfter {
+				p.from = time.Since(accepted)
+				time.Sleep(pauseFor)
+				p.to = time.Since(accepted)
+			}
+			if _, err := c.Read(buf); err != nil {
+				got <- p
+				return
+			}
+		}
+	}()
+	job := fmt.Sprintf(`[global]
+ioengine=net
+hostname=127.0.0.1
+port=%d
+protocol=tcp
+window_size=8k
+rw=write
+bs=4k
+size=1G
+time_based=1
+runtime=6
+rate_iops=200
+[stalled]
+`, l.Addr().(*net.TCPAddr).Port)
+	res, err := fio.Executor{Binary: bin, WorkDir: t.TempDir(), Timeline: true}.Run(context.Background(), "stall", job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := <-got
+	if p.to == 0 {
+		t.Fatal("the receiver never paused")
+	}
+	if len(res.LatLogs) != 1 {
+		t.Fatalf("%d latency logs, want the job's one", len(res.LatLogs))
+	}
+	ticks := TimelineOf(res.Intervals)
+	s := Timeline{Windows: ticks.Windows, Idle: StallsOf(res.LatLogs, ticks.Idle)}.LongestIdle()
+	truth := p.to - p.from
+	t.Logf("paused %v from %v; the log's stall %v from %v; the ticks' %v", truth, p.from, s.Duration(), time.Duration(s.StartMs)*time.Millisecond, ticks.LongestIdle().Duration())
+	if d := s.Duration() - truth; d < -100*time.Millisecond || d > 100*time.Millisecond {
+		t.Errorf("stall of %v for a pause of %v: off by %v, more than 100 ms", s.Duration(), truth, d)
+	}
+	if d := time.Duration(s.StartMs)*time.Millisecond - p.from; d < -100*time.Millisecond || d > 100*time.Millisecond {
+		t.Errorf("stall from %v for a pause from %v: off by %v, more than 100 ms", time.Duration(s.StartMs)*time.Millisecond, p.from, d)
 	}
 }

@@ -26,8 +26,8 @@ type Timeline struct {
 	WindowSeconds int      `json:"windowSeconds"`
 	Windows       []Window `json:"windows"`
 	// Idle are the spans, in ms after the ramp, in which nothing
-	// completed: a client's stalls as its ticks show them (TimelineOf),
-	// and, merged, the spans in which every client stalled.
+	// completed: a client's stalls as its latency logs and ticks show them
+	// (StallsOf), and, merged, the spans in which every client stalled.
 	Idle []Span `json:"idle,omitempty"`
 }
 

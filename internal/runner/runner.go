@@ -463,7 +463,11 @@ func (r *Runner) finish(ctx context.Context, l *launched) error {
 		cs.Error = protocol.Truncate(runErr.Error(), protocol.MaxErrorBytes)
 	} else {
 		cs.Read, cs.Write = results.FromFio(res.Output)
-		cs.Timeline = results.TimelineOf(res.Intervals).Fit(results.ClientTimelineBytes)
+		tl := results.TimelineOf(res.Intervals)
+		if len(tl.Windows) > 0 {
+			tl.Idle = results.StallsOf(res.LatLogs, tl.Idle)
+		}
+		cs.Timeline = tl.Fit(results.ClientTimelineBytes)
 		cs.Interrupted = res.Interrupted
 		if began, ok := r.began(l, res); ok {
 			cs.ActualStart = began.Add(-r.offset)
