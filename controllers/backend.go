@@ -30,6 +30,11 @@ import (
 // volume has series, under its internalName.
 const AnnotationBackendVolumeNames = "storagebench.io/backend-volume-names"
 
+// joinPassTimeout bounds one pass over a run's steps: a source slow to
+// answer each of up to (steps × volumes × 7) queries must not hold a worker
+// for longer; the pass is tried again like any failed one.
+const joinPassTimeout = 2 * time.Minute
+
 // Reasons of the BackendMetrics condition.
 const (
 	ReasonBackendJoined      = "Joined"
@@ -127,7 +132,9 @@ func (r *Reconciler) joinBackend(ctx context.Context, b *v1alpha1.StorageBenchma
 	if due.After(at) { // the samples came after the end
 		at = due
 	}
-	joined, short, err := m.joinSteps(ctx, src, steps, windows, joinable)
+	pass, cancel := context.WithTimeout(ctx, joinPassTimeout)
+	joined, short, err := m.joinSteps(pass, src, steps, windows, joinable)
+	cancel()
 	if err != nil {
 		reason := ReasonBackendUnavailable
 		var perr *promv1.Error

@@ -94,7 +94,7 @@ func TestJoinBackend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	classFigures := map[string]float64{"r": 600, "w": 0, "rb": 600 * 4096, "wb": 0, "(rl": 0.0003 * 1e6, "n": 3}
+	classFigures := map[string]float64{"r": 600, "w": 0, "rb": 600 * 4096, "wb": 0, "(\nrl": 0.0003 * 1e6, "n": 3}
 	answers := func(series int) func(q string) model.Value {
 		return func(q string) model.Value {
 			var vec model.Vector
@@ -206,7 +206,7 @@ func TestJoinBackend(t *testing.T) {
 				if got == nil || got.IOPS != 600 || got.BytesPerSecond != 600*4096 || got.Samples != 3 || got.ReadLatency == nil || got.ReadLatency.Duration != 300*time.Microsecond {
 					t.Errorf("step 0 backend = %+v, want 600 IOPS of 4 KiB, 3 samples, 300 µs reads", got)
 				}
-				if len(src.queries) != 2*6 || !slices.Contains(src.queries, `(rl{path="/dev/loop7"}) * 1e6`) {
+				if len(src.queries) != 2*6 || !slices.Contains(src.queries, "(\nrl{path=\"/dev/loop7\"}\n) * 1e6") {
 					t.Errorf("queries %q: want 6 a step, the volume's path rendered, seconds scaled to µs", src.queries)
 				}
 			},

@@ -198,6 +198,9 @@ func oneEach(t Target, metric string, got []Sample, required bool) (map[string]f
 		if _, dup := out[s.Volume]; dup {
 			return nil, fmt.Errorf("%s: more than one series for volume %q: the selector reaches more than one source (two pollers or clusters export it)", metric, s.Volume)
 		}
+		if math.IsNaN(s.Value) && !required {
+			continue // a latency over no operations (0/0): none
+		}
 		if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) || s.Value < 0 {
 			return nil, fmt.Errorf("%s: volume %q has the value %v, not a rate", metric, s.Volume, s.Value)
 		}

@@ -120,6 +120,16 @@ func TestJoin(t *testing.T) {
 			want: Figures{Samples: 5},
 		},
 		{
+			name: "a latency over no operations (0/0, NaN) is none", t: two,
+			means: func() map[string][]Sample {
+				m := full(a, b)
+				m[WriteLatency][1].Value = math.NaN() // b wrote nothing
+				return m
+			}(), counts: counts,
+			want: Figures{ReadIOPS: 400, WriteIOPS: 100, ReadBytes: 400 * 4096, WriteBytes: 100 * 4096,
+				ReadLatency: 200 * time.Microsecond, WriteLatency: 400 * time.Microsecond, Latency: 240 * time.Microsecond, Samples: 4},
+		},
+		{
 			name: "a volume without its rates", t: two,
 			means: func() map[string][]Sample {
 				m := full(a, b)

@@ -165,7 +165,8 @@ func (t *Template) Queries(v Volume, w Window) (means map[string]string, samples
 			return nil, "", err
 		}
 		if m == ReadLatency || m == WriteLatency {
-			q = "(" + q + ") * 1e6"
+			// On lines of their own: a query may end in a # comment.
+			q = "(\n" + q + "\n) * 1e6"
 		}
 		means[m] = q
 	}
@@ -174,9 +175,10 @@ func (t *Template) Queries(v Volume, w Window) (means map[string]string, samples
 }
 
 // escaped is v with every value escaped for a PromQL string literal
-// (whose escapes are Go's).
+// (whose escapes are Go's), in ASCII: PromQL's lexer refuses some runes
+// Go would leave as they are (U+FFFD).
 func escaped(v Volume) Volume {
-	e := func(s string) string { q := strconv.Quote(s); return q[1 : len(q)-1] }
+	e := func(s string) string { q := strconv.QuoteToASCII(s); return q[1 : len(q)-1] }
 	return Volume{PersistentVolume: e(v.PersistentVolume), Claim: e(v.Claim), Namespace: e(v.Namespace),
 		StorageClass: e(v.StorageClass), InternalName: e(v.InternalName), VolumeHandle: e(v.VolumeHandle),
 		Path: e(v.Path), Node: e(v.Node)}

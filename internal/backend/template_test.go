@@ -51,6 +51,7 @@ func TestTemplateQueries(t *testing.T) {
 		{"a device's name from its path", `x{device="{{base .Path}}",instance="{{.Node}}"}`, Volume{Path: "/dev/loop7", Node: "n1"}, `x{device="loop7",instance="n1"}`},
 		{"quotes and backslashes cannot end the literal", `x{claim="{{.Claim}}"}`, Volume{Claim: `a"} or vector(1) or x{a="\`}, `x{claim="a\"} or vector(1) or x{a=\"\\"}`},
 		{"control characters escaped", `x{h="{{.VolumeHandle}}"}`, Volume{VolumeHandle: "a\nb"}, `x{h="a\nb"}`},
+		{"in ASCII: PromQL refuses U+FFFD as it is", `x{h="{{.VolumeHandle}}"}`, Volume{VolumeHandle: "é\uFFFD"}, `x{h="\u00e9\ufffd"}`},
 		{"the resolution", `x[{{.Resolution}}]`, Volume{}, `x[15000ms]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -96,7 +97,7 @@ func TestNodeExporterExample(t *testing.T) {
 	for metric, want := range map[string]string{
 		ReadOps:      "rate(node_disk_reads_completed_total" + sel + ")",
 		WriteData:    "rate(node_disk_written_bytes_total" + sel + ")",
-		WriteLatency: "(rate(node_disk_write_time_seconds_total" + sel + ") / rate(node_disk_writes_completed_total" + sel + ")) * 1e6",
+		WriteLatency: "(\nrate(node_disk_write_time_seconds_total" + sel + ") / rate(node_disk_writes_completed_total" + sel + ")\n) * 1e6",
 	} {
 		if means[metric] != want {
 			t.Errorf("%s = %q, want %q", metric, means[metric], want)
