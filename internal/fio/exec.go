@@ -30,6 +30,9 @@ type Executor struct {
 	// Result.Intervals then holds the intervals between the documents,
 	// and Result.LatLogs the jobs' logs.
 	Timeline bool
+	// LatLogWindow is the latency log's window (LatLogWindow); 0:
+	// LatLogMs.
+	LatLogWindow time.Duration
 }
 
 // Result is a finished fio run.
@@ -105,7 +108,11 @@ func (e Executor) Run(ctx context.Context, name, jobFile string) (*Result, error
 	if e.Timeline {
 		// A [global] section ahead of the job file's own applies to
 		// every job in it.
-		jobFile = latLogOptions(latLog) + jobFile
+		window := e.LatLogWindow
+		if window <= 0 {
+			window = LatLogMs * time.Millisecond
+		}
+		jobFile = latLogOptions(latLog, window) + jobFile
 	}
 	if err := os.WriteFile(jobPath, []byte(jobFile), 0o644); err != nil {
 		return nil, err

@@ -9,19 +9,37 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // LatLogMs is the window of the latency log a timeline asks fio for
 // (log_avg_msec): fine enough to place a stall to within it, coarse enough
-// that a long step's log stays small (ten lines a second per direction).
+// that a step's log stays small (ten lines a second per direction).
 const LatLogMs = 100
+
+// MaxLatLogWindows bounds a step's latency log: a step of more than an
+// hour gets longer windows (LatLogWindow), so fio keeps at most this many
+// per job, direction and log (it writes its total, completion and
+// submission latency logs, in memory until the job ends: about 5 MB a job).
+const MaxLatLogWindows = 36_000
+
+// LatLogWindow is the latency log's window for a step measuring runtime:
+// LatLogMs, or, for a step of more than an hour, the whole milliseconds
+// that keep it within MaxLatLogWindows.
+func LatLogWindow(runtime time.Duration) time.Duration {
+	w := LatLogMs * time.Millisecond
+	if n := time.Duration(MaxLatLogWindows); runtime/n > w {
+		w = (runtime/n + time.Millisecond - 1).Truncate(time.Millisecond)
+	}
+	return w
+}
 
 // latLogOptions make fio log, per job and direction, the highest total
 // latency (submission and completion: a storage that blocks submissions
 // shows there) of the I/Os completed in each window: fio writes a window
-// out when an I/O completes at least LatLogMs after the last one written.
-func latLogOptions(prefix string) string {
-	return fmt.Sprintf("[global]\nwrite_lat_log=%s\nlog_avg_msec=%d\nlog_max_value=1\n", prefix, LatLogMs)
+// out when an I/O completes at least a window after the last one written.
+func latLogOptions(prefix string, window time.Duration) string {
+	return fmt.Sprintf("[global]\nwrite_lat_log=%s\nlog_avg_msec=%d\nlog_max_value=1\n", prefix, window.Milliseconds())
 }
 
 // LatLogEntry is one window of a job's latency log.

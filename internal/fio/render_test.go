@@ -112,3 +112,20 @@ func TestRWModes(t *testing.T) {
 		}
 	}
 }
+
+func TestLatLogWindow(t *testing.T) {
+	for _, tc := range []struct{ runtime, want time.Duration }{
+		{time.Minute, 100 * time.Millisecond},
+		{time.Hour, 100 * time.Millisecond},
+		{2 * time.Hour, 200 * time.Millisecond},
+		{24 * time.Hour, 2400 * time.Millisecond},
+		{time.Hour + time.Second, 101 * time.Millisecond},
+	} {
+		if got := LatLogWindow(tc.runtime); got != tc.want {
+			t.Errorf("LatLogWindow(%v) = %v, want %v", tc.runtime, got, tc.want)
+		}
+		if n := tc.runtime / LatLogWindow(tc.runtime); n > MaxLatLogWindows {
+			t.Errorf("a %v step has %d windows", tc.runtime, n)
+		}
+	}
+}

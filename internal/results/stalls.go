@@ -11,6 +11,11 @@ import (
 // windows.
 const MinStallMs = 2 * fio.LatLogMs
 
+// MaxStalls is how many of a client's stalls a step keeps, the longest: a
+// timeline's budget (ClientTimelineBytes) is for its windows, and a step
+// reports its longest stall.
+const MaxStalls = 128
+
 // StallsOf is when a client stalled, in ms after the ramp: its status
 // ticks' idle spans (tickIdle, TimelineOf), joined with the spans its jobs'
 // latency logs (fio.LatLogEntry) show every job waited through. A job's
@@ -21,7 +26,7 @@ const MinStallMs = 2 * fio.LatLogMs
 // between two of the job's I/Os being issued; the ticks see only a lower
 // bound, to within a second, but also a client whose jobs were stopped
 // with no I/O outstanding (a stall of the client, not of the storage).
-// Log spans shorter than MinStallMs are left out, and at most MaxWindows
+// Log spans shorter than MinStallMs are left out, and at most MaxStalls
 // spans are kept, the longest. Where a tick's span overlaps a log's, the
 // log's stands.
 func StallsOf(jobs [][]fio.LatLogEntry, tickIdle []Span) []Span {
@@ -33,7 +38,13 @@ func StallsOf(jobs [][]fio.LatLogEntry, tickIdle []Span) []Span {
 		}
 		var spans []Span
 		var prev uint64
-		for _, e := range entries {
+		for i := 0; i < len(entries); {
+			// Windows of both directions written at the same ms (in
+			// either order) are one: their slowest I/O counts.
+			e := entries[i]
+			for i++; i < len(entries) && entries[i].TimeMs == e.TimeMs; i++ {
+				e.MaxNs = max(e.MaxNs, entries[i].MaxNs)
+			}
 			start := prev
 			if w := (e.MaxNs + 500_000) / 1_000_000; w < e.TimeMs { // to the nearest ms
 				start = max(start, e.TimeMs-w)
@@ -41,7 +52,7 @@ func StallsOf(jobs [][]fio.LatLogEntry, tickIdle []Span) []Span {
 			if e.TimeMs >= start+MinStallMs {
 				spans = addSpan(spans, Span{start, e.TimeMs})
 			}
-			prev = max(prev, e.TimeMs)
+			prev = e.TimeMs
 		}
 		if first {
 			waited, first = spans, false
@@ -62,8 +73,8 @@ func StallsOf(jobs [][]fio.LatLogEntry, tickIdle []Span) []Span {
 	for _, s := range all {
 		out = addSpan(out, s)
 	}
-	if len(out) > MaxWindows {
-		longest := slices.SortedFunc(slices.Values(out), func(a, b Span) int { return cmp.Compare(b.Duration(), a.Duration()) })[:MaxWindows]
+	if len(out) > MaxStalls {
+		longest := slices.SortedFunc(slices.Values(out), func(a, b Span) int { return cmp.Compare(b.Duration(), a.Duration()) })[:MaxStalls]
 		out = slices.SortedFunc(slices.Values(longest), func(a, b Span) int { return cmp.Compare(a.StartMs, b.StartMs) })
 	}
 	return out

@@ -32,6 +32,8 @@ func TestStallsOf(t *testing.T) {
 		{"a stall from the step's start", [][]fio.LatLogEntry{{e(2500, ms(2500)), e(2600, ms(0.1))}}, nil, []Span{{0, 2500}}},
 		{"every job stalled: only where all did",
 			[][]fio.LatLogEntry{frozen, {e(3000, ms(0.1)), e(5000, ms(1800)), e(5100, ms(0.1)), e(6300, ms(0.1))}}, nil, []Span{{3200, 5000}}},
+		{"a read and a write window written at the same ms, the slow one second",
+			[][]fio.LatLogEntry{{e(1100, ms(0.1)), e(4100, ms(0.2)), e(4100, 3_000_000_000), e(4200, ms(0.1))}}, nil, []Span{{1100, 4100}}},
 		{"one job kept completing: no stall", [][]fio.LatLogEntry{frozen, steady}, nil, nil},
 		{"a job that completed nothing constrains nothing", [][]fio.LatLogEntry{frozen, nil}, nil, []Span{{3200, 6247}}},
 		{"no logs: the ticks' spans", nil, []Span{{1000, 2000}}, []Span{{1000, 2000}}},
@@ -46,11 +48,11 @@ func TestStallsOf(t *testing.T) {
 	}
 }
 
-// At most MaxWindows spans are kept, the longest, in order.
+// At most MaxStalls spans are kept, the longest, in order.
 func TestStallsOfKeepsTheLongest(t *testing.T) {
 	var log []fio.LatLogEntry
 	at := uint64(0)
-	for k := range MaxWindows + 10 {
+	for k := range MaxStalls + 10 {
 		wait := uint64(300 + k%7)
 		if k == 5 {
 			wait = 5000
@@ -61,8 +63,8 @@ func TestStallsOfKeepsTheLongest(t *testing.T) {
 		log = append(log, e(at, wait*1_000_000))
 	}
 	got := StallsOf([][]fio.LatLogEntry{log}, nil)
-	if len(got) != MaxWindows {
-		t.Fatalf("%d spans, want %d", len(got), MaxWindows)
+	if len(got) != MaxStalls {
+		t.Fatalf("%d spans, want %d", len(got), MaxStalls)
 	}
 	if (Timeline{Windows: []Window{{}}, Idle: got}).LongestIdle().Duration().Milliseconds() != 5000 {
 		t.Errorf("the longest stall was dropped")

@@ -368,7 +368,7 @@ func (r *Runner) start(ctx context.Context, exe fio.Executor, layout fio.Layout,
 	}
 	fctx, cancel := context.WithCancel(ctx)
 	l := &launched{order: s.order, name: run.Name, jobs: len(run.Jobs), at: r.Now(), cancel: cancel, exited: make(chan struct{})}
-	exe.Timeline = true
+	exe.Timeline, exe.LatLogWindow = true, fio.LatLogWindow(run.Runtime)
 	go func() {
 		defer close(l.exited)
 		res, err := exe.Run(fctx, run.Name, job)
