@@ -75,10 +75,13 @@ images:
 ## real run (docs/images/oltp-curve.yaml, made by go run ./hack/record), and
 ## docs/backend-metrics.md's from the e2e suite's capped run with the
 ## storage's figures (docs/images/storage-view.yaml, copied from
-## _work/e2e/storage-view-qos-rate.yaml).
+## _work/e2e/storage-view-qos-rate.yaml), and the README's stall timeline
+## from the e2e suite's paused volume (docs/images/timeline-stall.yaml,
+## copied from _work/e2e/timeline-pause.yaml).
 plugin-image:
 	$(GO) run ./cmd/kubectl-storagebench report --from-file docs/images/oltp-curve.yaml -o png --file docs/images/ops-latency.png
 	$(GO) run ./cmd/kubectl-storagebench report --from-file docs/images/storage-view.yaml -o png --file docs/images/storage-view.png
+	$(GO) run ./cmd/kubectl-storagebench report --from-file docs/images/timeline-stall.yaml --timeline 1 -o png --file docs/images/timeline-stall.png
 
 ## cluster-up: start (or reuse) a real Kubernetes on this machine (etcd,
 ## control plane, containerd, kubelet, kube-proxy, bridge CNI, a default

@@ -81,6 +81,19 @@ stop 20 etcd
 
 # Mounts below the work directory (pods' volumes, overlay snapshots,
 # sandboxes' shm), deepest first.
+# The pausable volume's filesystem (up.sh): thawed, should a test have left
+# it frozen, and the loop devices on its files detached before it is
+# unmounted below.
+if mountpoint -q "$W/block/pausable" 2>/dev/null; then
+	fsfreeze -u "$W/block/pausable" 2>/dev/null || true
+	for img in "$W"/block/pausable/*.img; do
+		[ -f "$img" ] || continue
+		for dev in $(losetup -j "$img" | cut -d: -f1); do
+			log "detaching $dev ($img)"
+			losetup -d "$dev" || true
+		done
+	done
+fi
 for ((round = 0; round < 3; round++)); do
 	mounts="$(awk -v d="$W/" 'index($2, d) == 1 { print $2 }' /proc/self/mounts | sort -r)"
 	[ -n "$mounts" ] || break

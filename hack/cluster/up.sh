@@ -19,7 +19,10 @@
 # claim under $W/local-shared), local-block (no provisioner, WaitForFirstConsumer; raw block PVs
 # on loop devices, STORAGEBENCH_BLOCK_PVS of STORAGEBENCH_BLOCK_SIZE each), and
 # the capped classes local-block-qos and local-nv-extreme (STORAGEBENCH_CAPPED_PVS
-# each; hack/blkcap, started here too, enforces their caps: docs/local-cluster.md).
+# each; hack/blkcap, started here too, enforces their caps: docs/local-cluster.md),
+# and local-block-pausable (one raw block PV whose backing file lies on a
+# filesystem of its own, $W/block/pausable, which a test freezes to pause the
+# storage on command).
 # Images: the pause image (hack/pause, made with umoci and skopeo) and the
 # storagebench manager and runner images (hack/images.sh) are imported into
 # containerd; pods use them with imagePullPolicy Never or IfNotPresent.
@@ -55,7 +58,7 @@ command -v go >/dev/null 2>&1 || die "needs Go on the PATH"
 . hack/lib/debian.sh
 debian_install_missing cluster containerd:containerd runc:runc /usr/lib/cni/bridge:containernetworking-plugins \
 	iptables:iptables conntrack:conntrack socat:socat umoci:umoci skopeo:skopeo \
-	losetup:mount openssl:openssl ip:iproute2
+	losetup:mount fsfreeze:util-linux openssl:openssl ip:iproute2
 
 # --- binaries --------------------------------------------------------------
 BIN="$(hack/k8s-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy)"
@@ -297,6 +300,14 @@ reclaimPolicy: Retain
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata:
+  name: local-block-pausable
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+reclaimPolicy: Retain
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
   name: local-block-qos
   # blkcap exports these volumes' disk statistics under Harvest's volume
   # series, labelled with the PV's name (docs/backend-metrics.md).
@@ -390,6 +401,22 @@ for ((i = 0; i < CAPPED_PVS; i++)); do
 	block_pv "local-nv-extreme-$i" "nv$i" "$NV_SIZE" local-nv-extreme Filesystem storagebench.io/local-capped \
 		"storagebench.io/max-bytes-per-second=$(($(numfmt --from=iec "$NV_SIZE") / 8192))"
 done
+# local-block-pausable: a storage that pauses on command. The PV's loop
+# device writes to a file on an ext4 filesystem of its own (itself on a loop
+# device); freezing that filesystem (fsfreeze, FIFREEZE) holds every write
+# to the volume until it is thawed, as a takeover holds a LUN's I/O.
+PAUSABLE="$W/block/pausable"
+if ! mountpoint -q "$PAUSABLE"; then
+	img="$W/block/pausable.img"
+	[ -f "$img" ] || truncate -s $(($(numfmt --from=iec "$BLOCK_SIZE") + (64 << 20))) "$img"
+	dev="$(losetup -j "$img" | awk -F: 'NR == 1 { print $1 }')"
+	[ -n "$dev" ] || dev="$(losetup -f --show "$img")"
+	blkid -p "$dev" >/dev/null 2>&1 || mkfs.ext4 -q -F -m 0 -N 64 -E lazy_itable_init=0,lazy_journal_init=0 "$dev" >&2
+	mkdir -p "$PAUSABLE"
+	mount "$dev" "$PAUSABLE"
+fi
+fsfreeze -u "$PAUSABLE" 2>/dev/null || true # should a test have left it frozen
+block_pv local-block-pausable-0 pausable/p0 "$BLOCK_SIZE" local-block-pausable Block storagebench.io/local-pausable
 BLKCAP="$W/bin/blkcap"
 mkdir -p "$W/bin"
 CGO_ENABLED=0 go build -trimpath -o "$BLKCAP.tmp" ./hack/blkcap >&2

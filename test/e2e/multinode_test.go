@@ -426,7 +426,7 @@ func expectNothingLeft(b *v1alpha1.StorageBenchmark) {
 }
 
 // longestStall is the longest time no client completed an I/O in any step
-// (status.steps[].longestStall, from the per-second timeline).
+// (status.steps[].longestStall: the clients' latency logs and ticks).
 func longestStall(cur *v1alpha1.StorageBenchmark) string {
 	var d time.Duration
 	for _, s := range cur.Status.Steps {
