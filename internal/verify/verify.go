@@ -1,0 +1,110 @@
+// Package verify is the pure core of data verification: how each block a
+// client writes describes itself, and what a block read back that does not
+// match says about what happened to it.
+//
+// A verified write fills its block with fio's verify_pattern of Pattern:
+// 16-byte units, each the write's generation (8 bytes, big-endian, as fio
+// writes a hex pattern) followed by the block's offset (8 bytes,
+// little-endian, fio's %o), repeated to the block's end. A read-back
+// verification (fio's verify=pattern) then finds three kinds of bad block
+// by comparing what it read with what it expected:
+//
+//   - Misdirected: a whole, intact block of this generation, written for
+//     another offset (the storage put a write in the wrong place);
+//   - Stale: a whole, intact block of this offset from an older
+//     generation (a write the storage acknowledged and lost);
+//   - Corrupted: anything else (bytes changed).
+//
+// Patterns are not random data: storage that compresses or deduplicates
+// stores them in far less space, so a verified run's figures are not a
+// plain run's; docs say so.
+package verify
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+)
+
+// unitBytes is one unit of the pattern: generation, then offset.
+const unitBytes = 16
+
+// Pattern is fio's verify_pattern for writes of generation gen: the
+// generation as 8 hex bytes, then each block's offset (%o).
+func Pattern(gen uint64) string { return fmt.Sprintf("0x%016x%%o", gen) }
+
+// Kind is what happened to a bad block.
+type Kind string
+
+// The kinds of bad block.
+const (
+	Corrupted   Kind = "Corrupted"
+	Misdirected Kind = "Misdirected"
+	Stale       Kind = "Stale"
+)
+
+// BadBlock is a block whose content is not what was written there.
+type BadBlock struct {
+	Offset int64
+	Kind   Kind
+	// FirstDiff is the first byte, from the block's start, that differs.
+	FirstDiff int
+	// Expected and Received are up to DiffBytes bytes from FirstDiff.
+	Expected, Received []byte
+	// FoundOffset is the offset a misdirected block was written for;
+	// FoundGeneration the generation of a stale one.
+	FoundOffset     int64
+	FoundGeneration uint64
+}
+
+// DiffBytes is how many differing bytes a BadBlock keeps.
+const DiffBytes = 16
+
+// Classify says what a block at offset, expected to hold expected, held
+// instead (received). Both are the block's whole content; nil when they
+// are equal.
+func Classify(offset int64, expected, received []byte) *BadBlock {
+	first := -1
+	for i := range min(len(expected), len(received)) {
+		if expected[i] != received[i] {
+			first = i
+			break
+		}
+	}
+	if first < 0 && len(expected) == len(received) {
+		return nil
+	}
+	if first < 0 {
+		first = min(len(expected), len(received))
+	}
+	b := &BadBlock{Offset: offset, Kind: Corrupted, FirstDiff: first,
+		Expected: bytes.Clone(expected[first:min(len(expected), first+DiffBytes)]),
+		Received: bytes.Clone(received[first:min(len(received), first+DiffBytes)])}
+	gen, off, whole := uniform(received)
+	wantGen, wantOff, ok := uniform(expected)
+	if !whole || !ok || len(expected) != len(received) {
+		return b
+	}
+	switch {
+	case gen == wantGen && off != wantOff:
+		b.Kind, b.FoundOffset = Misdirected, off
+	case off == wantOff && gen < wantGen:
+		b.Kind, b.FoundGeneration = Stale, gen
+	}
+	return b
+}
+
+// uniform reads block as the pattern: every unit the same generation and
+// offset. ok is false when it is not a whole pattern.
+func uniform(block []byte) (gen uint64, offset int64, ok bool) {
+	if len(block) == 0 || len(block)%unitBytes != 0 {
+		return 0, 0, false
+	}
+	unit := block[:unitBytes]
+	for i := unitBytes; i < len(block); i += unitBytes {
+		if !bytes.Equal(block[i:i+unitBytes], unit) {
+			return 0, 0, false
+		}
+	}
+	return binary.BigEndian.Uint64(unit[:8]), int64(binary.LittleEndian.Uint64(unit[8:])), true
+}
