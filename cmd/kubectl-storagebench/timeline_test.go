@@ -286,11 +286,16 @@ func TestReportHTMLRecordedStall(t *testing.T) {
 	}
 	checkSelfContained(t, out)
 	_, sections := htmlTimelines(t, out)
-	body, ok := sections["Step 1: offered 600 IOPS"]
-	if len(sections) != 1 || !ok {
-		t.Fatalf("step sections %d, want one for step 1 (600 IOPS)", len(sections))
+	// The end-to-end suite's paused volume: the recording holds step 1's
+	// ConfigMap (a 3 s pause), not step 2's.
+	body, ok := sections["Step 1: offered 400 IOPS"]
+	if len(sections) != 2 || !ok {
+		t.Fatalf("step sections %d, want step 1 (400 IOPS) and step 2", len(sections))
 	}
-	for _, w := range []string{">oltp-stall · step 1 · every second</text>", ">longest stall 1.48 s, from 9 s; p99.9 within a second of it: 3.26 ms</text>", ">seconds after the ramp</text>"} {
+	if !strings.Contains(sections["Step 2: offered 500 IOPS"], "No timeline: ConfigMap pause-step-001 not found") {
+		t.Errorf("step 2 without its ConfigMap: %q", sections["Step 2: offered 500 IOPS"])
+	}
+	for _, w := range []string{">pause · step 1 · every second</text>", ">longest stall 3.25 s, from 2.17 s; p99.9 within a second of it: 3.24 s</text>", ">seconds after the ramp</text>"} {
 		if !strings.Contains(body, w) {
 			t.Errorf("step 1's timeline lacks %q", w)
 		}

@@ -8,9 +8,12 @@
 //
 // With -stall it records a single 20 s rate step instead, during which it
 // stops every client's fio jobs (SIGSTOP) for that long, and writes the
-// benchmark with the step's ConfigMap, whose timeline shows the stall:
+// benchmark with the step's ConfigMap, whose timeline shows the stall: a
+// stall of the clients, with nothing outstanding, which only fio's status
+// ticks see, as a lower bound (a pause of the storage is the end-to-end
+// suite's, docs/images/timeline-stall.yaml):
 //
-//	go run ./hack/record -stall 3s -o docs/images/timeline-stall.yaml
+//	go run ./hack/record -stall 3s -o _work/timeline-sigstop.yaml
 package main
 
 import (
