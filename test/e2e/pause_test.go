@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -102,6 +103,20 @@ spec:
 			GinkgoWriter.Printf("pause: step %d frozen %v..%v, longest stall %v from %v after the ramp\n", k, h.least, h.most, got, s.Start.Duration)
 			Expect(got).To(And(BeNumerically(">=", h.least-100*time.Millisecond), BeNumerically("<=", h.most+100*time.Millisecond)),
 				"step %d: the pause held writes %v to %v", k, h.least, h.most)
+		}
+		// The class's own source samples every 10 s (backendMetricsArgs):
+		// no 18 s step holds a sample wholly inside its window.
+		cur = k8stest.WaitFor(k8s, &b, time.Minute, "the BackendMetrics verdict", func(b *v1alpha1.StorageBenchmark) bool {
+			c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionBackendMetrics)
+			return c != nil && c.Status != metav1.ConditionUnknown
+		})
+		c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionBackendMetrics)
+		Expect(c.Reason).To(Equal("StepsTooShort"), c.Message)
+		Expect(c.Message).To(ContainSubstring("(10s)"))
+		for _, s := range cur.Status.Steps {
+			Expect(s.Backend).NotTo(BeNil())
+			Expect(s.Backend.TooShort).To(BeTrue(), "step %d", s.Index)
+			Expect(s.Backend.Resolution.Duration).To(Equal(10 * time.Second))
 		}
 		recordPause(cur)
 		Eventually(freeVolumes(classPausable), 2*time.Minute, time.Second).Should(BeNumerically(">=", 1), "the PV freed for the next run")

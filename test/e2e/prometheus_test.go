@@ -137,9 +137,22 @@ const backendResolution = "1s"
 
 // backendMetricsArgs are the chart values that point the manager at the
 // suite's Prometheus, for every install of the suite.
+// pausableClassQueries give local-block-pausable queries of its own
+// (node-exporter's, docs/examples) from a source said to sample every 10 s:
+// the pause spec's 18 s steps measure less than two such resolutions, so
+// they are marked too short, through the chart's ConfigMap and the
+// manager's --backend-metrics-classes.
+const pausableClassQueries = `[{"storageClassName": "` + classPausable + `", "resolution": "10s",
+  "readOps": "rate(node_disk_reads_completed_total{device=\"{{base .Path}}\"}[{{.Range}}])",
+  "writeOps": "rate(node_disk_writes_completed_total{device=\"{{base .Path}}\"}[{{.Range}}])",
+  "readBytes": "rate(node_disk_read_bytes_total{device=\"{{base .Path}}\"}[{{.Range}}])",
+  "writeBytes": "rate(node_disk_written_bytes_total{device=\"{{base .Path}}\"}[{{.Range}}])",
+  "samples": "count_over_time(node_disk_reads_completed_total{device=\"{{base .Path}}\"}[{{.Range}}])"}]`
+
 func backendMetricsArgs() []string {
 	return []string{"--set", "backendMetrics.prometheusURL=http://" + promAddr,
-		"--set", "backendMetrics.resolution=" + backendResolution, "--set", "backendMetrics.timeout=5s"}
+		"--set", "backendMetrics.resolution=" + backendResolution, "--set", "backendMetrics.timeout=5s",
+		"--set-json", "backendMetrics.classes=" + pausableClassQueries}
 }
 
 // freePodReachableAddr is an address on node 0's pod bridge gateway
