@@ -9,11 +9,15 @@
 // verification (fio's verify=pattern) then finds three kinds of bad block
 // by comparing what it read with what it expected:
 //
-//   - Misdirected: a whole, intact block of this generation, written for
-//     another offset (the storage put a write in the wrong place);
+//   - Misdirected: a whole, intact block written for another offset (the
+//     storage put a write, or read, in the wrong place), of whatever
+//     generation;
 //   - Stale: a whole, intact block of this offset from an older
 //     generation (a write the storage acknowledged and lost);
-//   - Corrupted: anything else (bytes changed).
+//   - Corrupted: anything else: bytes changed, a torn block, zeros (a block
+//     never written, or trimmed).
+//
+// Generations start at 1, so no pattern is all zeros.
 //
 // Patterns are not random data: storage that compresses or deduplicates
 // stores them in far less space, so a verified run's figures are not a
@@ -29,9 +33,14 @@ import (
 // unitBytes is one unit of the pattern: generation, then offset.
 const unitBytes = 16
 
-// Pattern is fio's verify_pattern for writes of generation gen: the
-// generation as 8 hex bytes, then each block's offset (%o).
-func Pattern(gen uint64) string { return fmt.Sprintf("0x%016x%%o", gen) }
+// Pattern is fio's verify_pattern for writes of generation gen (from 1):
+// the generation as 8 hex bytes, then each block's offset (%o).
+func Pattern(gen uint64) (string, error) {
+	if gen == 0 {
+		return "", fmt.Errorf("generation 0: generations start at 1, so that zeros are never a pattern")
+	}
+	return fmt.Sprintf("0x%016x%%o", gen), nil
+}
 
 // Kind is what happened to a bad block.
 type Kind string
@@ -52,7 +61,7 @@ type BadBlock struct {
 	// Expected and Received are up to DiffBytes bytes from FirstDiff.
 	Expected, Received []byte
 	// FoundOffset is the offset a misdirected block was written for;
-	// FoundGeneration the generation of a stale one.
+	// FoundGeneration the generation of a stale or misdirected one.
 	FoundOffset     int64
 	FoundGeneration uint64
 }
@@ -86,18 +95,18 @@ func Classify(offset int64, expected, received []byte) *BadBlock {
 		return b
 	}
 	switch {
-	case gen == wantGen && off != wantOff:
-		b.Kind, b.FoundOffset = Misdirected, off
-	case off == wantOff && gen < wantGen:
+	case off != wantOff:
+		b.Kind, b.FoundOffset, b.FoundGeneration = Misdirected, off, gen
+	case gen < wantGen:
 		b.Kind, b.FoundGeneration = Stale, gen
 	}
 	return b
 }
 
-// uniform reads block as the pattern: every unit the same generation and
-// offset. ok is false when it is not a whole pattern.
+// uniform reads block as the pattern: every unit the same generation (not
+// 0) and offset. ok is false when it is not a whole pattern.
 func uniform(block []byte) (gen uint64, offset int64, ok bool) {
-	if len(block) == 0 || len(block)%unitBytes != 0 {
+	if len(block) == 0 || len(block)%unitBytes != 0 || binary.BigEndian.Uint64(block[:8]) == 0 {
 		return 0, 0, false
 	}
 	unit := block[:unitBytes]

@@ -51,6 +51,11 @@ func TestClassify(t *testing.T) {
 			}
 		}},
 		{"a newer generation than expected is no stale block", block(3, 8192, size), Corrupted, nil},
+		{"another offset's block of an older generation", block(1, 0, size), Misdirected, func(t *testing.T, b *BadBlock) {
+			if b.FoundOffset != 0 || b.FoundGeneration != 1 {
+				t.Errorf("found offset %d, generation %d", b.FoundOffset, b.FoundGeneration)
+			}
+		}},
 		{"half of an older write: torn, not stale", torn, Corrupted, nil},
 		{"zeros (never written, or trimmed)", make([]byte, size), Corrupted, nil},
 		{"short", want[:100], Corrupted, func(t *testing.T, b *BadBlock) {
@@ -93,8 +98,12 @@ func TestBadBlocksOfRealFio(t *testing.T) {
 	const bs, blocks = 4096, 16
 	run := func(rw string, gen uint64, extra string) string {
 		t.Helper()
+		pattern, err := Pattern(gen)
+		if err != nil {
+			t.Fatal(err)
+		}
 		job := "[global]\nioengine=psync\nfilename=" + data + "\nsize=64k\nbs=4k\nrw=" + rw +
-			"\nverify=pattern\nverify_pattern=" + Pattern(gen) + "\n" + extra + "[j]\n"
+			"\nverify=pattern\nverify_pattern=" + pattern + "\n" + extra + "[j]\n"
 		jobFile := filepath.Join(dir, rw+".fio")
 		if err := os.WriteFile(jobFile, []byte(job), 0o644); err != nil {
 			t.Fatal(err)
@@ -147,5 +156,23 @@ func TestBadBlocksOfRealFio(t *testing.T) {
 	}
 	if b := got[5*bs]; b != nil && b.FoundGeneration != 1 {
 		t.Errorf("the stale block is of generation %d, want 1", b.FoundGeneration)
+	}
+}
+
+// Zeros are never a pattern: a block never written (or trimmed) is
+// corrupted wherever it is, and generation 0 is refused.
+func TestZeros(t *testing.T) {
+	for _, offset := range []int64{0, 8192} {
+		if b := Classify(offset, block(1, offset, 4096), make([]byte, 4096)); b == nil || b.Kind != Corrupted {
+			t.Errorf("zeros at %d: %+v, want Corrupted", offset, b)
+		}
+	}
+	// A block that is not whole units is no pattern either.
+	old := block(1, 8192, 4096)[:4088]
+	if b := Classify(8192, block(2, 8192, 4096)[:4088], old); b == nil || b.Kind != Corrupted {
+		t.Errorf("a block of 4088 bytes: %+v, want Corrupted", b)
+	}
+	if _, err := Pattern(0); err == nil {
+		t.Error("Pattern(0) accepted generation 0")
 	}
 }
