@@ -58,6 +58,9 @@ for ns in "$W"/nodes/n*/netns; do
 	hack/cluster/node.sh down "${k##*/n}" || true
 done
 # The kubelet and the provisioner first, so nothing restarts pods.
+# Thawed first, should a test have left it frozen: a process writing to
+# the pausable volume exits only once its I/O returns.
+fsfreeze -u "$W/block/pausable" 2>/dev/null || true
 stop 20 local-path-provisioner blkcap kubelet kube-proxy
 # The pods' containers: kill every task of our containerd, then its shims
 # (they run on after containerd stops).
@@ -81,11 +84,9 @@ stop 20 etcd
 
 # Mounts below the work directory (pods' volumes, overlay snapshots,
 # sandboxes' shm), deepest first.
-# The pausable volume's filesystem (up.sh): thawed, should a test have left
-# it frozen, and the loop devices on its files detached before it is
-# unmounted below.
+# The loop devices on the pausable volume's files (up.sh), detached before
+# its filesystem is unmounted below.
 if mountpoint -q "$W/block/pausable" 2>/dev/null; then
-	fsfreeze -u "$W/block/pausable" 2>/dev/null || true
 	for img in "$W"/block/pausable/*.img; do
 		[ -f "$img" ] || continue
 		for dev in $(losetup -j "$img" | cut -d: -f1); do

@@ -408,10 +408,12 @@ done
 PAUSABLE="$W/block/pausable"
 if ! mountpoint -q "$PAUSABLE"; then
 	img="$W/block/pausable.img"
-	[ -f "$img" ] || truncate -s $(($(numfmt --from=iec "$BLOCK_SIZE") + (64 << 20))) "$img"
+	# Room for the volume's image, ext4's metadata (1/16) and a small journal.
+	sz="$(numfmt --from=iec "$BLOCK_SIZE")"
+	[ -f "$img" ] || truncate -s $((sz + sz / 16 + (64 << 20))) "$img"
 	dev="$(losetup -j "$img" | awk -F: 'NR == 1 { print $1 }')"
 	[ -n "$dev" ] || dev="$(losetup -f --show "$img")"
-	blkid -p "$dev" >/dev/null 2>&1 || mkfs.ext4 -q -F -m 0 -N 64 -E lazy_itable_init=0,lazy_journal_init=0 "$dev" >&2
+	blkid -p "$dev" >/dev/null 2>&1 || mkfs.ext4 -q -F -m 0 -N 64 -J size=4 -E lazy_itable_init=0,lazy_journal_init=0 "$dev" >&2
 	mkdir -p "$PAUSABLE"
 	mount "$dev" "$PAUSABLE"
 fi

@@ -36,26 +36,35 @@ const (
 // to FITHAW's call, at most from FIFREEZE's call to FITHAW's return.
 type frozen struct{ least, most time.Duration }
 
-// freeze pauses the pausable volume's storage for d.
-func freeze(d time.Duration) frozen {
+// freeze pauses the pausable volume's storage for d. The volume is never
+// left frozen: a spec interrupted or timed out thaws it in its cleanup
+// (and hack/cluster/up.sh and down.sh thaw it too).
+func freeze(ctx SpecContext, d time.Duration) frozen {
 	GinkgoHelper()
-	f, err := os.Open(filepath.Join(clusterDir(), "block", "pausable"))
+	dir := filepath.Join(clusterDir(), "block", "pausable")
+	f, err := os.Open(dir)
 	Expect(err).NotTo(HaveOccurred(), "the pausable volume's filesystem (hack/cluster/up.sh)")
 	defer func() { _ = f.Close() }()
+	DeferCleanup(thaw, dir)
 	t0 := time.Now()
 	Expect(unix.IoctlSetInt(int(f.Fd()), ioctlFreeze, 0)).To(Succeed())
 	t1 := time.Now()
-	thawed := false
-	defer func() {
-		if !thawed { // never leave the volume frozen
-			_ = unix.IoctlSetInt(int(f.Fd()), ioctlThaw, 0)
-		}
-	}()
-	time.Sleep(d)
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+	}
 	t2 := time.Now()
 	Expect(unix.IoctlSetInt(int(f.Fd()), ioctlThaw, 0)).To(Succeed())
-	thawed = true
+	Expect(ctx.Err()).NotTo(HaveOccurred(), "interrupted while frozen")
 	return frozen{least: t2.Sub(t1), most: time.Since(t0)}
+}
+
+// thaw thaws dir's filesystem if it is frozen.
+func thaw(dir string) {
+	if f, err := os.Open(dir); err == nil {
+		_ = unix.IoctlSetInt(int(f.Fd()), ioctlThaw, 0) // EINVAL when not frozen
+		_ = f.Close()
+	}
 }
 
 // A takeover or a LIF move shows as seconds in which no I/O completes; that
@@ -63,7 +72,7 @@ func freeze(d time.Duration) frozen {
 // exactly 3 s in one writing step and 10 s in the next; each step's longest
 // stall must be that pause to within 100 ms.
 var _ = Describe("A storage that pauses", func() {
-	It("reports each pause as its step's longest stall, to within 100 ms: 3 s and 10 s", func() {
+	It("reports each pause as its step's longest stall, to within 100 ms: 3 s and 10 s", func(ctx SpecContext) {
 		Eventually(freeVolumes(classPausable), time.Minute, time.Second).Should(BeNumerically(">=", 1),
 			"the %s PV Available; nothing else may hold it", classPausable)
 		doc := fmt.Sprintf(`apiVersion: storagebench.io/v1alpha1
@@ -82,17 +91,21 @@ spec:
 		var b v1alpha1.StorageBenchmark
 		Expect(yaml.UnmarshalStrict([]byte(doc), &b)).To(Succeed())
 		apply(&b)
+		// The first step is ordered a lead (about a second) ahead of its
+		// start; rate steps are ordered ahead, so each starts as the one
+		// before ends (ramp 1 s + 18 s). Each pause begins 3 s into its
+		// step's measured window, give or take the lead, and ends before
+		// it does, whenever the step before was recorded.
+		Eventually(func() bool {
+			cur := k8stest.Get(k8s, &b)
+			return cur.Status.CurrentStep != nil && *cur.Status.CurrentStep == 0
+		}, 5*time.Minute, 100*time.Millisecond).Should(BeTrue(), "step 0 ordered")
+		ordered := time.Now()
 		pauses := []time.Duration{3 * time.Second, 10 * time.Second}
 		held := make([]frozen, len(pauses))
 		for k, d := range pauses {
-			// Step k runs once the step before is recorded (the first:
-			// once ordered, a lead and the ramp ahead of its start).
-			Eventually(func() bool {
-				cur := k8stest.Get(k8s, &b)
-				return cur.Status.CurrentStep != nil && int(*cur.Status.CurrentStep) == k && len(cur.Status.Steps) == k
-			}, 5*time.Minute, 100*time.Millisecond).Should(BeTrue(), "step %d running", k)
-			time.Sleep(map[bool]time.Duration{true: 4 * time.Second, false: 2 * time.Second}[k == 0])
-			held[k] = freeze(d)
+			time.Sleep(time.Until(ordered.Add(time.Duration(k)*19*time.Second + 4*time.Second)))
+			held[k] = freeze(ctx, d)
 		}
 		cur := k8stest.WaitComplete(k8s, &b, 5*time.Minute)
 		Expect(cur.Status.Steps).To(HaveLen(len(pauses)))
