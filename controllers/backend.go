@@ -217,7 +217,7 @@ func (r *Reconciler) backendSource(ctx context.Context, b *v1alpha1.StorageBench
 	if s.VolumesOmitted > 0 {
 		return backendSource{}, fmt.Sprintf("the run used %d volumes; status names %d, and a sum over some would be wrong", len(s.Volumes)+int(s.VolumesOmitted), len(s.Volumes))
 	}
-	if tmpl := m.Classes[s.StorageClassName]; tmpl != nil && s.StorageClassName != "" {
+	if tmpl := m.Classes[s.StorageClassName]; tmpl != nil { // ParseClasses names no class ""
 		src := backendSource{resolution: tmpl.Resolution, template: tmpl}
 		for _, v := range s.Volumes {
 			src.target.Volumes = append(src.target.Volumes, v.PersistentVolume)

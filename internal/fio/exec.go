@@ -103,9 +103,9 @@ func (e Executor) Run(ctx context.Context, name, jobFile string) (*Result, error
 	jobPath := filepath.Join(dir, name+".fio")
 	outPath := filepath.Join(dir, name+".json")
 	latLog := filepath.Join(dir, name+"-stall")
-	removeLatLogs(latLog) // an earlier process' are not this run's
-	defer removeLatLogs(latLog)
 	if e.Timeline {
+		removeLatLogs(latLog) // an earlier process' are not this run's
+		defer removeLatLogs(latLog)
 		// A [global] section ahead of the job file's own applies to
 		// every job in it.
 		window := e.LatLogWindow
