@@ -8,6 +8,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/policy"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/spec"
 )
 
@@ -32,6 +33,9 @@ func (r *Reconciler) jobOptions(b *v1alpha1.StorageBenchmark, d *spec.Run) JobOp
 func (r *Reconciler) runDeadline(d *spec.Run) time.Duration {
 	t := r.timeouts()
 	perStep := t.NextStepLead + d.Load.RampTime + d.Load.StepDuration + t.ResultGrace
+	if d.Verify {
+		perStep += protocol.VerifyAllowance(d.Load.RampTime + d.Load.StepDuration)
+	}
 	return t.Ready + t.StartLead + time.Duration(d.StepsPlanned+1)*perStep
 }
 

@@ -33,6 +33,7 @@ func clip(s string, n int) string { return protocol.Truncate(s, n) }
 var conditionOrder = append([]string{v1alpha1.ConditionReady, v1alpha1.ConditionReconciling, v1alpha1.ConditionStalled,
 	v1alpha1.ConditionComplete, v1alpha1.ConditionFailed, v1alpha1.ConditionSLOMet, v1alpha1.ConditionStorageWarning,
 	v1alpha1.ConditionClockSkew, v1alpha1.ConditionSteadyState, v1alpha1.ConditionUnstable, v1alpha1.ConditionClientBound,
+	v1alpha1.ConditionDataIntegrity,
 }, verdictConditions()...)
 
 // setCondition sets a condition whose status changed at at (an observed
@@ -147,6 +148,7 @@ func stepStatus(rec run.Step) v1alpha1.StepStatus {
 		Clients: int32(agg.Clients), StartTime: *Stamp(o.StartAt), StartSkew: metav1.Duration{Duration: agg.StartSkew},
 		AchievedIOPS: int64(math.Round(agg.Total.IOPS)), AchievedBytesPerSecond: int64(math.Round(agg.Total.BytesPerSec)),
 		Read: operationStatus(agg.Read), Write: operationStatus(agg.Write), Interrupted: agg.Interrupted, ConfigMap: rec.Name,
+		Verification: verificationStatus(agg.Verification),
 	}
 	if agg.Total.IOs > 0 {
 		l := latencyStatus(agg.Total.Latency)
@@ -215,6 +217,7 @@ func project(b *v1alpha1.StorageBenchmark, d *spec.Run, obs *observed) error {
 		}
 	}
 	setVerdicts(b, verdictsOf(obs.plan, obs.order.EndedAt), v.Complete(), obs.order.EndedAt)
+	setIntegrity(b, &v, d.Verify, integrityTime(&v))
 	setCleanup(b, obs.plan, v.Ended)
 	writeAnalysis(b, d, v)
 	return nil

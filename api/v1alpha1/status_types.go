@@ -77,6 +77,12 @@ const (
 	// manager reads no metrics source. Informational: a run never fails
 	// for it.
 	ConditionBackendMetrics = "BackendMetrics"
+	// ConditionDataIntegrity is what the read-backs of a run that
+	// verifies (spec.verify) found: True when every block written read
+	// back intact, False with reason DataCorrupted (the run is Failed
+	// with the same reason and message) or NotVerified (blocks went
+	// unread); Unknown while the run goes on. Absent without spec.verify.
+	ConditionDataIntegrity = "DataIntegrity"
 )
 
 // StorageBenchmarkStatus is what the operator observed and measured.
@@ -175,6 +181,72 @@ type StorageBenchmarkStatus struct {
 	// ended: a cleanup pod removes whatever a killed runner left.
 	// +optional
 	Cleanup *CleanupStatus `json:"cleanup,omitempty"`
+
+	// verification sums the steps' read-backs, in a run that verifies
+	// (spec.verify); the DataIntegrity condition says its verdict.
+	// +optional
+	Verification *VerificationStatus `json:"verification,omitempty"`
+}
+
+// VerificationStatus is what read-backs of written blocks found: one
+// step's, or (in status.verification) the run's, summed over its steps.
+type VerificationStatus struct {
+	// blocksWritten is how many distinct blocks the step wrote (the run:
+	// summed over its steps).
+	BlocksWritten int64 `json:"blocksWritten"`
+	// blocksVerified is how many blocks were read back and compared:
+	// after a step, every block the run had written.
+	BlocksVerified int64 `json:"blocksVerified"`
+	// unverified is how many blocks were not read back, because the pass
+	// reached its time bound or failed (message says why).
+	// +optional
+	Unverified int64 `json:"unverified,omitempty"`
+	// badBlocks is how many blocks held something other than what was
+	// written there.
+	BadBlocks int64 `json:"badBlocks"`
+	// firstBadBlocks are the first of them (the step's record lists up to
+	// 16).
+	// +optional
+	// +kubebuilder:validation:MaxItems=5
+	FirstBadBlocks []BadBlockStatus `json:"firstBadBlocks,omitempty"`
+	// bytesPerSecond is how fast the read-back read (the clients'
+	// bytes over the longest pass): what verification costs.
+	// +optional
+	BytesPerSecond int64 `json:"bytesPerSecond,omitempty"`
+	// duration is how long the read-back took (the run: summed).
+	Duration metav1.Duration `json:"duration"`
+	// message says why blocks went unverified.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// BadBlockStatus is a block read back wrong.
+type BadBlockStatus struct {
+	Client int32 `json:"client"`
+	Job    int32 `json:"job"`
+	// file is the job's file in the client's directory; empty on a raw
+	// block device.
+	// +optional
+	File string `json:"file,omitempty"`
+	// offset is the block's, in its file or device, in bytes.
+	Offset int64 `json:"offset"`
+	// kind is Corrupted (bytes changed, torn, zeroed), Misdirected (an
+	// intact block written for another offset) or Stale (an intact block
+	// of this offset from an older generation).
+	Kind string `json:"kind"`
+	// generation is the one written there last (the step's index + 1).
+	Generation int64 `json:"generation"`
+	// firstDiff is the first byte of the block that differs; expected
+	// and received are up to 16 bytes from it, in hex.
+	FirstDiff int32  `json:"firstDiff"`
+	Expected  string `json:"expected"`
+	Received  string `json:"received"`
+	// foundOffset and foundGeneration are what a misdirected or stale
+	// block describes itself as.
+	// +optional
+	FoundOffset *int64 `json:"foundOffset,omitempty"`
+	// +optional
+	FoundGeneration int64 `json:"foundGeneration,omitempty"`
 }
 
 // CleanupState is where the removal of a benchmark's files on an existing
@@ -494,6 +566,11 @@ type StepStatus struct {
 	// from it.
 	// +optional
 	ConfigMap string `json:"configMap,omitempty"`
+
+	// verification is the read-back after the step, in a run that
+	// verifies (spec.verify).
+	// +optional
+	Verification *VerificationStatus `json:"verification,omitempty"`
 	// errors fio reported (at most 5).
 	// +optional
 	// +listType=atomic

@@ -65,6 +65,8 @@ func init() {
 // +kubebuilder:validation:XValidation:rule="!has(self.load.curve) || !has(self.load.curve.percents) || size(self.load.curve.percents) <= ((has(self.load.curve.clientBoundCheck) && !self.load.curve.clientBoundCheck) || (has(self.workload.ioEngine) && self.workload.ioEngine in ['psync', 'sync']) ? 99 : 98)",message="load.curve.percents may list at most 98 percentages with the client-bound check (99 with load.curve.clientBoundCheck false, or with a synchronous workload.ioEngine, psync or sync, which skips the check): with the unthrottled step and the check, a curve has at most 100 steps",fieldPath=".load.curve.percents"
 // +kubebuilder:validation:XValidation:rule="!has(self.load.repeat) || self.load.repeat <= 1 || self.load.repeat * (has(self.load.rate) ? (has(self.load.rate.steps) ? size(self.load.rate.steps) : (has(self.load.rate.start) && has(self.load.rate.max) && has(self.load.rate.increment) && self.load.rate.increment > 0 && self.load.rate.max >= self.load.rate.start ? (self.load.rate.max - self.load.rate.start) / self.load.rate.increment + 1 : 1)) : has(self.load.queueDepth) ? (has(self.load.queueDepth.steps) ? size(self.load.queueDepth.steps) : (has(self.load.queueDepth.start) && has(self.load.queueDepth.max) ? [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096].filter(f, self.load.queueDepth.start * f <= self.load.queueDepth.max).size() : 1)) : has(self.load.curve) ? (has(self.load.curve.percents) ? size(self.load.curve.percents) : 10) + ((has(self.load.curve.clientBoundCheck) && !self.load.curve.clientBoundCheck) || (has(self.workload.ioEngine) && self.workload.ioEngine in ['psync', 'sync']) ? 1 : 2) : 1) <= 100",message="load.repeat times the number of steps (a curve's unthrottled step and client-bound check included) must be at most 100: every run is a step; lower load.repeat or plan fewer steps",fieldPath=".load.repeat"
 // +kubebuilder:validation:XValidation:rule="!has(self.load.extendUntilSteady) || (has(self.load.repeat) ? self.load.repeat : 1) * self.load.extendUntilSteady.maxRuns * (has(self.load.rate) ? (has(self.load.rate.steps) ? size(self.load.rate.steps) : (has(self.load.rate.start) && has(self.load.rate.max) && has(self.load.rate.increment) && self.load.rate.increment > 0 && self.load.rate.max >= self.load.rate.start ? (self.load.rate.max - self.load.rate.start) / self.load.rate.increment + 1 : 1)) : has(self.load.queueDepth) ? (has(self.load.queueDepth.steps) ? size(self.load.queueDepth.steps) : (has(self.load.queueDepth.start) && has(self.load.queueDepth.max) ? [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096].filter(f, self.load.queueDepth.start * f <= self.load.queueDepth.max).size() : 1)) : has(self.load.curve) ? (has(self.load.curve.percents) ? size(self.load.curve.percents) : 10) + ((has(self.load.curve.clientBoundCheck) && !self.load.curve.clientBoundCheck) || (has(self.workload.ioEngine) && self.workload.ioEngine in ['psync', 'sync']) ? 1 : 2) : 1) <= 100",message="load.extendUntilSteady.maxRuns times load.repeat times the number of steps (a curve's unthrottled step and client-bound check included) must be at most 100: every run is a step; lower maxRuns or plan fewer steps",fieldPath=".load.extendUntilSteady.maxRuns"
+// +kubebuilder:validation:XValidation:rule="!has(self.verify) || !has(self.workload.direct) || self.workload.direct",message="verify needs workload.direct true: a read-back through the page cache would check the client's memory, not the storage",fieldPath=".workload.direct"
+// +kubebuilder:validation:XValidation:rule="!has(self.verify) || !has(self.workload.compressPercent) || self.workload.compressPercent == 0",message="verify needs workload.compressPercent 0: verified writes carry a pattern that describes their block instead of fio's buffers",fieldPath=".workload.compressPercent"
 type StorageBenchmarkSpec struct {
 	// storage is the volume (or volumes) under test.
 	// +required
@@ -108,6 +110,31 @@ type StorageBenchmarkSpec struct {
 	// +optional
 	// +kubebuilder:default={}
 	Cleanup CleanupSpec `json:"cleanup,omitempty"`
+
+	// verify makes every write verifiable and reads back, after each
+	// writing step, every block the run wrote: a bad block fails the run
+	// (DataIntegrity, DataCorrupted). Its I/O is never part of the
+	// figures. It needs a workload that writes, with direct I/O and
+	// incompressible data (compressPercent 0).
+	// +optional
+	Verify *VerifySpec `json:"verify,omitempty"`
+}
+
+// VerifyPass is when written blocks are read back.
+// +kubebuilder:validation:Enum=AfterEachWritingStep
+type VerifyPass string
+
+// VerifyAfterEachWritingStep reads back, after each writing step, every
+// block the run has written, each against what was written there last.
+const VerifyAfterEachWritingStep VerifyPass = "AfterEachWritingStep"
+
+// VerifySpec is how a run verifies what it writes.
+type VerifySpec struct {
+	// pass is when written blocks are read back: AfterEachWritingStep
+	// (the default, and the only pass today).
+	// +optional
+	// +kubebuilder:default=AfterEachWritingStep
+	Pass VerifyPass `json:"pass,omitempty"`
 }
 
 // Sharing says how clients map to volumes.

@@ -598,6 +598,7 @@ var goodSpecs = []struct{ name, patch string }{
 		`{name: iops-at-1ms, iopsAtLatency: {maxLatency: 1ms, minIOPS: 20000}}, ` +
 		`{name: mibps-at-5ms, mibpsAtLatency: {metric: p90, operation: write, maxLatency: 5ms, minMiBps: 200}}]}`},
 	{"16 slo objectives", `slo: {objectives: [` + objectives(16) + `]}`},
+	{"verify what a workload writes", `{verify: {}, workload: {readPercent: 30}}`},
 	{"analysis and cleanup", `{analysis: {latencyTarget: 500us, saturationPercent: 100, targetLatency: {metric: p99, operation: worst}}, cleanup: {volumes: Retain, ttlSecondsAfterFinished: 31536000}}`},
 	{"client placement", `clients: {nodeSelector: {disk: ssd}, tolerations: [{key: storage, operator: Exists, effect: NoSchedule}], spreadAcrossNodes: true, image: "example.com/runner:v1", resources: {requests: {cpu: 500m, memory: 256Mi}}}`},
 }

@@ -3,6 +3,7 @@ package fio
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -75,7 +76,26 @@ type Run struct {
 	// CreateOnly runs fio's setup alone: the jobs' files are created and
 	// laid out as a run of the same options would, and no I/O is measured.
 	CreateOnly bool
+	// Verify, when set, makes every write carry a pattern that describes
+	// its block, and logs each job's I/Os, so that what the step wrote can
+	// be read back and checked (VerifyWrites).
+	Verify *VerifyWrites
 }
+
+// VerifyWrites is how a run's writes are made verifiable. Writes carry
+// Pattern (fio's verify=pattern with verify_pattern, internal/verify
+// says its form), and fio does no verification of its own (do_verify=0:
+// a time-based job never reaches fio's read-back phase). Each job logs
+// the I/Os it issues to IOLog(IOLogPrefix, j) (write_iolog), one line
+// each.
+type VerifyWrites struct {
+	Pattern     string
+	IOLogPrefix string
+}
+
+// IOLog is job j's I/O log of a run whose VerifyWrites.IOLogPrefix is
+// prefix.
+func IOLog(prefix string, j int) string { return fmt.Sprintf("%s-job%d.iolog", prefix, j) }
 
 // WaitUntilCommand is the argument of Run.Waiter that waits for an
 // instant, given in Unix nanoseconds.
@@ -147,28 +167,42 @@ func Render(r Run, l Layout) (string, error) {
 	if r.Poisson {
 		w("rate_process", "poisson")
 	}
+	if r.Verify != nil {
+		w("verify", "pattern")
+		w("verify_pattern", r.Verify.Pattern)
+		w("do_verify", 0)
+	}
 	w("percentile_list", PercentileList)
 	if !r.StartAt.IsZero() {
 		w("exec_prerun", fmt.Sprintf("%s %s %d", r.Waiter, WaitUntilCommand, r.StartAt.UnixNano()))
 	}
 	for j, job := range r.Jobs {
-		fmt.Fprintf(&b, "\n[%s-job%d]\n", r.Name, j)
-		if l.Device != "" {
-			w("filename", l.Device)
-			w("offset", l.BaseOffset+int64(j)*l.BytesPerJob)
-		} else {
-			w("filename", fmt.Sprintf("%s/job%d.dat", strings.TrimRight(l.Directory, "/"), j))
-		}
-		w("iodepth", job.IODepth)
-		w("randseed", r.Seed+uint64(j))
-		if job.ReadIOPS > 0 || job.WriteIOPS > 0 {
-			w("rate_iops", fmt.Sprintf("%d,%d", job.ReadIOPS, job.WriteIOPS))
-		}
-		if job.ReadBytesPerSec > 0 || job.WriteBytesPerSec > 0 {
-			w("rate", fmt.Sprintf("%d,%d", job.ReadBytesPerSec, job.WriteBytesPerSec))
-		}
+		renderJob(&b, r, l, j, job)
 	}
 	return b.String(), nil
+}
+
+// renderJob writes job j's section.
+func renderJob(b *strings.Builder, r Run, l Layout, j int, job Job) {
+	w := func(k string, v any) { fmt.Fprintf(b, "%s=%v\n", k, v) }
+	fmt.Fprintf(b, "\n[%s-job%d]\n", r.Name, j)
+	if l.Device != "" {
+		w("filename", l.Device)
+		w("offset", l.BaseOffset+int64(j)*l.BytesPerJob)
+	} else {
+		w("filename", fmt.Sprintf("%s/job%d.dat", strings.TrimRight(l.Directory, "/"), j))
+	}
+	w("iodepth", job.IODepth)
+	if r.Verify != nil {
+		w("write_iolog", IOLog(r.Verify.IOLogPrefix, j))
+	}
+	w("randseed", r.Seed+uint64(j))
+	if job.ReadIOPS > 0 || job.WriteIOPS > 0 {
+		w("rate_iops", fmt.Sprintf("%d,%d", job.ReadIOPS, job.WriteIOPS))
+	}
+	if job.ReadBytesPerSec > 0 || job.WriteBytesPerSec > 0 {
+		w("rate", fmt.Sprintf("%d,%d", job.ReadBytesPerSec, job.WriteBytesPerSec))
+	}
 }
 
 func rwMode(random bool, readPct int32) string {
@@ -219,6 +253,17 @@ func validate(r Run, l Layout) error {
 	if !r.StartAt.IsZero() && !UsableWaiter(r.Waiter) {
 		return fmt.Errorf("waiter %q must be an absolute path of letters, digits and '/', '.', '_', '-', '+' (a shell runs it)", r.Waiter)
 	}
+	if v := r.Verify; v != nil {
+		if !verifyPattern.MatchString(v.Pattern) {
+			return fmt.Errorf("verify pattern %q: only 0x and 16 hex digits, then %%o", v.Pattern)
+		}
+		if !safePath(v.IOLogPrefix) {
+			return fmt.Errorf("I/O log %q must be absolute and free of ':', '$', spaces and control characters", v.IOLogPrefix)
+		}
+		if r.CompressPercent > 0 {
+			return errors.New("verified writes carry their pattern, not compressible buffers")
+		}
+	}
 	for _, p := range []string{l.Directory, l.Device} {
 		if p != "" && !safePath(p) {
 			return fmt.Errorf("path %q must be absolute and free of ':', '$', spaces and control characters (fio gives them meaning)", p)
@@ -226,6 +271,9 @@ func validate(r Run, l Layout) error {
 	}
 	return nil
 }
+
+// verifyPattern is the form of internal/verify's patterns.
+var verifyPattern = regexp.MustCompile(`^0x[0-9a-f]{16}%o$`)
 
 func validName(s string) bool {
 	if s == "" || len(s) > 63 {

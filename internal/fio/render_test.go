@@ -37,6 +37,10 @@ func TestRenderGolden(t *testing.T) {
 			Runtime: 20 * time.Second, Seed: 5, Jobs: []Job{{IODepth: 4, ReadIOPS: 500}},
 			StartAt: time.Unix(1_795_000_000, 123_456_789), Waiter: "/usr/local/bin/runner"},
 			Layout{Directory: "/data", BytesPerJob: 1 << 20}},
+		{"verified-writes-block", Run{Name: "step4", Engine: "libaio", Direct: true, BlockSizeBytes: 4096, ReadPercent: 30, Random: true,
+			Runtime: 20 * time.Second, Seed: 5, Jobs: []Job{{IODepth: 8, ReadIOPS: 300, WriteIOPS: 700}, {IODepth: 8}},
+			Verify: &VerifyWrites{Pattern: "0x0000000000000005%o", IOLogPrefix: "/work/step4"}},
+			Layout{Device: "/dev/storagebench", BaseOffset: 1 << 30, BytesPerJob: 1 << 20}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -79,6 +83,15 @@ func TestRenderRejects(t *testing.T) {
 		{"newline", func(_ *Run, l *Layout) { l.Directory = "/data\nexec_prerun=x" }, "control"},
 		{"relative waiter", func(r *Run, _ *Layout) { r.StartAt, r.Waiter = time.Unix(1, 0), "runner" }, "absolute path"},
 		{"waiter with a shell word", func(r *Run, _ *Layout) { r.StartAt, r.Waiter = time.Unix(1, 0), "/bin/runner;rm" }, "absolute path"},
+		{"verify pattern of another form", func(r *Run, _ *Layout) {
+			r.Verify = &VerifyWrites{Pattern: "0x05%o\nexec_prerun=rm", IOLogPrefix: "/work/s"}
+		}, "verify pattern"},
+		{"verify log path with a word break", func(r *Run, _ *Layout) {
+			r.Verify = &VerifyWrites{Pattern: "0x0000000000000001%o", IOLogPrefix: "/work/s x"}
+		}, "I/O log"},
+		{"verify with compressible buffers", func(r *Run, _ *Layout) {
+			r.Verify, r.CompressPercent = &VerifyWrites{Pattern: "0x0000000000000001%o", IOLogPrefix: "/work/s"}, 50
+		}, "not compressible"},
 		{"create-only held", func(r *Run, _ *Layout) { r.CreateOnly, r.StartAt, r.Waiter = true, time.Unix(1, 0), "/bin/runner" }, "create-only"},
 	}
 	for _, c := range cases {

@@ -130,6 +130,10 @@ var (
 		"Change of a step's median per-second metric (iops or p99) from the baseline's, as a signed ratio (-0.25: a quarter lower); only for judged tests.", with(stepLabels, LabelMetric)...)
 	descStepRegressionP = desc("step_regression_p_value",
 		"Holm-adjusted one-sided p-value of a step's regression test (iops or p99); only for judged tests.", with(stepLabels, LabelMetric)...)
+	descVerifyBad = desc("verification_bad_blocks",
+		"Blocks the run's read-backs found not as written (spec.verify; the DataIntegrity condition says which); absent when the run does not verify or before its first read-back.", benchLabels...)
+	descVerifyBlocks = desc("verification_blocks_verified",
+		"Blocks the run's read-backs read and compared, summed over its steps; absent when the run does not verify or before its first read-back.", benchLabels...)
 	descScrapeErrors = desc("collector_errors",
 		"1 when the last scrape could not list StorageBenchmarks or StorageBenchmarkSchedules, else 0.")
 
@@ -155,7 +159,7 @@ var collectorDescs = []*prometheus.Desc{
 	descStepOfferedBytes, descStepSaturated, descStepKnee, descStepSuperseded,
 	descStepBackendIOPS, descStepBackendBytes, descStepBackendLatency, descStepBackendGap, descPeakIOPS, descPeakBytes,
 	descAtTargetIOPS, descAtTargetBytes, descLatencyTarget, descSLO, descRegressed, descStepRegressionChange, descStepRegressionP,
-	descState, descStart,
+	descState, descStart, descVerifyBad, descVerifyBlocks,
 	descCompletion, descDuration, descSteps, descScrapeErrors,
 	descScheduleLast, descScheduleSuccess, descScheduleNext, descSchedulePending, descScheduleSuspended, descScheduleRegressed,
 	descScheduleRunOutdated,
@@ -330,6 +334,10 @@ func collectBenchmark(ch chan<- prometheus.Metric, b *v1alpha1.StorageBenchmark,
 		gauge(ch, descSLO, bool01(o.Verdict == "Met"), with(bl, o.Name, string(o.Verdict))...)
 	}
 	collectRegression(ch, bl, st.Regression)
+	if v := st.Verification; v != nil {
+		gauge(ch, descVerifyBad, float64(v.BadBlocks), bl...)
+		gauge(ch, descVerifyBlocks, float64(v.BlocksVerified), bl...)
+	}
 	for i := range st.Steps {
 		collectStep(ch, bl, &st.Steps[i])
 		if b.Spec.Load.ExtendUntilSteady != nil {

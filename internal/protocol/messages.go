@@ -37,6 +37,10 @@ type ClientPlan struct {
 	// (Ahead): a runner then looks for it while its step runs. Without it
 	// the next order is waited for once the step is published.
 	OrdersAhead bool `json:"ordersAhead,omitempty"`
+	// Verify makes every step's writes verifiable, and the client read
+	// back what the run wrote after each step, within the order's
+	// VerifyWithin (internal/runner's verify.go).
+	Verify bool `json:"verify,omitempty"`
 }
 
 // Validate checks a plan received from the conductor with the core's rules
@@ -109,7 +113,17 @@ type StepOrder struct {
 	Step     plan.Step     `json:"step"`
 	Duration time.Duration `json:"duration"`
 	Ramp     time.Duration `json:"ramp"`
+	// VerifyWithin is how long the clients' verification pass after the
+	// step may take, in a run that verifies (ClientPlan.Verify); the
+	// step's results are awaited that much longer.
+	VerifyWithin time.Duration `json:"verifyWithin,omitempty"`
 }
+
+// VerifyAllowance is how long a verification pass after a step of
+// measured length d may take: twice the step, at least a minute. A
+// pass reads back what the run wrote, at most the working set; what it
+// has not read by then is counted unverified, not guessed.
+func VerifyAllowance(d time.Duration) time.Duration { return max(2*d, time.Minute) }
 
 // End is when an ordered step's measurement ends.
 func (o StepOrder) End() time.Time { return o.StartAt.Add(o.Ramp + o.Duration) }

@@ -8,6 +8,7 @@ import (
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/internal/verify"
 	"github.com/storagebench/storagebench/internal/workload"
 )
 
@@ -141,6 +142,9 @@ const (
 	// ClientLost: a client was stopped mid-step (its partial result is
 	// recorded).
 	ClientLost = "ClientLost"
+	// DataCorrupted: the verification pass after the step read back a
+	// block that is not what was written there.
+	DataCorrupted = "DataCorrupted"
 )
 
 // MaxStepErrors bounds the errors listed for a step, and MaxErrorLine each
@@ -165,15 +169,43 @@ func ErrorLines(a results.StepAggregate) []string {
 	return out
 }
 
-// StepFailure says why recorded step a ends the run: ClientFailed when a
-// client reported an error, ClientLost when the step was interrupted, and
-// "" when it does not.
+// StepFailure says why recorded step a ends the run: DataCorrupted when
+// its verification found a bad block, ClientFailed when a client reported
+// an error, ClientLost when the step was interrupted, and "" when it does
+// not.
 func StepFailure(a results.StepAggregate) (kind, message string) {
 	switch {
+	case a.Verification.Bad():
+		return DataCorrupted, fmt.Sprintf("step %d: %s", a.Step+1, VerificationMessage(a.Verification))
 	case len(a.Errors) > 0:
 		return ClientFailed, fmt.Sprintf("step %d: %s", a.Step+1, strings.Join(ErrorLines(a), "; "))
 	case a.Interrupted:
 		return ClientLost, fmt.Sprintf("step %d was interrupted: a client was stopped mid-step (its partial result is recorded)", a.Step+1)
 	}
 	return "", ""
+}
+
+// VerificationMessage says what a verification pass found: its bad
+// blocks (the first, plainly), or that every block read back intact.
+func VerificationMessage(v *results.Verification) string {
+	if !v.Bad() {
+		msg := fmt.Sprintf("%d blocks read back intact", v.BlocksVerified)
+		if v.Unverified > 0 {
+			msg += fmt.Sprintf("; %d not verified (%s)", v.Unverified, v.Error)
+		}
+		return msg
+	}
+	b := v.BadBlocks[0]
+	where := fmt.Sprintf("client %d job %d offset %d", b.Client, b.Job, b.Offset)
+	if b.File != "" {
+		where = fmt.Sprintf("client %d %s offset %d", b.Client, b.File, b.Offset)
+	}
+	what := fmt.Sprintf("%s (generation %d expected; from byte %d read %s, expected %s)", b.Kind, b.Generation, b.FirstDiff, b.Received, b.Expected)
+	switch b.Kind {
+	case verify.Misdirected:
+		what = fmt.Sprintf("Misdirected: it holds the block written for offset %d (generation %d)", b.FoundOffset, b.FoundGeneration)
+	case verify.Stale:
+		what = fmt.Sprintf("Stale: it holds generation %d, not the %d written last", b.FoundGeneration, b.Generation)
+	}
+	return fmt.Sprintf("%d of %d blocks read back wrong; the first, %s, is %s", v.BadBlockCount, v.BlocksVerified, where, what)
 }

@@ -36,6 +36,9 @@ type ClientStep struct {
 	// Timeline is the step second by second (coarser when long: Fit);
 	// empty when the runner did not collect one.
 	Timeline Timeline `json:"timeline,omitzero"`
+	// Verification is the verification pass after the step, in a run
+	// that verifies what it writes (its I/O is not in Read or Write).
+	Verification *Verification `json:"verification,omitempty"`
 }
 
 // Operation is one data direction of a client's step.
@@ -145,6 +148,9 @@ type StepAggregate struct {
 	Timeline Timeline `json:"timeline,omitzero"`
 	// ClientIOPS is how evenly the clients shared the step's I/O.
 	ClientIOPS ClientSpread `json:"clientIOPS,omitzero"`
+	// Verification merges the clients' verification passes; nil when none
+	// verified.
+	Verification *Verification `json:"verification,omitempty"`
 }
 
 // ClientSpread is the spread of the clients' IOPS (reads and writes) in a
@@ -234,6 +240,7 @@ func (m *Merger) merge(c *ClientStep) {
 		}
 	}
 	agg.Interrupted = agg.Interrupted || c.Interrupted
+	mergeVerification(&agg.Verification, c.Verification)
 	if !c.ActualStart.IsZero() {
 		if m.first.IsZero() || c.ActualStart.Before(m.first) {
 			m.first = c.ActualStart
@@ -256,6 +263,11 @@ const MaxErrors = 20
 func (m *Merger) Result() StepAggregate {
 	agg := m.agg
 	agg.Errors = slices.Clone(agg.Errors)
+	if v := agg.Verification; v != nil {
+		c := *v
+		c.BadBlocks = slices.Clone(v.BadBlocks)
+		agg.Verification = &c
+	}
 	agg.StartSkew = m.last.Sub(m.first)
 	agg.Read = m.r.summary()
 	agg.Write = m.w.summary()

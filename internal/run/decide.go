@@ -219,7 +219,7 @@ func Failure(o Observation, t Timeouts, now time.Time, readyError func(int) stri
 	// only missing ones are judged, and only a ResultGrace after both the
 	// step's end and the manager's start.
 	if ord := o.Order; ord != nil && !ord.Done && ord.Index == len(o.Steps) && o.ResultsFor(ord.Index) < len(o.Clients) {
-		deadline := later(ord.End(), t.Since).Add(t.ResultGrace)
+		deadline := later(ord.End(), t.Since).Add(t.ResultGrace + ord.VerifyWithin)
 		if now.After(deadline) {
 			return &Ending{ReasonStepTimedOut, fmt.Sprintf("step %d: %d of %d clients did not report a result by %s", ord.Index+1,
 				len(o.Clients)-o.ResultsFor(ord.Index), len(o.Clients), deadline.UTC().Format(time.RFC3339))}, 0

@@ -16,6 +16,9 @@ type Spec struct {
 	Load     plan.Load
 	Topology plan.Topology
 	Workload workload.Spec
+	// Verify: the clients read back what the run wrote after each step
+	// (protocol.ClientPlan.Verify), so no step is ordered ahead.
+	Verify bool
 }
 
 // Orders is what follows the recorded steps: Order, the next step or the
@@ -48,6 +51,11 @@ func Next(s Spec, steps []Step, prev *protocol.StepOrder, now time.Time, leads p
 		order = protocol.Promote(s.Load, s.Topology, s.Workload, *prev, order)
 	}
 	o := Orders{Order: order, Stop: stop}
+	if s.Verify && !order.Done {
+		order.VerifyWithin = protocol.VerifyAllowance(order.Ramp + order.Duration)
+		o.Order = order
+		return o, nil
+	}
 	if a, ok := protocol.Ahead(s.Load, s.Topology, s.Workload, order); ok {
 		o.Ahead = &a
 	}

@@ -38,11 +38,13 @@ type Local struct {
 	Launch func(ctx context.Context, plans []protocol.ClientPlan, x FileExchange) (wait func() error, err error)
 	// Progress is told about each finished step.
 	Progress func(run.Step)
+	// Verify makes the clients verify what they write (ClientPlan.Verify).
+	Verify bool
 }
 
 // spec is the run's load, topology and workload.
 func (l *Local) spec() run.Spec {
-	return run.Spec{Load: l.Load, Topology: l.Topology, Workload: l.Workload}
+	return run.Spec{Load: l.Load, Topology: l.Topology, Workload: l.Workload, Verify: l.Verify}
 }
 
 // Paths inside a local run's directory.
@@ -58,7 +60,7 @@ func (l *Local) Plans() []protocol.ClientPlan {
 		plans[i] = protocol.ClientPlan{Benchmark: l.Name, Client: i, Topology: l.Topology, Workload: l.Workload,
 			Volume:  protocol.Volume{Path: l.VolumePath(), Shared: true},
 			Seed:    protocol.ClientSeed(l.Name, i),
-			Precond: l.Precondition, Fio: l.Fio, Arrivals: l.Load.Arrivals, OrdersAhead: l.Load.Fixed()}
+			Precond: l.Precondition, Fio: l.Fio, Arrivals: l.Load.Arrivals, OrdersAhead: l.Load.Fixed() && !l.Verify, Verify: l.Verify}
 	}
 	return plans
 }

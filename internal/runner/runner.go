@@ -65,6 +65,8 @@ type Runner struct {
 
 	offset  time.Duration // Now minus the conductor's clock
 	created workspace     // what the runner created on the volume
+	// written is what the run wrote, block by block, when it verifies.
+	written *written
 }
 
 // Run prepares the client's files, then runs every ordered step in lockstep,
@@ -156,6 +158,9 @@ func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *protocol.
 	}
 	if !r.Plan.Volume.Block {
 		ready.Mount = volumeMount(r.Plan.Volume.Path)
+	}
+	if r.Plan.Verify {
+		r.written = newWritten(layout, int(r.Plan.Topology.JobsPerClient), r.Plan.Workload.BlockSizeBytes)
 	}
 	if r.Plan.Precond {
 		start := r.Now()
@@ -318,6 +323,7 @@ func (r *Runner) stepOf(order protocol.StepOrder) (step, error) {
 	run := r.workloadRun(fmt.Sprintf("step%d", order.Index))
 	run.Runtime, run.Ramp = order.Duration, order.Ramp
 	run.Poisson = p.Arrivals == plan.Poisson
+	run.Verify = r.verifyWrites(order.Index, run.Name)
 	// A new seed per step and per client: clients never replay each
 	// other's offsets, and steps do not replay earlier ones.
 	run.Seed = p.Seed + uint64(order.Index)*uint64(len(mine))
@@ -471,6 +477,10 @@ func (r *Runner) finish(ctx context.Context, l *launched) error {
 		cs.Interrupted = res.Interrupted
 		if began, ok := r.began(l, res); ok {
 			cs.ActualStart = began.Add(-r.offset)
+		}
+		if r.written != nil && !res.Interrupted {
+			// After End: the pass is not part of the step's time.
+			cs.Verification = r.verifyStep(ctx, order, l.name)
 		}
 	}
 	if len(cs.Timeline.Windows) > 0 {

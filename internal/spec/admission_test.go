@@ -111,6 +111,10 @@ var rules = []rule{
 	// so the engine rules need no profile.
 	{name: "synchronous engine: ioDepth 1", cel: "workload.ioDepth must be 1 with a synchronous ioEngine", goErr: "workload.ioDepth: "},
 	{name: "libaio: direct I/O", cel: "workload.direct false needs an ioEngine other than libaio", goErr: "workload.direct: "},
+	// Made shared: every profile writes with direct I/O and incompressible
+	// data.
+	{name: "verify: direct I/O", cel: "verify needs workload.direct true", goErr: "workload.direct: "},
+	{name: "verify: incompressible", cel: "verify needs workload.compressPercent 0", goErr: "workload.compressPercent: "},
 	{name: "queue depths: an asynchronous engine", cel: "load.queueDepth needs an asynchronous workload.ioEngine", goErr: "workload.ioEngine: "},
 
 	// Objectives and regression.
@@ -132,6 +136,11 @@ var rules = []rule{
 		why: "whether the workload reads or writes at all is the profile's read mix unless workload.readPercent is set"},
 	{name: "factorPercent steps: 100 at most, runs included", side: goOnly, goErr: "must leave at most 100",
 		why: "factorPercent generates floor(step × factor / 100), growing by at least 1: no closed form counts them, and CEL has no loop; admission counts them as 1"},
+
+	{name: "verify: a workload that writes", side: goOnly, goErr: "a workload that only reads writes nothing to verify",
+		why: "the read mix is the profile's unless workload.readPercent is set"},
+	{name: "verify: a generation per block", side: goOnly, goErr: "blocks with verify",
+		why: "the block size is the profile's unless workload.blockSize is set"},
 
 	// Admission only.
 	{name: "metadata.name at most 40", side: admissionOnly, cel: "metadata.name must be at most 40 characters",
@@ -381,6 +390,17 @@ var rows = []row{
 	{"synchronous engine: ioDepth 1", "sync, a profile's depth", `workload: {profile: oltp, ioEngine: sync}`, refused, ""},
 	{"synchronous engine: ioDepth 1", "io_uring, ioDepth 1", `workload: {ioEngine: io_uring, ioDepth: 1}`, accepted, ""},
 	{"libaio: direct I/O", "direct", `workload: {direct: true}`, accepted, ""},
+	{"verify: direct I/O", "direct writes", `{verify: {}, workload: {readPercent: 0, direct: true}}`, accepted, ""},
+	{"verify: direct I/O", "buffered io_uring writes", `{verify: {}, workload: {readPercent: 0, ioEngine: io_uring, direct: false}}`, refused, ""},
+	{"verify: direct I/O", "buffered io_uring without verify", `workload: {readPercent: 0, ioEngine: io_uring, direct: false}`, accepted, ""},
+	{"verify: incompressible", "a profile's data", `{verify: {}, workload: {profile: oltp}}`, accepted, ""},
+	{"verify: incompressible", "compressible", `{verify: {}, workload: {profile: oltp, compressPercent: 50}}`, refused, ""},
+	{"verify: incompressible", "compressible without verify", `workload: {profile: oltp, compressPercent: 50}`, accepted, ""},
+	{"verify: a workload that writes", "reads only, the base spec", `verify: {}`, goRefuses, ""},
+	{"verify: a workload that writes", "reads only, a profile", `{verify: {pass: AfterEachWritingStep}, workload: {profile: rand-read}}`, goRefuses, ""},
+	{"verify: a workload that writes", "mixed", `{verify: {}, workload: {readPercent: 70}}`, accepted, ""},
+	{"verify: a generation per block", "16Gi of 4Ki blocks", `{storage: {size: 20Gi}, verify: {}, workload: {readPercent: 0, workingSetPerClient: 16Gi}}`, accepted, ""},
+	{"verify: a generation per block", "17Gi of 4Ki blocks", `{storage: {size: 20Gi}, verify: {}, workload: {readPercent: 0, workingSetPerClient: 17Gi}}`, goRefuses, ""},
 	{"libaio: direct I/O", "buffered, the base engine", `workload: {direct: false}`, refused, ""},
 	{"libaio: direct I/O", "buffered, a profile's engine", `workload: {profile: oltp, direct: false}`, refused, ""},
 	{"libaio: direct I/O", "buffered libaio", `workload: {ioEngine: libaio, direct: false}`, refused, ""},

@@ -60,6 +60,12 @@ func Of(b *v1alpha1.StorageBenchmark) (Run, error) {
 	if err := fits(s, wl.WorkingSetBytesPerClient); err != nil {
 		return r, err
 	}
+	if s.Verify != nil {
+		if err := wl.Verifiable(); err != nil {
+			return r, specError(err)
+		}
+		r.Verify = true
+	}
 	r.StepsPlanned = plan.TotalSteps(r.Load)
 	r.Analysis = analysisOf(s, r.Load.Unit())
 	if err := r.Analysis.Validate(); err != nil {
@@ -113,7 +119,7 @@ func BenchmarkDirectory(b *v1alpha1.StorageBenchmark) string {
 // filled in by each runner).
 func ClientPlan(b *v1alpha1.StorageBenchmark, r *Run) protocol.ClientPlan {
 	return protocol.ClientPlan{Benchmark: b.Name, Topology: r.Topology, Workload: r.Workload, Volume: r.Volume, Precond: r.Precond,
-		Arrivals: r.Load.Arrivals, ResultWire: results.WireVersions, OrdersAhead: r.Load.Fixed()}
+		Arrivals: r.Load.Arrivals, ResultWire: results.WireVersions, OrdersAhead: r.Load.Fixed() && !r.Verify, Verify: r.Verify}
 }
 
 // specFields are the spec's names of the core's fields that it names

@@ -123,3 +123,30 @@ func join[T ~string](vs []T) string {
 
 func i64(v int64) string { return strconv.FormatInt(v, 10) }
 func i32(v int32) string { return strconv.FormatInt(int64(v), 10) }
+
+// MaxVerifiedBlocksPerClient bounds the blocks a client of a run that
+// verifies keeps a generation for (2 bytes each: 8 MiB of the client's
+// memory; 16 GiB of working set at 4 KiB).
+const MaxVerifiedBlocksPerClient = 1 << 22
+
+// Verifiable checks that a workload can verify what it writes: it must
+// write; with direct I/O, so that what is read back is the storage's and
+// not the client's page cache; with incompressible data (its writes carry
+// patterns instead); and within MaxVerifiedBlocksPerClient blocks.
+func (s Spec) Verifiable() error {
+	switch {
+	case !s.HasWrites():
+		return &FieldError{Field: "workload.readPercent", Value: fmt.Sprint(s.ReadPercent),
+			Allowed: "must be below 100 with verify: a workload that only reads writes nothing to verify"}
+	case !s.Direct:
+		return &FieldError{Field: "workload.direct", Value: "false",
+			Allowed: "must be true with verify: a read-back through the page cache would check the client's memory, not the storage"}
+	case s.CompressPercent != 0:
+		return &FieldError{Field: "workload.compressPercent", Value: fmt.Sprint(s.CompressPercent),
+			Allowed: "must be 0 with verify: verified writes carry a pattern that describes their block instead of fio's buffers"}
+	case s.WorkingSetBytesPerClient/s.BlockSizeBytes > MaxVerifiedBlocksPerClient:
+		return &FieldError{Field: "workload.workingSetBytesPerClient", Value: fmt.Sprint(s.WorkingSetBytesPerClient),
+			Allowed: fmt.Sprintf("must hold at most %d blocks with verify (the client keeps a generation per block): lower it or raise the block size", MaxVerifiedBlocksPerClient)}
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+package results
+
+import (
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/storagebench/storagebench/internal/verify"
+)
+
+// Verification is what a client's verification pass read back after a
+// writing step: every block the client wrote in the run so far, each
+// against the generation it last wrote there. Merged over clients, the
+// counts are summed and the first MaxBadBlocks bad blocks kept.
+type Verification struct {
+	// BlocksWritten is how many distinct blocks the step wrote.
+	BlocksWritten uint64 `json:"blocksWritten"`
+	// BlocksVerified is how many blocks the pass read back and compared:
+	// every block written in the run so far.
+	BlocksVerified uint64 `json:"blocksVerified"`
+	// Unverified is how many of them the pass did not read, because it
+	// reached its time bound (VerifyAllowance) or failed.
+	Unverified uint64 `json:"unverified,omitempty"`
+	// BadBlockCount is how many blocks held something else than was
+	// written; BadBlocks are the first MaxBadBlocks of them.
+	BadBlockCount uint64     `json:"badBlockCount,omitempty"`
+	BadBlocks     []BadBlock `json:"badBlocks,omitempty"`
+	// Bytes is what the pass read; Duration how long it took (merged: the
+	// longest client's, as the clients' passes run at once). Neither is
+	// part of the step's figures.
+	Bytes    uint64        `json:"bytes"`
+	Duration time.Duration `json:"duration"`
+	// Error says why the pass could not read everything (Unverified).
+	Error string `json:"error,omitempty"`
+}
+
+// BadBlock is a block read back wrong, where and as what.
+type BadBlock struct {
+	Client int `json:"client"`
+	Job    int `json:"job"`
+	// File is the job's file, relative to the client's directory, or ""
+	// on a block device; Offset is the block's, in that file or device.
+	File   string      `json:"file,omitempty"`
+	Offset int64       `json:"offset"`
+	Kind   verify.Kind `json:"kind"`
+	// Generation is the one last written there (the step's index + 1).
+	Generation uint64 `json:"generation"`
+	// FirstDiff is the first byte of the block that differs; Expected and
+	// Received are, in hex, up to verify.DiffBytes bytes from it.
+	FirstDiff int    `json:"firstDiff"`
+	Expected  string `json:"expected"`
+	Received  string `json:"received"`
+	// FoundOffset and FoundGeneration are what a misdirected or stale
+	// block describes itself as.
+	FoundOffset     int64  `json:"foundOffset,omitempty"`
+	FoundGeneration uint64 `json:"foundGeneration,omitempty"`
+}
+
+// MaxBadBlocks bounds the bad blocks a client reports and a step keeps
+// one by one; the rest are counted.
+const MaxBadBlocks = 16
+
+// BadBlockOf is the result's form of a classified block.
+func BadBlockOf(client, job int, file string, generation uint64, b *verify.BadBlock) BadBlock {
+	return BadBlock{Client: client, Job: job, File: file, Offset: b.Offset, Kind: b.Kind, Generation: generation,
+		FirstDiff: b.FirstDiff, Expected: hex.EncodeToString(b.Expected), Received: hex.EncodeToString(b.Received),
+		FoundOffset: b.FoundOffset, FoundGeneration: b.FoundGeneration}
+}
+
+// Bad says whether the pass found a bad block.
+func (v *Verification) Bad() bool { return v != nil && v.BadBlockCount > 0 }
+
+// validate checks a client's verification: bounded, and counts that
+// agree with each other, and bad blocks of the client's own.
+func (v *Verification) validate(client int) error {
+	if v == nil {
+		return nil
+	}
+	for _, n := range []uint64{v.BlocksWritten, v.BlocksVerified, v.Unverified, v.BadBlockCount, v.Bytes} {
+		if n > MaxCount {
+			return fmt.Errorf("verification: a count of %d exceeds %d", n, uint64(MaxCount))
+		}
+	}
+	switch {
+	case v.Duration < 0:
+		return fmt.Errorf("verification: negative duration %s", v.Duration)
+	case len(v.BadBlocks) > MaxBadBlocks:
+		return fmt.Errorf("verification: %d bad blocks listed, at most %d", len(v.BadBlocks), MaxBadBlocks)
+	case uint64(len(v.BadBlocks)) > v.BadBlockCount:
+		return fmt.Errorf("verification: %d bad blocks listed of a count of %d", len(v.BadBlocks), v.BadBlockCount)
+	case v.BadBlockCount > v.BlocksVerified:
+		return fmt.Errorf("verification: %d bad blocks of %d verified", v.BadBlockCount, v.BlocksVerified)
+	case len(v.Error) > maxVerifyText:
+		return fmt.Errorf("verification: error of %d bytes, at most %d", len(v.Error), maxVerifyText)
+	}
+	for _, b := range v.BadBlocks {
+		if b.Client != client || b.Job < 0 || b.Job >= MaxJobsPerClient || b.Offset < 0 || b.FirstDiff < 0 {
+			return fmt.Errorf("verification: bad block at %d: not of client %d's jobs", b.Offset, client)
+		}
+		if len(b.File) > maxVerifyText || len(b.Expected) > 2*verify.DiffBytes || len(b.Received) > 2*verify.DiffBytes {
+			return fmt.Errorf("verification: bad block at %d: fields beyond their bounds", b.Offset)
+		}
+		if !slices.Contains([]verify.Kind{verify.Corrupted, verify.Misdirected, verify.Stale}, b.Kind) {
+			return fmt.Errorf("verification: bad block at %d: unknown kind %q", b.Offset, b.Kind)
+		}
+	}
+	return nil
+}
+
+// maxVerifyText bounds a verification's free text.
+const maxVerifyText = 512
+
+// mergeVerification adds a client's verification to the step's.
+func mergeVerification(into **Verification, v *Verification) {
+	if v == nil {
+		return
+	}
+	if *into == nil {
+		*into = &Verification{}
+	}
+	m := *into
+	m.BlocksWritten += v.BlocksWritten
+	m.BlocksVerified += v.BlocksVerified
+	m.Unverified += v.Unverified
+	m.BadBlockCount += v.BadBlockCount
+	m.Bytes += v.Bytes
+	m.Duration = max(m.Duration, v.Duration)
+	for _, b := range v.BadBlocks {
+		if len(m.BadBlocks) < MaxBadBlocks {
+			m.BadBlocks = append(m.BadBlocks, b)
+		}
+	}
+	if m.Error == "" && v.Error != "" {
+		m.Error = v.Error
+	}
+}
