@@ -39,6 +39,9 @@ func StepOf(s plan.Step, start time.Time, a results.StepAggregate, v analysis.St
 		l := LatencyOf(a.Total.Latency)
 		st.Latency = &l
 	}
+	if v := a.Verification; v != nil {
+		st.Verify = &ReadBack{Verified: v.BlocksVerified, Bad: v.BadBlockCount, Unread: v.Unverified}
+	}
 	return st
 }
 

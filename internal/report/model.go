@@ -89,6 +89,10 @@ type Run struct {
 	// and ClientBoundTrue whether the maximum was the clients'.
 	ClientBound     string
 	ClientBoundTrue bool
+	// Integrity is a verifying run's DataIntegrity condition, "reason:
+	// message", and IntegrityTrue whether every block read back intact.
+	Integrity     string
+	IntegrityTrue bool
 
 	// Steps are the finished steps, in order.
 	Steps []Step
@@ -161,6 +165,15 @@ type Step struct {
 	// Backend is what the storage itself reported over the step; nil
 	// when it was not read.
 	Backend *StorageView
+	// Verify is the read-back after the step of a run that verifies what
+	// it writes; nil otherwise.
+	Verify *ReadBack
+}
+
+// ReadBack is what a step's read-back found: blocks read and compared,
+// bad ones, and blocks not read.
+type ReadBack struct {
+	Verified, Bad, Unread uint64
 }
 
 // StorageView is the storage's own view of a step (NetApp Harvest's volume

@@ -131,6 +131,9 @@ func TestMarks(t *testing.T) {
 		{Step{Overflow: 1200}, "1,200 I/Os ≥ 17 s"},
 		{Step{ClientCVPercent: analysis.UnevenClientsPercent + 0.4}, ""}, // status rounds it to 10
 		{Step{ClientCVPercent: 23.4}, "uneven clients (CV 23 %)"},
+		{Step{Verify: &ReadBack{Verified: 4000}}, "4,000 blocks read back intact"},
+		{Step{Verify: &ReadBack{Verified: 4000, Bad: 5}}, "5 of 4,000 blocks NOT AS WRITTEN"},
+		{Step{Verify: &ReadBack{Verified: 10, Unread: 3990}}, "10 blocks read back intact, 3,990 not read"},
 	} {
 		if got := strings.Join(c.s.Marks(), ","); got != c.want {
 			t.Errorf("Marks() = %q, want %q", got, c.want)
@@ -150,5 +153,24 @@ func TestStepOfJudgesTheTimeline(t *testing.T) {
 	st := StepOf(plan.Step{}, time.Time{}, results.StepAggregate{Timeline: tl}, analysis.StepAnalysis{})
 	if !st.NotSteady || st.Stall != 2*time.Second {
 		t.Fatalf("StepOf: not steady %v, stall %s; want true, 2s", st.NotSteady, st.Stall)
+	}
+}
+
+func TestIntegrityLine(t *testing.T) {
+	for _, c := range []struct {
+		r    Run
+		want string
+	}{
+		{Run{Integrity: "Verified: every block written read back as written", IntegrityTrue: true},
+			"data read back as written: Verified: every block written read back as written"},
+		{Run{Integrity: "DataCorrupted: step 2: 5 of 3,000 blocks read back wrong"},
+			"DATA NOT AS WRITTEN: DataCorrupted: step 2: 5 of 3,000 blocks read back wrong"},
+	} {
+		if got := c.r.SummaryLines(); !slices.Contains(got, c.want) {
+			t.Errorf("SummaryLines() = %q, want a line %q", got, c.want)
+		}
+	}
+	if got := strings.Join((&Run{}).SummaryLines(), "\n"); strings.Contains(got, "WRITTEN") || strings.Contains(got, "written") {
+		t.Errorf("a run that does not verify says %q", got)
 	}
 }

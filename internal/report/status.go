@@ -215,6 +215,9 @@ func (s *Step) Marks() []string {
 	if s.Knee {
 		m = append(m, "knee")
 	}
+	if v := s.Verify; v != nil {
+		m = append(m, v.Mark())
+	}
 	if s.Interrupted {
 		m = append(m, "interrupted")
 	}
@@ -291,16 +294,7 @@ func (r *Run) SummaryLines() []string {
 	if l := r.RepeatabilityLine(); l != "" {
 		out = append(out, l)
 	}
-	if r.Unstable != "" {
-		out = append(out, "UNSTABLE "+r.Unstable)
-	}
-	if r.ClientBound != "" {
-		what := "maximum is the storage's"
-		if r.ClientBoundTrue {
-			what = "CLIENT-BOUND"
-		}
-		out = append(out, what+": "+r.ClientBound)
-	}
+	out = append(out, r.verdictLines()...)
 	for _, s := range r.SLOs {
 		line := fmt.Sprintf("SLO %s: %s", s.Name, s.Verdict)
 		if s.Message != "" {
@@ -555,4 +549,41 @@ func ListTableOf(runs []*Run, now time.Time, withNamespace bool) Table {
 // its heading in every format.
 func (r *Run) RepeatabilityKey() string {
 	return fmt.Sprintf("p99: the %s; CI: 95 %% confidence interval of the mean", r.VariationSelector())
+}
+
+// verdictLines are the run's verdicts on its own figures and data: the
+// levels' variation, the client-bound check, the read-backs.
+func (r *Run) verdictLines() []string {
+	var out []string
+	if r.Unstable != "" {
+		out = append(out, "UNSTABLE "+r.Unstable)
+	}
+	if r.ClientBound != "" {
+		what := "maximum is the storage's"
+		if r.ClientBoundTrue {
+			what = "CLIENT-BOUND"
+		}
+		out = append(out, what+": "+r.ClientBound)
+	}
+	if r.Integrity != "" {
+		what := "DATA NOT AS WRITTEN"
+		if r.IntegrityTrue {
+			what = "data read back as written"
+		}
+		out = append(out, what+": "+r.Integrity)
+	}
+	return out
+}
+
+// Mark says a read-back plainly: its bad blocks, or how many blocks read
+// back intact, and those it did not read.
+func (v *ReadBack) Mark() string {
+	m := numfmt.Count(float64(v.Verified)) + " blocks read back intact"
+	if v.Bad > 0 {
+		m = fmt.Sprintf("%s of %s blocks NOT AS WRITTEN", numfmt.Count(float64(v.Bad)), numfmt.Count(float64(v.Verified)))
+	}
+	if v.Unread > 0 {
+		m += ", " + numfmt.Count(float64(v.Unread)) + " not read"
+	}
+	return m
 }

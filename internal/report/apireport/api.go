@@ -46,6 +46,9 @@ func FromAPI(sb *v1alpha1.StorageBenchmark) *report.Run {
 	if c := condition(sb, v1alpha1.ConditionUnstable); c != nil && c.Status == metav1.ConditionTrue {
 		r.Unstable = c.Reason + ": " + c.Message
 	}
+	if c := condition(sb, v1alpha1.ConditionDataIntegrity); c != nil {
+		r.Integrity, r.IntegrityTrue = c.Reason+": "+c.Message, c.Status == metav1.ConditionTrue
+	}
 	if c := condition(sb, v1alpha1.ConditionClientBound); c != nil {
 		r.ClientBound, r.ClientBoundTrue = c.Reason+": "+c.Message, c.Status == metav1.ConditionTrue
 	}
@@ -167,6 +170,9 @@ func stepOfAPI(s *v1alpha1.StepStatus) report.Step {
 	}
 	if s.ClientIOPS != nil {
 		st.ClientCVPercent = float64(s.ClientIOPS.CVPercent)
+	}
+	if v := s.Verification; v != nil {
+		st.Verify = &report.ReadBack{Verified: uint64(max(v.BlocksVerified, 0)), Bad: uint64(max(v.BadBlocks, 0)), Unread: uint64(max(v.Unverified, 0))}
 	}
 	for _, o := range []*v1alpha1.OperationStatus{s.Read, s.Write} {
 		if o != nil {
