@@ -73,6 +73,8 @@ func run() int {
 		err = client(ctx, os.Args[2:])
 	case "local":
 		err = local(ctx, os.Args[2:])
+	case "verify-lost": // its exit status says what it found (verifyLost)
+		return verifyLost(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	case fio.WaitUntilCommand: // fio runs it before a step's I/O (runner.Runner.Waiter)
 		err = fio.WaitUntil(ctx, os.Args[2:], os.Stdout)
 	default:
@@ -91,7 +93,7 @@ func run() int {
 const clientEnvHelp = "environment (test hook): " + exchange.EnvTestClockOffset + "=DURATION (e.g. 2s, -1.5s) shifts the client's own clock"
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: runner client (--kube | --plan FILE --exchange DIR) --workdir DIR\n       runner local [flags] (runner local -h)\n       "+cleanupUsage+"\n"+clientEnvHelp)
+	fmt.Fprintln(os.Stderr, "usage: runner client (--kube | --plan FILE --exchange DIR) --workdir DIR\n       runner local [flags] (runner local -h)\n       "+cleanupUsage+"\n       "+verifyLostUsage+"\n"+clientEnvHelp)
 	os.Exit(2)
 }
 
@@ -478,4 +480,51 @@ func parseSize(flag, s string) (int64, error) {
 		return 0, bad("not a whole number of bytes")
 	}
 	return v, nil
+}
+
+const verifyLostUsage = "runner verify-lost --dir CLIENT-DIR [--client N] [--within DURATION]"
+
+// Exit statuses of runner verify-lost.
+const (
+	verifyExitBad        = 3 // a block is not as written
+	verifyExitUnverified = 4 // blocks were not read (time, errors)
+)
+
+// verifyLost is `runner verify-lost`: after a client of a run that
+// verifies was lost mid-step, it checks from any pod that mounts the
+// volume that every block the client's finished steps wrote in its
+// directory reads back as written (runner.VerifyLost), and prints the
+// verification as one JSON line. It returns the exit status: 0 when
+// every block is intact, verifyExitBad, verifyExitUnverified, 1 when the
+// client's state cannot be read, 2 for bad flags.
+func verifyLost(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("verify-lost", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", "", "the lost client's directory on the volume, holding its job files and "+runner.WrittenState+" (required)")
+	clientIndex := fs.Int("client", 0, "the lost client's index, for the report")
+	within := fs.Duration("within", time.Hour, "the longest the read-back may take; blocks not read by then are counted unverified")
+	if err := fs.Parse(args); err != nil || *dir == "" || fs.NArg() > 0 || *within <= 0 {
+		fmt.Fprintln(stderr, "usage: "+verifyLostUsage)
+		return 2
+	}
+	vctx, cancel := context.WithTimeout(ctx, *within)
+	defer cancel()
+	v, err := runner.VerifyLost(vctx, *dir, *clientIndex)
+	if err != nil {
+		fmt.Fprintln(stderr, "runner:", err)
+		return 1
+	}
+	line, err := json.Marshal(v)
+	if err != nil {
+		fmt.Fprintln(stderr, "runner:", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, string(line))
+	switch {
+	case v.BadBlockCount > 0:
+		return verifyExitBad
+	case v.Unverified > 0:
+		return verifyExitUnverified
+	}
+	return 0
 }

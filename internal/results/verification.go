@@ -22,6 +22,12 @@ type Verification struct {
 	// Unverified is how many of them the pass did not read, because it
 	// reached its time bound (VerifyAllowance) or failed.
 	Unverified uint64 `json:"unverified,omitempty"`
+	// Overwritten is how many of them held, instead, what the step a
+	// client was lost in wrote there (whole, or torn with what was there
+	// before): a write in flight when the client died, which the storage
+	// never acknowledged. Only a verification after a lost client counts
+	// them.
+	Overwritten uint64 `json:"overwritten,omitempty"`
 	// BadBlockCount is how many blocks held something else than was
 	// written; BadBlocks are the first MaxBadBlocks of them.
 	BadBlockCount uint64     `json:"badBlockCount,omitempty"`
@@ -77,7 +83,7 @@ func (v *Verification) validate(client int) error {
 	if v == nil {
 		return nil
 	}
-	for _, n := range []uint64{v.BlocksWritten, v.BlocksVerified, v.Unverified, v.BadBlockCount, v.Bytes} {
+	for _, n := range []uint64{v.BlocksWritten, v.BlocksVerified, v.Unverified, v.Overwritten, v.BadBlockCount, v.Bytes} {
 		if n > MaxCount {
 			return fmt.Errorf("verification: a count of %d exceeds %d", n, uint64(MaxCount))
 		}
@@ -123,6 +129,7 @@ func mergeVerification(into **Verification, v *Verification) {
 	m.BlocksWritten += v.BlocksWritten
 	m.BlocksVerified += v.BlocksVerified
 	m.Unverified += v.Unverified
+	m.Overwritten += v.Overwritten
 	m.BadBlockCount += v.BadBlockCount
 	m.Bytes += v.Bytes
 	m.Duration = max(m.Duration, v.Duration)

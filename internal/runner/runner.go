@@ -256,9 +256,16 @@ func (r *Runner) layout() (fio.Layout, error) {
 		return fio.Layout{}, err
 	}
 	r.created.files = nil
+	var names []string
 	for j := range jobs {
 		// fio.Render names job j's file so; fio creates the missing ones.
-		f := filepath.Join(dir, fmt.Sprintf("job%d.dat", j))
+		names = append(names, fmt.Sprintf("job%d.dat", j))
+	}
+	if p.Verify {
+		names = append(names, WrittenState) // verify.go's
+	}
+	for _, name := range names {
+		f := filepath.Join(dir, name)
 		_, err := os.Lstat(f)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):

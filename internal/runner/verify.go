@@ -39,6 +39,13 @@ import (
 type written struct {
 	bs   int64
 	jobs []jobBlocks
+	// dir is where WrittenState is saved after each step (lost.go), ""
+	// on a Block volume.
+	dir string
+	// inFlight, when set, is the generation of a step the client was lost
+	// in: a block may hold it, whole or torn with the generation before
+	// (VerifyLost).
+	inFlight uint16
 }
 
 // jobBlocks is one job's blocks: in path (its file, or the device),
@@ -57,7 +64,7 @@ const MaxGeneration = math.MaxUint16
 
 // newWritten tracks the blocks of layout's jobs.
 func newWritten(l fio.Layout, jobs int, bs int64) *written {
-	w := &written{bs: bs}
+	w := &written{bs: bs, dir: l.Directory}
 	for j := range jobs {
 		jb := jobBlocks{gens: make([]uint16, l.BytesPerJob/bs)}
 		if l.Device != "" {
@@ -134,7 +141,7 @@ func (w *written) check(ctx context.Context, client int) results.Verification {
 	expected := make([]byte, w.bs)
 	for j := range w.jobs {
 		jb := &w.jobs[j]
-		if err := jb.check(ctx, client, j, w.bs, buf, expected, &v); err != nil && v.Error == "" {
+		if err := jb.check(ctx, client, j, w.bs, w.inFlight, buf, expected, &v); err != nil && v.Error == "" {
 			v.Error = fmt.Sprintf("job %d: %v", j, err)
 		}
 	}
@@ -144,7 +151,7 @@ func (w *written) check(ctx context.Context, client int) results.Verification {
 
 // check reads back one job's written blocks, in runs of consecutive
 // blocks of up to len(buf) bytes.
-func (jb *jobBlocks) check(ctx context.Context, client, job int, bs int64, buf, expected []byte, v *results.Verification) (err error) {
+func (jb *jobBlocks) check(ctx context.Context, client, job int, bs int64, inFlight uint16, buf, expected []byte, v *results.Verification) (err error) {
 	var f *os.File
 	defer func() {
 		if f != nil {
@@ -182,7 +189,12 @@ func (jb *jobBlocks) check(ctx context.Context, client, job int, bs int64, buf, 
 			gen, off := jb.gens[b+k], jb.base+(b+k)*bs
 			fill(expected, uint64(gen), off)
 			v.BlocksVerified++
-			if bad := verify.Classify(off, expected, buf[k*bs:(k+1)*bs]); bad != nil {
+			got := buf[k*bs : (k+1)*bs]
+			if inFlight != 0 && verify.Overwritten(got, expected, uint64(inFlight), off) {
+				v.Overwritten++
+				continue
+			}
+			if bad := verify.Classify(off, expected, got); bad != nil {
 				v.BadBlockCount++
 				if len(v.BadBlocks) < results.MaxBadBlocks {
 					v.BadBlocks = append(v.BadBlocks, results.BadBlockOf(client, job, jb.file, uint64(gen), bad))
@@ -236,6 +248,11 @@ func (r *Runner) verifyStep(ctx context.Context, order protocol.StepOrder, name 
 		return &results.Verification{Error: fmt.Sprintf("step %d is beyond the %d generations a block records: not verified", order.Index+1, MaxGeneration)}
 	}
 	n, err := r.written.record(prefix, uint16(order.Index+1))
+	if err == nil && r.written.dir != "" {
+		// Before the read-back: a client lost in it, or in the next
+		// step, leaves what the finished steps wrote (lost.go).
+		err = r.written.save(r.written.dir, uint16(order.Index+1))
+	}
 	if err != nil {
 		return &results.Verification{BlocksWritten: n, Error: protocol.Truncate(err.Error(), protocol.MaxErrorBytes)}
 	}

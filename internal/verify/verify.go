@@ -117,3 +117,28 @@ func uniform(block []byte) (gen uint64, offset int64, ok bool) {
 	}
 	return binary.BigEndian.Uint64(unit[:8]), int64(binary.LittleEndian.Uint64(unit[8:])), true
 }
+
+// Overwritten says whether block, expected to hold expected (the pattern
+// of its generation at offset), holds instead what a write of generation
+// gen at offset put there, whole or in part: every unit is one of the two
+// patterns. A write in flight when its client died may land so; nothing
+// was acknowledged for it.
+func Overwritten(block, expected []byte, gen uint64, offset int64) bool {
+	if len(block) != len(expected) || len(block)%unitBytes != 0 || gen == 0 {
+		return false
+	}
+	var unit [unitBytes]byte
+	binary.BigEndian.PutUint64(unit[:8], gen)
+	binary.LittleEndian.PutUint64(unit[8:], uint64(offset))
+	newer := false
+	for i := 0; i < len(block); i += unitBytes {
+		u := block[i : i+unitBytes]
+		switch {
+		case bytes.Equal(u, unit[:]):
+			newer = true
+		case !bytes.Equal(u, expected[i:i+unitBytes]):
+			return false
+		}
+	}
+	return newer
+}

@@ -176,3 +176,32 @@ func TestZeros(t *testing.T) {
 		t.Error("Pattern(0) accepted generation 0")
 	}
 }
+
+func TestOverwritten(t *testing.T) {
+	const off = 8192
+	old, newer := block(2, off, 4096), block(3, off, 4096)
+	torn := append(append([]byte{}, newer[:512]...), old[512:]...)
+	tornOdd := append(append([]byte{}, old[:1024]...), newer[1024:2048]...)
+	tornOdd = append(tornOdd, old[2048:]...)
+	other := block(3, off+4096, 4096)
+	changed := append([]byte{}, newer...)
+	changed[300] ^= 1
+	for _, tc := range []struct {
+		name  string
+		block []byte
+		want  bool
+	}{
+		{"the newer write, whole", newer, true},
+		{"torn: its first sector", torn, true},
+		{"torn: a middle part", tornOdd, true},
+		{"as written before: not overwritten", old, false},
+		{"the newer generation of another offset", other, false},
+		{"the newer write with a changed byte", changed, false},
+		{"zeros", make([]byte, 4096), false},
+		{"a short block", newer[:4000], false},
+	} {
+		if got := Overwritten(tc.block, old, 3, off); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
