@@ -52,6 +52,7 @@ import (
 	"github.com/storagebench/storagebench/internal/numfmt"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
+	"github.com/storagebench/storagebench/internal/results"
 	runstep "github.com/storagebench/storagebench/internal/run"
 	"github.com/storagebench/storagebench/internal/runner"
 	"github.com/storagebench/storagebench/internal/workload"
@@ -482,48 +483,68 @@ func parseSize(flag, s string) (int64, error) {
 	return v, nil
 }
 
-const verifyLostUsage = "runner verify-lost --dir CLIENT-DIR [--client N] [--within DURATION]"
+const verifyLostUsage = "runner verify-lost --clients N [--volume DIR] [--subdir DIR] [--within DURATION] [--report FILE]"
 
 // Exit statuses of runner verify-lost.
 const (
 	verifyExitBad        = 3 // a block is not as written
-	verifyExitUnverified = 4 // blocks were not read (time, errors)
+	verifyExitUnverified = 4 // blocks or a client's state were not read
 )
 
-// verifyLost is `runner verify-lost`: after a client of a run that
-// verifies was lost mid-step, it checks from any pod that mounts the
-// volume that every block the client's finished steps wrote in its
-// directory reads back as written (runner.VerifyLost), and prints the
-// verification as one JSON line. It returns the exit status: 0 when
-// every block is intact, verifyExitBad, verifyExitUnverified, 1 when the
-// client's state cannot be read, 2 for bad flags.
+// verifyLost is `runner verify-lost`, which the operator runs after a
+// client of a run that verifies was lost mid-step, in a pod with the
+// Shared Filesystem volume mounted at the clients' path: it checks, for
+// every client's directory (client-NNN, under --subdir on an existing
+// claim), that each block the client's finished steps wrote reads back
+// as written (runner.VerifyLost), and reports the merged verification as
+// one JSON line (protocol.LostReport), to stdout and to --report. It
+// returns the exit status: 0 when every block read is intact,
+// verifyExitBad, verifyExitUnverified, 2 for bad flags.
 func verifyLost(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("verify-lost", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dir := fs.String("dir", "", "the lost client's directory on the volume, holding its job files and "+runner.WrittenState+" (required)")
-	clientIndex := fs.Int("client", 0, "the lost client's index, for the report")
+	volume := fs.String("volume", exchange.DataMountPath, "the volume's mount path")
+	subdir := fs.String("subdir", "", "the benchmark's directory on an existing claim, one name starting with "+runner.BenchmarkDirPrefix)
+	clients := fs.Int("clients", 0, "how many clients the run had (required)")
 	within := fs.Duration("within", time.Hour, "the longest the read-back may take; blocks not read by then are counted unverified")
-	if err := fs.Parse(args); err != nil || *dir == "" || fs.NArg() > 0 || *within <= 0 {
+	report := fs.String("report", exchange.TerminationLog, `file that receives the report too; "" or "-": stdout only`)
+	err := fs.Parse(args)
+	switch {
+	case err != nil, fs.NArg() > 0, *clients < 1, *clients > results.MaxClients, *within <= 0,
+		*subdir != "" && (!strings.HasPrefix(*subdir, runner.BenchmarkDirPrefix) || strings.ContainsAny(*subdir, "/\\") || *subdir == ".."):
 		fmt.Fprintln(stderr, "usage: "+verifyLostUsage)
 		return 2
 	}
 	vctx, cancel := context.WithTimeout(ctx, *within)
 	defer cancel()
-	v, err := runner.VerifyLost(vctx, *dir, *clientIndex)
-	if err != nil {
-		fmt.Fprintln(stderr, "runner:", err)
-		return 1
+	var rep protocol.LostReport
+	for i := range *clients {
+		dir := filepath.Join(*volume, *subdir, fmt.Sprintf("client-%03d", i))
+		v, err := runner.VerifyLost(vctx, dir, i)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			rep.Missing = append(rep.Missing, i)
+			continue
+		case err != nil:
+			if rep.Error == "" {
+				rep.Error = fmt.Sprintf("client %d: %v", i, err)
+			}
+			continue
+		}
+		rep.Clients++
+		rep.Verification.Add(&v)
 	}
-	line, err := json.Marshal(v)
-	if err != nil {
-		fmt.Fprintln(stderr, "runner:", err)
-		return 1
+	line := rep.JSON()
+	_, _ = stdout.Write(line)
+	if *report != "" && *report != "-" {
+		if err := os.WriteFile(*report, line, 0o644); err != nil {
+			fmt.Fprintln(stderr, "runner: writing the report:", err)
+		}
 	}
-	fmt.Fprintln(stdout, string(line))
-	switch {
+	switch v := &rep.Verification; {
 	case v.BadBlockCount > 0:
 		return verifyExitBad
-	case v.Unverified > 0:
+	case v.Unverified > 0 || rep.Error != "":
 		return verifyExitUnverified
 	}
 	return 0

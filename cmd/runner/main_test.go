@@ -14,7 +14,7 @@ import (
 
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/plan"
-	"github.com/storagebench/storagebench/internal/results"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/runner"
 	"github.com/storagebench/storagebench/internal/workload"
 )
@@ -209,19 +209,25 @@ func TestVerifyLostCommand(t *testing.T) {
 	}
 	verified := out.Steps[0].Aggregate.Verification.BlocksVerified
 	client := filepath.Join(l.VolumePath(), "client-000")
-	run := func(args ...string) (int, results.Verification) {
+	report := filepath.Join(t.TempDir(), "report")
+	run := func(args ...string) (int, protocol.LostReport) {
 		var stdout, stderr bytes.Buffer
-		code := verifyLost(context.Background(), args, &stdout, &stderr)
-		var v results.Verification
-		if code == 0 || code == verifyExitBad {
-			if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {
+		code := verifyLost(context.Background(), append(args, "--report", report), &stdout, &stderr)
+		var rep protocol.LostReport
+		if code != 2 {
+			if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 				t.Fatalf("exit %d, output %q: %v", code, stdout.String(), err)
 			}
+			if file, _ := os.ReadFile(report); !bytes.Equal(file, stdout.Bytes()) {
+				t.Errorf("--report holds %q, stdout %q", file, stdout.String())
+			}
 		}
-		return code, v
+		return code, rep
 	}
-	if code, v := run("--dir", client); code != 0 || v.BlocksVerified != verified || v.BadBlockCount != 0 {
-		t.Fatalf("exit %d, %+v; the run verified %d blocks", code, v, verified)
+	// Client 1 never was: missing, not a failure.
+	if code, rep := run("--volume", l.VolumePath(), "--clients", "2"); code != 0 || rep.Clients != 1 || len(rep.Missing) != 1 ||
+		rep.Verification.BlocksVerified != verified || rep.Verification.BadBlockCount != 0 {
+		t.Fatalf("exit %d, %+v; the run verified %d blocks", code, rep, verified)
 	}
 	// The first block written: zeroed.
 	data, err := os.ReadFile(filepath.Join(client, "job0.dat"))
@@ -246,15 +252,24 @@ func TestVerifyLostCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, v := run("--dir", client, "--client", "7"); code != verifyExitBad || v.BadBlockCount != 1 || v.BadBlocks[0].Offset != first ||
-		v.BadBlocks[0].Client != 7 || v.BadBlocks[0].Kind != "Corrupted" {
-		t.Fatalf("exit %d, %+v", code, v)
+	if code, rep := run("--volume", l.VolumePath(), "--clients", "1"); code != verifyExitBad || rep.Verification.BadBlockCount != 1 ||
+		rep.Verification.BadBlocks[0].Offset != first || rep.Verification.BadBlocks[0].Client != 0 || rep.Verification.BadBlocks[0].Kind != "Corrupted" {
+		t.Fatalf("exit %d, %+v", code, rep)
 	}
-	if code, _ := run("--dir", dir); code != 1 {
-		t.Errorf("a directory without a client's state: exit %d, want 1", code)
+	// A state the volume changed is not read: the client is unverified.
+	state := filepath.Join(client, runner.WrittenState)
+	saved, _ := os.ReadFile(state)
+	saved[len(saved)-1] ^= 1
+	if err := os.WriteFile(state, saved, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if code, _ := run(); code != 2 {
-		t.Errorf("no --dir: exit %d, want 2", code)
+	if code, rep := run("--volume", l.VolumePath(), "--clients", "1"); code != verifyExitUnverified || !strings.Contains(rep.Error, "checksum") {
+		t.Errorf("a changed state: exit %d, %+v", code, rep)
+	}
+	for _, bad := range [][]string{{}, {"--clients", "0"}, {"--clients", "1", "--subdir", "../etc"}, {"--clients", "1", "--subdir", "storagebench-x/.."}} {
+		if code, _ := run(bad...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", bad, code)
+		}
 	}
 }
 

@@ -88,6 +88,12 @@ func (c *Client) LoadPlan(ctx context.Context) (protocol.ClientPlan, error) {
 			p.Seed = protocol.ClientSeed(c.Benchmark, c.Index)
 			c.planUID = cm.UID
 			c.wire = results.ChooseWire(p.ResultWire)
+			if p.Verify {
+				// The wire encoding has no field for a read-back: every
+				// step of a run that verifies goes as JSON, so a result
+				// never changes key mid-run.
+				c.wire = 0
+			}
 			return p, nil
 		}
 		if !apierrors.IsNotFound(err) && !retriable(err) {
@@ -129,10 +135,7 @@ func (c *Client) Publish(ctx context.Context, r results.ClientStep) error {
 		}
 	}
 	annotations := map[string]string{AnnotationResultStep: strconv.Itoa(r.Step)}
-	// The wire encoding has no field for a verification: a step that
-	// carries one goes as JSON, which every conductor that asks for
-	// verification reads.
-	if c.wire != 0 && r.Verification == nil {
+	if c.wire != 0 {
 		return c.patch(ctx, KeyResultWire, results.AppendWire(nil, &r), true, annotations)
 	}
 	value, err := json.Marshal(r)

@@ -165,6 +165,8 @@ func TestIntegrityLine(t *testing.T) {
 			"data read back as written: Verified: every block written read back as written"},
 		{Run{Integrity: "DataCorrupted: step 2: 5 of 3,000 blocks read back wrong"},
 			"DATA NOT AS WRITTEN: DataCorrupted: step 2: 5 of 3,000 blocks read back wrong"},
+		{Run{Integrity: "Verifying: the run is writing and reading back"}, "data integrity: Verifying: the run is writing and reading back"},
+		{Run{Integrity: "NotVerified: 4 of 10 blocks were not read back"}, "data integrity: NotVerified: 4 of 10 blocks were not read back"},
 	} {
 		if got := c.r.SummaryLines(); !slices.Contains(got, c.want) {
 			t.Errorf("SummaryLines() = %q, want a line %q", got, c.want)

@@ -566,9 +566,12 @@ func (r *Run) verdictLines() []string {
 		out = append(out, what+": "+r.ClientBound)
 	}
 	if r.Integrity != "" {
-		what := "DATA NOT AS WRITTEN"
-		if r.IntegrityTrue {
+		what := "data integrity"
+		switch {
+		case r.IntegrityTrue:
 			what = "data read back as written"
+		case strings.HasPrefix(r.Integrity, "DataCorrupted:"):
+			what = "DATA NOT AS WRITTEN"
 		}
 		out = append(out, what+": "+r.Integrity)
 	}

@@ -3,6 +3,7 @@ package results
 import (
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"slices"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 // against the generation it last wrote there. Merged over clients, the
 // counts are summed and the first MaxBadBlocks bad blocks kept.
 type Verification struct {
+	// Clients is how many clients' read-backs it holds.
+	Clients int `json:"clients"`
 	// BlocksWritten is how many distinct blocks the step wrote.
 	BlocksWritten uint64 `json:"blocksWritten"`
 	// BlocksVerified is how many blocks the pass read back and compared:
@@ -89,6 +92,8 @@ func (v *Verification) validate(client int) error {
 		}
 	}
 	switch {
+	case v.Clients != 1:
+		return fmt.Errorf("verification: of %d clients, not of this one", v.Clients)
 	case v.Duration < 0:
 		return fmt.Errorf("verification: negative duration %s", v.Duration)
 	case len(v.BadBlocks) > MaxBadBlocks:
@@ -104,8 +109,8 @@ func (v *Verification) validate(client int) error {
 		if b.Client != client || b.Job < 0 || b.Job >= MaxJobsPerClient || b.Offset < 0 || b.FirstDiff < 0 {
 			return fmt.Errorf("verification: bad block at %d: not of client %d's jobs", b.Offset, client)
 		}
-		if len(b.File) > maxVerifyText || len(b.Expected) > 2*verify.DiffBytes || len(b.Received) > 2*verify.DiffBytes {
-			return fmt.Errorf("verification: bad block at %d: fields beyond their bounds", b.Offset)
+		if !jobFile.MatchString(b.File) || !hexBytes.MatchString(b.Expected) || !hexBytes.MatchString(b.Received) {
+			return fmt.Errorf("verification: bad block at %d: a file other than a job's, or bytes not in hex", b.Offset)
 		}
 		if !slices.Contains([]verify.Kind{verify.Corrupted, verify.Misdirected, verify.Stale}, b.Kind) {
 			return fmt.Errorf("verification: bad block at %d: unknown kind %q", b.Offset, b.Kind)
@@ -117,6 +122,13 @@ func (v *Verification) validate(client int) error {
 // maxVerifyText bounds a verification's free text.
 const maxVerifyText = 512
 
+var (
+	// jobFile is a bad block's file: a job's, or none on a device.
+	jobFile = regexp.MustCompile(`^(job[0-9]{1,2}\.dat)?$`)
+	// hexBytes are up to verify.DiffBytes bytes in hex.
+	hexBytes = regexp.MustCompile(`^([0-9a-f]{2}){0,16}$`)
+)
+
 // mergeVerification adds a client's verification to the step's.
 func mergeVerification(into **Verification, v *Verification) {
 	if v == nil {
@@ -125,20 +137,26 @@ func mergeVerification(into **Verification, v *Verification) {
 	if *into == nil {
 		*into = &Verification{}
 	}
-	m := *into
-	m.BlocksWritten += v.BlocksWritten
-	m.BlocksVerified += v.BlocksVerified
-	m.Unverified += v.Unverified
-	m.Overwritten += v.Overwritten
-	m.BadBlockCount += v.BadBlockCount
-	m.Bytes += v.Bytes
-	m.Duration = max(m.Duration, v.Duration)
-	for _, b := range v.BadBlocks {
-		if len(m.BadBlocks) < MaxBadBlocks {
-			m.BadBlocks = append(m.BadBlocks, b)
+	(*into).Add(v)
+}
+
+// Add merges o, another client's verification, into v: counts summed, the longest duration, the first MaxBadBlocks bad
+// blocks and the first error kept.
+func (v *Verification) Add(o *Verification) {
+	v.Clients += o.Clients
+	v.BlocksWritten += o.BlocksWritten
+	v.BlocksVerified += o.BlocksVerified
+	v.Unverified += o.Unverified
+	v.Overwritten += o.Overwritten
+	v.BadBlockCount += o.BadBlockCount
+	v.Bytes += o.Bytes
+	v.Duration = max(v.Duration, o.Duration)
+	for _, b := range o.BadBlocks {
+		if len(v.BadBlocks) < MaxBadBlocks {
+			v.BadBlocks = append(v.BadBlocks, b)
 		}
 	}
-	if m.Error == "" && v.Error != "" {
-		m.Error = v.Error
+	if v.Error == "" && o.Error != "" {
+		v.Error = o.Error
 	}
 }

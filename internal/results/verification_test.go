@@ -10,7 +10,7 @@ import (
 
 func TestVerificationValidated(t *testing.T) {
 	good := func() *Verification {
-		return &Verification{BlocksWritten: 4, BlocksVerified: 8, BadBlockCount: 1, Bytes: 8 * 4096,
+		return &Verification{Clients: 1, BlocksWritten: 4, BlocksVerified: 8, BadBlockCount: 1, Bytes: 8 * 4096,
 			BadBlocks: []BadBlock{{Client: 2, Job: 1, Offset: 4096, Kind: verify.Corrupted, Expected: "00", Received: "ff"}}}
 	}
 	for _, tc := range []struct {
@@ -31,7 +31,10 @@ func TestVerificationValidated(t *testing.T) {
 			}
 		}, "at most 16"},
 		{"a count beyond the bound", func(v *Verification) { v.Bytes = MaxCount + 1 }, "exceeds"},
-		{"long bytes", func(v *Verification) { v.BadBlocks[0].Received = strings.Repeat("ab", 17) }, "beyond their bounds"},
+		{"long bytes", func(v *Verification) { v.BadBlocks[0].Received = strings.Repeat("ab", 17) }, "not in hex"},
+		{"bytes not in hex", func(v *Verification) { v.BadBlocks[0].Expected = "<script>" }, "not in hex"},
+		{"a file not a job's", func(v *Verification) { v.BadBlocks[0].File = "../../etc/passwd" }, "a file other than a job's"},
+		{"another client's count", func(v *Verification) { v.Clients = 2 }, "of 2 clients"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := good()
@@ -48,7 +51,7 @@ func TestVerificationValidated(t *testing.T) {
 func TestVerificationMerged(t *testing.T) {
 	m := NewMerger(0)
 	for c := range 3 {
-		v := &Verification{BlocksWritten: 10, BlocksVerified: 20, Bytes: 20 * 4096, Duration: time.Duration(1 + 1e9*c)}
+		v := &Verification{Clients: 1, BlocksWritten: 10, BlocksVerified: 20, Bytes: 20 * 4096, Duration: time.Duration(1 + 1e9*c)}
 		if c == 1 {
 			v.BadBlockCount = MaxBadBlocks + 4
 			for k := range MaxBadBlocks {
@@ -60,7 +63,7 @@ func TestVerificationMerged(t *testing.T) {
 		}
 	}
 	v := m.Result().Verification
-	if v.BlocksWritten != 30 || v.BlocksVerified != 60 || v.BadBlockCount != MaxBadBlocks+4 || len(v.BadBlocks) != MaxBadBlocks ||
+	if v.Clients != 3 || v.BlocksWritten != 30 || v.BlocksVerified != 60 || v.BadBlockCount != MaxBadBlocks+4 || len(v.BadBlocks) != MaxBadBlocks ||
 		v.Bytes != 60*4096 || v.Duration != 1+2e9 {
 		t.Fatalf("merged %+v", v)
 	}

@@ -47,15 +47,19 @@ func Next(s Spec, steps []Step, prev *protocol.StepOrder, now time.Time, leads p
 	if err != nil {
 		return Orders{}, err
 	}
+	if s.Verify {
+		// Never ordered ahead (each step waits for the read-back of the
+		// one before): nothing to promote, and the next step starts a
+		// lead after now.
+		if !order.Done {
+			order.VerifyWithin = protocol.VerifyAllowance(order.Ramp + order.Duration)
+		}
+		return Orders{Order: order, Stop: stop}, nil
+	}
 	if prev != nil {
 		order = protocol.Promote(s.Load, s.Topology, s.Workload, *prev, order)
 	}
 	o := Orders{Order: order, Stop: stop}
-	if s.Verify && !order.Done {
-		order.VerifyWithin = protocol.VerifyAllowance(order.Ramp + order.Duration)
-		o.Order = order
-		return o, nil
-	}
 	if a, ok := protocol.Ahead(s.Load, s.Topology, s.Workload, order); ok {
 		o.Ahead = &a
 	}

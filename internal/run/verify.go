@@ -38,11 +38,13 @@ func IntegrityOf(steps []Step, ended bool) Integrity {
 	for i := range steps {
 		a := &steps[i].Aggregate
 		v := a.Verification
-		switch {
-		case v == nil:
+		if v == nil || v.Clients < a.Clients {
 			missing = append(missing, a.Step+1)
+		}
+		if v == nil {
 			continue
-		case v.Bad() && bad == nil:
+		}
+		if v.Bad() && bad == nil {
 			bad = a
 		}
 		if total == nil {
@@ -58,30 +60,24 @@ func IntegrityOf(steps []Step, ended bool) Integrity {
 		return Integrity{Reason: ReasonVerifying, Total: total, Message: "the run is writing and reading back"}
 	case len(missing) > 0:
 		return Integrity{Judged: true, Reason: ReasonNotVerified, Total: total,
-			Message: fmt.Sprintf("steps %v reported no read-back (a client without verification, or a step that failed)", missing)}
+			Message: fmt.Sprintf("steps %v lack a client's read-back (a client without verification, or a step that failed)", missing)}
 	case total == nil:
 		return Integrity{Judged: true, Reason: ReasonNotVerified, Message: "no step was recorded, so nothing was read back"}
 	case total.Unverified > 0:
 		return Integrity{Judged: true, Reason: ReasonNotVerified, Total: total,
 			Message: fmt.Sprintf("%d of %d blocks were not read back: %s", total.Unverified, total.Unverified+total.BlocksVerified, total.Error)}
+	case total.Error != "":
+		return Integrity{Judged: true, Reason: ReasonNotVerified, Total: total, Message: total.Error}
 	}
 	return Integrity{Judged: true, Intact: true, Reason: ReasonVerified, Total: total,
-		Message: fmt.Sprintf("every block written read back as written: %d blocks over %d steps", total.BlocksVerified, len(steps))}
+		Message: fmt.Sprintf("every block written read back as written: %d read-backs of blocks over %d steps, none bad", total.BlocksVerified, len(steps))}
 }
 
-// mergeTotal adds a step's read-back to the run's: counts summed, the
-// passes' durations summed (they ran one after another).
+// mergeTotal adds a step's read-back to the run's: as clients' are
+// merged (results.Verification.Add), but the passes' durations summed:
+// they ran one after another.
 func mergeTotal(t, v *results.Verification) {
-	t.BlocksWritten += v.BlocksWritten
-	t.BlocksVerified += v.BlocksVerified
-	t.Unverified += v.Unverified
-	t.BadBlockCount += v.BadBlockCount
-	t.Bytes += v.Bytes
-	t.Duration += v.Duration
-	if len(t.BadBlocks) == 0 {
-		t.BadBlocks = v.BadBlocks
-	}
-	if t.Error == "" {
-		t.Error = v.Error
-	}
+	d := t.Duration + v.Duration
+	t.Add(v)
+	t.Duration = d
 }

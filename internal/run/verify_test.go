@@ -15,12 +15,12 @@ func verifiedStep(i int, v *results.Verification) Step {
 
 func TestIntegrityOf(t *testing.T) {
 	intact := func(n uint64) *results.Verification {
-		return &results.Verification{BlocksWritten: n, BlocksVerified: n, Bytes: n * 4096, Duration: time.Second}
+		return &results.Verification{Clients: 1, BlocksWritten: n, BlocksVerified: n, Bytes: n * 4096, Duration: time.Second}
 	}
-	bad := &results.Verification{BlocksWritten: 10, BlocksVerified: 20, BadBlockCount: 2, Duration: time.Second,
+	bad := &results.Verification{Clients: 1, BlocksWritten: 10, BlocksVerified: 20, BadBlockCount: 2, Duration: time.Second,
 		BadBlocks: []results.BadBlock{{Client: 1, Job: 0, Offset: 8192, Kind: verify.Stale, Generation: 2, FoundGeneration: 1},
 			{Client: 1, Job: 0, Offset: 4096, Kind: verify.Corrupted, Generation: 2}}}
-	unread := &results.Verification{BlocksWritten: 10, BlocksVerified: 6, Unverified: 4, Error: "job 0: the pass stopped"}
+	unread := &results.Verification{Clients: 1, BlocksWritten: 10, BlocksVerified: 6, Unverified: 4, Error: "job 0: the pass stopped"}
 	for _, tc := range []struct {
 		name           string
 		steps          []Step
@@ -30,12 +30,16 @@ func TestIntegrityOf(t *testing.T) {
 		verified       uint64
 	}{
 		{"running, intact so far", []Step{verifiedStep(0, intact(5))}, false, false, false, ReasonVerifying, "reading back", 5},
-		{"ended, every step intact", []Step{verifiedStep(0, intact(5)), verifiedStep(1, intact(9))}, true, true, true, ReasonVerified, "14 blocks over 2 steps", 14},
+		{"ended, every step intact", []Step{verifiedStep(0, intact(5)), verifiedStep(1, intact(9))}, true, true, true, ReasonVerified, "14 read-backs of blocks over 2 steps", 14},
 		{"a bad block is judged at once", []Step{verifiedStep(0, intact(5)), verifiedStep(1, bad)}, false, true, false, ReasonDataCorrupted,
 			"step 2: 2 of 20 blocks read back wrong; the first, client 1 job 0 offset 8192, is Stale: it holds generation 1, not the 2 written last", 25},
-		{"a step without a read-back", []Step{verifiedStep(0, intact(5)), verifiedStep(1, nil)}, true, true, false, ReasonNotVerified, "steps [2] reported no read-back", 5},
+		{"a step without a read-back", []Step{verifiedStep(0, intact(5)), verifiedStep(1, nil)}, true, true, false, ReasonNotVerified, "steps [2] lack a client's read-back", 5},
 		{"blocks left unread", []Step{verifiedStep(0, unread)}, true, true, false, ReasonNotVerified, "4 of 10 blocks were not read back: job 0: the pass stopped", 6},
 		{"no step", nil, true, true, false, ReasonNotVerified, "no step was recorded", 0},
+		{"a client's read-back missing", []Step{{Aggregate: results.StepAggregate{Step: 0, Clients: 2, Verification: intact(5)}}}, true, true, false,
+			ReasonNotVerified, "steps [1] lack a client's read-back", 5},
+		{"a log that could not be read", []Step{verifiedStep(0, &results.Verification{Clients: 1, BlocksWritten: 3, Error: "not verified: the record … is incomplete"})},
+			true, true, false, ReasonNotVerified, "not verified: the record", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := IntegrityOf(tc.steps, tc.ended)

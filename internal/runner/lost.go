@@ -155,5 +155,7 @@ func VerifyLost(ctx context.Context, dir string, client int) (results.Verificati
 	if gen < MaxGeneration {
 		w.inFlight = gen + 1
 	}
-	return w.check(ctx, client), nil
+	v := w.check(ctx, client)
+	v.Clients = 1
+	return v, nil
 }

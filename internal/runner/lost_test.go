@@ -56,6 +56,11 @@ func TestVerifyAfterALostClient(t *testing.T) {
 	}
 	// fio forks a process per job, in sessions of their own: every one of
 	// them dies at once, as with the client's container.
+	saved := w.distinct()
+	follow, err := w.follow(filepath.Join(exe.WorkDir, "lost"), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command("fio", jobFile)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -63,8 +68,12 @@ func TestVerifyAfterALostClient(t *testing.T) {
 	time.Sleep(time.Second)
 	killTree(t, cmd.Process.Pid)
 	_ = cmd.Wait()
+	// The logs of the killed step end where fio died; the state on the
+	// volume is the finished steps'.
+	if _, err := follow.wait(); err != nil {
+		t.Fatal(err)
+	}
 
-	saved := w.distinct()
 	v, err := VerifyLost(context.Background(), dir, 4)
 	if err != nil {
 		t.Fatal(err)

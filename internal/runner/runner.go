@@ -294,6 +294,8 @@ type launched struct {
 	// exited is closed when fio has ended, and ran then holds the result.
 	exited chan struct{}
 	ran    ranFio
+	// follow reads the step's I/O logs when the run verifies.
+	follow *follower
 }
 
 type ranFio struct {
@@ -379,8 +381,14 @@ func (r *Runner) start(ctx context.Context, exe fio.Executor, layout fio.Layout,
 	if err != nil {
 		return nil, fmt.Errorf("step %d: %w", s.order.Index, err)
 	}
+	var follow *follower
+	if v := run.Verify; v != nil {
+		if follow, err = r.written.follow(v.IOLogPrefix, uint16(s.order.Index+1)); err != nil {
+			return nil, fmt.Errorf("step %d: %w", s.order.Index, err)
+		}
+	}
 	fctx, cancel := context.WithCancel(ctx)
-	l := &launched{order: s.order, name: run.Name, jobs: len(run.Jobs), at: r.Now(), cancel: cancel, exited: make(chan struct{})}
+	l := &launched{order: s.order, name: run.Name, jobs: len(run.Jobs), at: r.Now(), cancel: cancel, exited: make(chan struct{}), follow: follow}
 	exe.Timeline, exe.LatLogWindow = true, fio.LatLogWindow(run.Runtime)
 	go func() {
 		defer close(l.exited)
@@ -470,6 +478,11 @@ func (r *Runner) finish(ctx context.Context, l *launched) error {
 	<-l.exited
 	l.cancel()
 	order, res, runErr := l.order, l.ran.res, l.ran.err
+	var written uint64
+	var logErr error
+	if l.follow != nil {
+		written, logErr = l.follow.wait()
+	}
 	cs := results.ClientStep{Client: r.Plan.Client, Step: order.Index, Jobs: l.jobs, PlannedStart: order.StartAt,
 		ActualStart: l.at.Add(-r.offset), End: r.conductorNow()}
 	if runErr != nil {
@@ -485,9 +498,9 @@ func (r *Runner) finish(ctx context.Context, l *launched) error {
 		if began, ok := r.began(l, res); ok {
 			cs.ActualStart = began.Add(-r.offset)
 		}
-		if r.written != nil && !res.Interrupted {
+		if l.follow != nil && !res.Interrupted {
 			// After End: the pass is not part of the step's time.
-			cs.Verification = r.verifyStep(ctx, order, l.name)
+			cs.Verification = r.verifyStep(ctx, order, written, logErr)
 		}
 	}
 	if len(cs.Timeline.Windows) > 0 {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,10 +33,14 @@ func writeGeneration(t *testing.T, exe fio.Executor, l fio.Layout, w *written, g
 	if err != nil {
 		t.Fatal(err)
 	}
+	follow, err := w.follow(filepath.Join(exe.WorkDir, name), gen)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := exe.Run(context.Background(), name, job); err != nil {
 		t.Fatal(err)
 	}
-	n, err := w.record(filepath.Join(exe.WorkDir, name), gen)
+	n, err := follow.wait()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,5 +206,36 @@ func TestVerifiedLocalRun(t *testing.T) {
 			t.Errorf("step %d: verify within %s", i, s.Order.VerifyWithin)
 		}
 		prev = v.BlocksVerified
+		if i > 0 && !s.Order.StartAt.After(out.Steps[i-1].Order.End()) {
+			t.Errorf("step %d ordered to start at %s, not after step %d's end %s and its read-back", i, s.Order.StartAt, i-1, out.Steps[i-1].Order.End())
+		}
+	}
+}
+
+// TestReadBackPastTheEnd: blocks written and then gone (the file cut
+// short) are bad, not unverified; a pass out of time counts the rest
+// unverified, exactly.
+func TestReadBackPastTheEnd(t *testing.T) {
+	dir := t.TempDir()
+	l := fio.Layout{Directory: dir, BytesPerJob: 16 * 4096}
+	w := newWritten(l, 1, 4096)
+	data := make([]byte, 16*4096)
+	for b := range 16 {
+		fill(data[b*4096:(b+1)*4096], 1, int64(b)*4096)
+		w.jobs[0].gens[b] = 1
+	}
+	path := filepath.Join(dir, "job0.dat")
+	if err := os.WriteFile(path, data[:2*4096+100], 0o644); err != nil { // 2 blocks and a bit
+		t.Fatal(err)
+	}
+	v := w.check(context.Background(), 0)
+	if v.BlocksVerified != 16 || v.BadBlockCount != 14 || v.Unverified != 0 || v.BadBlocks[0].Offset != 2*4096 || v.BadBlocks[0].Kind != verify.Corrupted {
+		t.Fatalf("a file cut to 2 blocks: %+v", v)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	v = w.check(ctx, 0)
+	if v.BlocksVerified != 0 || v.Unverified != 16 || !strings.Contains(v.Error, "stopped") {
+		t.Fatalf("out of time: %+v", v)
 	}
 }

@@ -33,6 +33,10 @@ import (
 // unitBytes is one unit of the pattern: generation, then offset.
 const unitBytes = 16
 
+// MaxGeneration is the highest generation a run writes (a block's record
+// holds 16 bits).
+const MaxGeneration = 1<<16 - 1
+
 // Pattern is fio's verify_pattern for writes of generation gen (from 1):
 // the generation as 8 hex bytes, then each block's offset (%o).
 func Pattern(gen uint64) (string, error) {
@@ -91,7 +95,10 @@ func Classify(offset int64, expected, received []byte) *BadBlock {
 		Received: bytes.Clone(received[first:min(len(received), first+DiffBytes)])}
 	gen, off, whole := uniform(received)
 	wantGen, wantOff, ok := uniform(expected)
-	if !whole || !ok || len(expected) != len(received) {
+	// A block of one repeated unit describes a block only where it names
+	// a generation a run could have written and an offset of a block:
+	// 0xff… or 0xaa… is junk, not a misplaced write.
+	if !whole || !ok || len(expected) != len(received) || gen > MaxGeneration || off < 0 || off%int64(len(received)) != wantOff%int64(len(received)) {
 		return b
 	}
 	switch {

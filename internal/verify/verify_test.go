@@ -205,3 +205,23 @@ func TestOverwritten(t *testing.T) {
 		}
 	}
 }
+
+// TestJunkIsCorrupted: a block of one repeated unit is a pattern only
+// where it names a generation a run writes and a block's offset.
+func TestJunkIsCorrupted(t *testing.T) {
+	want := block(2, 8192, 4096)
+	for _, fillByte := range []byte{0xff, 0xaa, 0x01} {
+		junk := bytes.Repeat([]byte{fillByte}, 4096)
+		if b := Classify(8192, want, junk); b == nil || b.Kind != Corrupted || b.FoundOffset != 0 || b.FoundGeneration != 0 {
+			t.Errorf("a block of 0x%02x: %+v", fillByte, b)
+		}
+	}
+	// An offset that is no block's (not aligned), of a plausible
+	// generation: corrupted too.
+	if b := Classify(8192, want, block(2, 8192+100, 4096)); b == nil || b.Kind != Corrupted {
+		t.Errorf("an unaligned offset: %+v", b)
+	}
+	if b := Classify(8192, want, block(2, 4096, 4096)); b == nil || b.Kind != Misdirected || b.FoundOffset != 4096 {
+		t.Errorf("another block's: %+v", b)
+	}
+}
