@@ -89,22 +89,30 @@ func setCleanup(b *v1alpha1.StorageBenchmark, plan *metav1.PartialObjectMetadata
 	b.Status.Cleanup = s
 }
 
-// buildCleanupJob is the cleanup pod's Job: the manager's runner image
-// (never a tenant's), the clients' user and placement, the claim at the
-// clients' path, no ServiceAccount token, bounded in time and memory.
+// buildCleanupJob is the cleanup pod's Job (buildVolumeJob) on the
+// existing claim, running `runner cleanup`.
 func buildCleanupJob(b *v1alpha1.StorageBenchmark, opts JobOptions) *batchv1.Job {
+	return buildVolumeJob(b, opts, CleanupName(b.Name), exchange.RoleCleanup, ptr.Deref(b.Spec.Storage.ExistingClaim, ""), cleanupDeadline,
+		"cleanup", "--volume="+exchange.DataMountPath, "--subdir="+spec.BenchmarkDirectory(b), "--report="+exchange.TerminationLog)
+}
+
+// buildVolumeJob is the Job of a pod that works on the run's volume
+// after the run (cleanup, a lost client's verification): the manager's
+// runner image (never a tenant's), the clients' user and placement, the
+// claim at the clients' path, no ServiceAccount token, bounded in time
+// and memory, its report in the termination message.
+func buildVolumeJob(b *v1alpha1.StorageBenchmark, opts JobOptions, name, role, claim string, limit time.Duration, args ...string) *batchv1.Job {
 	c := &b.Spec.Clients
 	pull := opts.ImagePullPolicy
 	if pull == "" {
 		pull = corev1.PullIfNotPresent
 	}
-	deadline := ptr.To(int64(cleanupDeadline / time.Second))
-	labels := labels(b, exchange.RoleCleanup)
+	deadline := ptr.To(int64(limit / time.Second))
+	labels := labels(b, role)
 	container := corev1.Container{
-		Name: "cleanup", Image: opts.Image, ImagePullPolicy: pull,
+		Name: role, Image: opts.Image, ImagePullPolicy: pull,
 		Command: []string{exchange.RunnerCommand},
-		Args: []string{"cleanup", "--volume=" + exchange.DataMountPath, "--subdir=" + spec.BenchmarkDirectory(b),
-			"--report=" + exchange.TerminationLog},
+		Args:    args,
 		Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")},
@@ -129,10 +137,10 @@ func buildCleanupJob(b *v1alpha1.StorageBenchmark, opts JobOptions) *batchv1.Job
 		},
 		Containers: []corev1.Container{container},
 		Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
-			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: ptr.Deref(b.Spec.Storage.ExistingClaim, "")}}}},
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}},
 	}
 	return &batchv1.Job{
-		ObjectMeta: objectMeta(b, CleanupName(b.Name), exchange.RoleCleanup),
+		ObjectMeta: objectMeta(b, name, role),
 		Spec: batchv1.JobSpec{
 			ActiveDeadlineSeconds: deadline,
 			BackoffLimit:          ptr.To[int32](1),
@@ -190,38 +198,53 @@ func (r *Reconciler) cleanUp(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 	if rec := cleanupFrom(plan); rec != nil {
 		return rec, 0, nil
 	}
-	busy, err := r.clientsOnVolume(ctx, b)
-	if err != nil || busy {
+	job, pods, err := r.volumeJob(ctx, b, buildCleanupJob(b, r.Jobs))
+	if err != nil || job == nil {
 		return nil, 2 * time.Second, err
 	}
-	job := buildCleanupJob(b, r.Jobs)
-	if err := r.ensure(ctx, b, job, true); err != nil {
-		return nil, 0, err
-	}
-	var cur batchv1.Job
-	if err := r.Get(ctx, client.ObjectKeyFromObject(job), &cur); err != nil || !ownedBy(&cur, b) {
-		return nil, 2 * time.Second, client.IgnoreNotFound(err) // not in the cache yet
-	}
-	pods, err := r.podsOf(ctx, b, exchange.RoleCleanup, map[types.UID]bool{cur.UID: true})
-	if err != nil {
-		return nil, 0, err
-	}
-	rec := cleanupOutcome(b, &cur, pods)
+	rec := cleanupOutcome(b, job, pods)
 	if rec == nil {
 		return nil, 2 * time.Second, nil
 	}
 	rec.Message = clip(rec.Message, MaxMessage)
-	value, err := json.Marshal(rec)
-	if err != nil {
-		return nil, 0, err
-	}
-	// On the condition that the plan is still the object observed.
-	if err := r.patchPlan(ctx, plan, map[string]any{"metadata": map[string]any{"uid": plan.UID,
-		"annotations": map[string]string{annotationCleanup: string(value)}}}); err != nil {
+	if err := r.recordOnPlan(ctx, plan, annotationCleanup, rec); err != nil {
 		return nil, 0, err
 	}
 	log.FromContext(ctx).Info("Cleaned up the existing claim", "state", rec.State, "message", rec.Message)
 	return rec, 0, nil
+}
+
+// volumeJob runs job, a pod's Job on the run's volume (buildVolumeJob),
+// once no client pod may still write there, and returns it and its pods;
+// nil while clients hold the volume or the Job is not in the cache yet.
+func (r *Reconciler) volumeJob(ctx context.Context, b *v1alpha1.StorageBenchmark, job *batchv1.Job) (*batchv1.Job, []corev1.Pod, error) {
+	busy, err := r.clientsOnVolume(ctx, b)
+	if err != nil || busy {
+		return nil, nil, err
+	}
+	if err := r.ensure(ctx, b, job, true); err != nil {
+		return nil, nil, err
+	}
+	var cur batchv1.Job
+	if err := r.Get(ctx, client.ObjectKeyFromObject(job), &cur); err != nil || !ownedBy(&cur, b) {
+		return nil, nil, client.IgnoreNotFound(err)
+	}
+	pods, err := r.podsOf(ctx, b, job.Labels[exchange.LabelRole], map[types.UID]bool{cur.UID: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	return &cur, pods, nil
+}
+
+// recordOnPlan records rec, as JSON, under key on the plan ConfigMap, on
+// the condition that the plan is still the object observed.
+func (r *Reconciler) recordOnPlan(ctx context.Context, plan *metav1.PartialObjectMetadata, key string, rec any) error {
+	value, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return r.patchPlan(ctx, plan, map[string]any{"metadata": map[string]any{"uid": plan.UID,
+		"annotations": map[string]string{key: string(value)}}})
 }
 
 // clientsOnVolume reports whether a client pod may still write on the

@@ -86,6 +86,11 @@ func (r *Reconciler) finish(ctx context.Context, b *v1alpha1.StorageBenchmark, n
 			return ctrl.Result{}, err
 		}
 	}
+	// What lost clients' finished steps wrote is read back before
+	// anything removes their files or claims.
+	if wait, again, err := r.finishLostVerify(ctx, b, plan); wait {
+		return ctrl.Result{RequeueAfter: again}, err
+	}
 	if needsCleanup(b) {
 		// The run's files on the application's claim go first; then
 		// nothing of the benchmark holds the claim: the cleanup Job goes,
@@ -114,19 +119,8 @@ func (r *Reconciler) finish(ctx context.Context, b *v1alpha1.StorageBenchmark, n
 		}
 	}
 	if e.deleteClaims {
-		for _, pvc := range buildClaims(b) {
-			// Only a claim this benchmark created: the cache holds
-			// labelled claims, and ownedBy checks the UID.
-			var cur corev1.PersistentVolumeClaim
-			if err := r.Get(ctx, client.ObjectKeyFromObject(pvc), &cur); err != nil {
-				if apierrors.IsNotFound(err) {
-					continue
-				}
-				return ctrl.Result{}, err
-			}
-			if err := r.deleteOwned(ctx, b, &cur); err != nil {
-				return ctrl.Result{}, err
-			}
+		if err := r.deleteClaims(ctx, b); err != nil {
+			return ctrl.Result{}, err
 		}
 	}
 	if e.deleteAt.IsZero() {
@@ -138,6 +132,24 @@ func (r *Reconciler) finish(ctx context.Context, b *v1alpha1.StorageBenchmark, n
 	log.FromContext(ctx).Info("Deleting finished benchmark after its TTL", "ttlSeconds", *b.Spec.Cleanup.TTLSecondsAfterFinished)
 	uid := b.UID
 	return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, b, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid}))
+}
+
+// deleteClaims deletes the claims b created, and only those: the cache
+// holds labelled claims, and deleteOwned checks the UID.
+func (r *Reconciler) deleteClaims(ctx context.Context, b *v1alpha1.StorageBenchmark) error {
+	for _, pvc := range buildClaims(b) {
+		var cur corev1.PersistentVolumeClaim
+		if err := r.Get(ctx, client.ObjectKeyFromObject(pvc), &cur); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return err
+		}
+		if err := r.deleteOwned(ctx, b, &cur); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ownedJobs lists b's client Jobs: labelled, and controlled by b.

@@ -65,7 +65,13 @@ const (
 	ReasonClientsNotReady      = run.ReasonClientsNotReady
 	ReasonClientFailed         = run.ReasonClientFailed
 	ReasonClientLost           = run.ReasonClientLost
-	ReasonStepTimedOut         = run.ReasonStepTimedOut
+	// DataIntegrity's reasons (run.IntegrityOf), and one of its own while
+	// a verifier reads back what lost clients' finished steps wrote.
+	ReasonVerified           = run.ReasonVerified
+	ReasonNotVerified        = run.ReasonNotVerified
+	ReasonDataCorrupted      = run.ReasonDataCorrupted
+	ReasonVerifyingAfterLoss = "VerifyingAfterLoss"
+	ReasonStepTimedOut       = run.ReasonStepTimedOut
 	// ReasonManagerUnavailable: the clients' deadline passed while no
 	// manager conducted the run.
 	ReasonManagerUnavailable = run.ReasonManagerUnavailable

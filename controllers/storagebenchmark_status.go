@@ -217,7 +217,7 @@ func project(b *v1alpha1.StorageBenchmark, d *spec.Run, obs *observed) error {
 		}
 	}
 	setVerdicts(b, verdictsOf(obs.plan, obs.order.EndedAt), v.Complete(), obs.order.EndedAt)
-	setIntegrity(b, &v, d.Verify, integrityTime(&v))
+	setIntegrity(b, &v, d.Verify, integrityTime(&v), lostFrom(obs.plan))
 	setCleanup(b, obs.plan, v.Ended)
 	writeAnalysis(b, d, v)
 	return nil

@@ -22,7 +22,7 @@ func verificationStatus(v *results.Verification) *v1alpha1.VerificationStatus {
 		return nil
 	}
 	s := &v1alpha1.VerificationStatus{BlocksWritten: clampInt64(v.BlocksWritten), BlocksVerified: clampInt64(v.BlocksVerified),
-		Unverified: clampInt64(v.Unverified), BadBlocks: clampInt64(v.BadBlockCount), Duration: metav1.Duration{Duration: v.Duration},
+		Unverified: clampInt64(v.Unverified), Overwritten: clampInt64(v.Overwritten), BadBlocks: clampInt64(v.BadBlockCount), Duration: metav1.Duration{Duration: v.Duration},
 		Message: clip(v.Error, MaxMessage)}
 	if v.Duration > 0 {
 		s.BytesPerSecond = int64(math.Round(float64(v.Bytes) / v.Duration.Seconds()))
@@ -42,14 +42,19 @@ func verificationStatus(v *results.Verification) *v1alpha1.VerificationStatus {
 func clampInt64(n uint64) int64 { return int64(min(n, math.MaxInt64)) }
 
 // setIntegrity writes a verifying run's read-backs into status: their sum
-// and the DataIntegrity condition (run.IntegrityOf), as of at.
-func setIntegrity(b *v1alpha1.StorageBenchmark, d *run.View, verifies bool, at time.Time) {
-	b.Status.Verification = nil
+// and the DataIntegrity condition (run.IntegrityOf), as of at; after a
+// lost client, the verifier's read-back (rec, nil before it) decides the
+// condition unless a step's read-back found bad blocks already.
+func setIntegrity(b *v1alpha1.StorageBenchmark, d *run.View, verifies bool, at time.Time, rec *lostRecord) {
+	b.Status.Verification, b.Status.VerificationAfterLoss = nil, nil
 	if !verifies {
 		return
 	}
 	in := run.IntegrityOf(d.Steps, d.Ended)
 	b.Status.Verification = verificationStatus(in.Total)
+	if setLostIntegrity(b, rec, at) {
+		return
+	}
 	status := metav1.ConditionUnknown
 	if in.Judged {
 		status = metav1.ConditionFalse
@@ -70,4 +75,19 @@ func integrityTime(v *run.View) time.Time {
 		return v.Steps[len(v.Steps)-1].Order.End()
 	}
 	return v.Start
+}
+
+// setLostIntegrity writes, for a run that needs a verifier after a lost
+// client (needsLostVerify: a run that failed for its client, not for a
+// step's bad blocks), its read-back (rec; nil while it is to come) into
+// status and the DataIntegrity condition, as of at; it says whether the
+// run needs one.
+func setLostIntegrity(b *v1alpha1.StorageBenchmark, rec *lostRecord, at time.Time) bool {
+	st, reason, msg, v, ok := lostIntegrity(b, rec)
+	if !ok {
+		return false
+	}
+	b.Status.VerificationAfterLoss = verificationStatus(v)
+	setConditionStatus(b, v1alpha1.ConditionDataIntegrity, st, reason, at, msg)
+	return true
 }

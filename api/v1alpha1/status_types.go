@@ -186,6 +186,12 @@ type StorageBenchmarkStatus struct {
 	// (spec.verify); the DataIntegrity condition says its verdict.
 	// +optional
 	Verification *VerificationStatus `json:"verification,omitempty"`
+
+	// verificationAfterLoss is the read-back, after a client was lost or
+	// failed mid-step, of every block the clients' finished steps wrote
+	// (a run that verifies on a Shared Filesystem volume).
+	// +optional
+	VerificationAfterLoss *VerificationStatus `json:"verificationAfterLoss,omitempty"`
 }
 
 // VerificationStatus is what read-backs of written blocks found: one
@@ -201,6 +207,11 @@ type VerificationStatus struct {
 	// reached its time bound or failed (message says why).
 	// +optional
 	Unverified int64 `json:"unverified,omitempty"`
+	// overwritten is how many of them (after a lost client) held what
+	// the step the loss interrupted wrote there instead, whole or torn: a
+	// write in flight, never acknowledged.
+	// +optional
+	Overwritten int64 `json:"overwritten,omitempty"`
 	// badBlocks is how many blocks held something other than what was
 	// written there.
 	BadBlocks int64 `json:"badBlocks"`

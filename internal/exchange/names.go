@@ -33,6 +33,9 @@ const (
 	// RoleCleanup is the Job and pod that remove a run's files from an
 	// existing claim after the run.
 	RoleCleanup = "cleanup"
+	// RoleVerify is the Job and pod that read back, after a client was
+	// lost, what the clients' finished steps wrote.
+	RoleVerify = "verify"
 )
 
 // Annotations the runner sets on its client ConfigMap so the operator can

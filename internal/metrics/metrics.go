@@ -131,9 +131,9 @@ var (
 	descStepRegressionP = desc("step_regression_p_value",
 		"Holm-adjusted one-sided p-value of a step's regression test (iops or p99); only for judged tests.", with(stepLabels, LabelMetric)...)
 	descVerifyBad = desc("verification_bad_blocks",
-		"Blocks the run's read-backs found not as written (spec.verify; the DataIntegrity condition says which); absent when the run does not verify or before its first read-back.", benchLabels...)
+		"Blocks the run's read-backs found not as written (spec.verify), the steps' and, after a lost client, the verifier's; the DataIntegrity condition says which. Absent when the run does not verify or before its first read-back.", benchLabels...)
 	descVerifyBlocks = desc("verification_blocks_verified",
-		"Blocks the run's read-backs read and compared, summed over its steps; absent when the run does not verify or before its first read-back.", benchLabels...)
+		"Blocks the run's read-backs read and compared, summed over its steps and a verifier's after a lost client; absent when the run does not verify or before its first read-back.", benchLabels...)
 	descScrapeErrors = desc("collector_errors",
 		"1 when the last scrape could not list StorageBenchmarks or StorageBenchmarkSchedules, else 0.")
 
@@ -334,9 +334,15 @@ func collectBenchmark(ch chan<- prometheus.Metric, b *v1alpha1.StorageBenchmark,
 		gauge(ch, descSLO, bool01(o.Verdict == "Met"), with(bl, o.Name, string(o.Verdict))...)
 	}
 	collectRegression(ch, bl, st.Regression)
-	if v := st.Verification; v != nil {
-		gauge(ch, descVerifyBad, float64(v.BadBlocks), bl...)
-		gauge(ch, descVerifyBlocks, float64(v.BlocksVerified), bl...)
+	if v, lost := st.Verification, st.VerificationAfterLoss; v != nil || lost != nil {
+		var bad, verified int64
+		for _, r := range []*v1alpha1.VerificationStatus{v, lost} {
+			if r != nil {
+				bad, verified = bad+r.BadBlocks, verified+r.BlocksVerified
+			}
+		}
+		gauge(ch, descVerifyBad, float64(bad), bl...)
+		gauge(ch, descVerifyBlocks, float64(verified), bl...)
 	}
 	for i := range st.Steps {
 		collectStep(ch, bl, &st.Steps[i])

@@ -248,12 +248,12 @@ storagebench_step_regression_p_value{benchmark="db",metric="p99",namespace="ns",
 		{name: "a run that verifies, and one that does not", objs: []client.Object{verified(), complete()},
 			names: []string{"storagebench_verification_bad_blocks", "storagebench_verification_blocks_verified"},
 			want: `
-# HELP storagebench_verification_bad_blocks Blocks the run's read-backs found not as written (spec.verify; the DataIntegrity condition says which); absent when the run does not verify or before its first read-back.
+# HELP storagebench_verification_bad_blocks Blocks the run's read-backs found not as written (spec.verify), the steps' and, after a lost client, the verifier's; the DataIntegrity condition says which. Absent when the run does not verify or before its first read-back.
 # TYPE storagebench_verification_bad_blocks gauge
 storagebench_verification_bad_blocks{benchmark="takeover",namespace="ns",profile="",storage_class="fast"} 5
-# HELP storagebench_verification_blocks_verified Blocks the run's read-backs read and compared, summed over its steps; absent when the run does not verify or before its first read-back.
+# HELP storagebench_verification_blocks_verified Blocks the run's read-backs read and compared, summed over its steps and a verifier's after a lost client; absent when the run does not verify or before its first read-back.
 # TYPE storagebench_verification_blocks_verified gauge
-storagebench_verification_blocks_verified{benchmark="takeover",namespace="ns",profile="",storage_class="fast"} 9000
+storagebench_verification_blocks_verified{benchmark="takeover",namespace="ns",profile="",storage_class="fast"} 10000
 `},
 		{name: "no regression series without a comparison", objs: []client.Object{complete(), scheduled()},
 			names: []string{"storagebench_regressed", "storagebench_step_regression_change_ratio", "storagebench_schedule_regressed"}, want: ``},
@@ -413,6 +413,7 @@ func verified() *v1alpha1.StorageBenchmark {
 	b := &v1alpha1.StorageBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "takeover"}}
 	b.Status.Storage = &v1alpha1.StorageStatus{StorageClassName: "fast"}
 	b.Status.Conditions = []metav1.Condition{cond(v1alpha1.ConditionFailed, true)}
-	b.Status.Verification = &v1alpha1.VerificationStatus{BlocksWritten: 5000, BlocksVerified: 9000, BadBlocks: 5}
+	b.Status.Verification = &v1alpha1.VerificationStatus{BlocksWritten: 5000, BlocksVerified: 9000, BadBlocks: 4}
+	b.Status.VerificationAfterLoss = &v1alpha1.VerificationStatus{BlocksVerified: 1000, BadBlocks: 1}
 	return b
 }

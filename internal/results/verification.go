@@ -86,14 +86,28 @@ func (v *Verification) validate(client int) error {
 	if v == nil {
 		return nil
 	}
+	if v.Clients != 1 {
+		return fmt.Errorf("verification: of %d clients, not of this one", v.Clients)
+	}
+	return v.check(func(c int) bool { return c == client })
+}
+
+// ValidateMerged checks a verification merged over clients clients (a
+// verifier's report) as validate checks a client's.
+func (v *Verification) ValidateMerged(clients int) error {
+	if v.Clients != clients || clients < 0 || clients > MaxClients {
+		return fmt.Errorf("verification: of %d clients, reported as of %d", v.Clients, clients)
+	}
+	return v.check(func(c int) bool { return c >= 0 && c < MaxClients })
+}
+
+func (v *Verification) check(ofClient func(int) bool) error {
 	for _, n := range []uint64{v.BlocksWritten, v.BlocksVerified, v.Unverified, v.Overwritten, v.BadBlockCount, v.Bytes} {
 		if n > MaxCount {
 			return fmt.Errorf("verification: a count of %d exceeds %d", n, uint64(MaxCount))
 		}
 	}
 	switch {
-	case v.Clients != 1:
-		return fmt.Errorf("verification: of %d clients, not of this one", v.Clients)
 	case v.Duration < 0:
 		return fmt.Errorf("verification: negative duration %s", v.Duration)
 	case len(v.BadBlocks) > MaxBadBlocks:
@@ -102,12 +116,12 @@ func (v *Verification) validate(client int) error {
 		return fmt.Errorf("verification: %d bad blocks listed of a count of %d", len(v.BadBlocks), v.BadBlockCount)
 	case v.BadBlockCount > v.BlocksVerified:
 		return fmt.Errorf("verification: %d bad blocks of %d verified", v.BadBlockCount, v.BlocksVerified)
-	case len(v.Error) > maxVerifyText:
-		return fmt.Errorf("verification: error of %d bytes, at most %d", len(v.Error), maxVerifyText)
+	case len(v.Error) > MaxVerifyText:
+		return fmt.Errorf("verification: error of %d bytes, at most %d", len(v.Error), MaxVerifyText)
 	}
 	for _, b := range v.BadBlocks {
-		if b.Client != client || b.Job < 0 || b.Job >= MaxJobsPerClient || b.Offset < 0 || b.FirstDiff < 0 {
-			return fmt.Errorf("verification: bad block at %d: not of client %d's jobs", b.Offset, client)
+		if !ofClient(b.Client) || b.Job < 0 || b.Job >= MaxJobsPerClient || b.Offset < 0 || b.FirstDiff < 0 {
+			return fmt.Errorf("verification: bad block at %d: not of client %d's jobs", b.Offset, b.Client)
 		}
 		if !jobFile.MatchString(b.File) || !hexBytes.MatchString(b.Expected) || !hexBytes.MatchString(b.Received) {
 			return fmt.Errorf("verification: bad block at %d: a file other than a job's, or bytes not in hex", b.Offset)
@@ -119,8 +133,8 @@ func (v *Verification) validate(client int) error {
 	return nil
 }
 
-// maxVerifyText bounds a verification's free text.
-const maxVerifyText = 512
+// MaxVerifyText bounds a verification's free text.
+const MaxVerifyText = 512
 
 var (
 	// jobFile is a bad block's file: a job's, or none on a device.

@@ -19,7 +19,7 @@ func TestVerificationValidated(t *testing.T) {
 		err    string
 	}{
 		{"as a runner reports it", func(*Verification) {}, ""},
-		{"another client's block", func(v *Verification) { v.BadBlocks[0].Client = 3 }, "not of client 2"},
+		{"another client's block", func(v *Verification) { v.BadBlocks[0].Client = 3 }, "not of client 3's jobs"},
 		{"more listed than counted", func(v *Verification) { v.BadBlockCount = 0 }, "listed of a count of 0"},
 		{"more bad than verified", func(v *Verification) { v.BadBlockCount = 9; v.BadBlocks = nil }, "9 bad blocks of 8 verified"},
 		{"an unknown kind", func(v *Verification) { v.BadBlocks[0].Kind = "Gone" }, "unknown kind"},

@@ -349,13 +349,13 @@ func (r *Runner) verifyStep(ctx context.Context, order protocol.StepOrder, n uin
 	}
 	if w.broken != nil {
 		return &results.Verification{BlocksWritten: n, Clients: 1,
-			Error: protocol.Truncate(fmt.Sprintf("not verified: the record of what the run wrote is incomplete since %v", w.broken), protocol.MaxErrorBytes)}
+			Error: protocol.Truncate(fmt.Sprintf("not verified: the record of what the run wrote is incomplete since %v", w.broken), results.MaxVerifyText)}
 	}
 	if w.dir != "" {
 		// Before the read-back: a client lost in it, or in the next
 		// step, leaves what the finished steps wrote (lost.go).
 		if err := w.save(w.dir, uint16(order.Index+1)); err != nil {
-			return &results.Verification{BlocksWritten: n, Clients: 1, Error: protocol.Truncate(err.Error(), protocol.MaxErrorBytes)}
+			return &results.Verification{BlocksWritten: n, Clients: 1, Error: protocol.Truncate(err.Error(), results.MaxVerifyText)}
 		}
 	}
 	// Stopped (SIGTERM), the pass ends at once: the step is published
@@ -364,7 +364,7 @@ func (r *Runner) verifyStep(ctx context.Context, order protocol.StepOrder, n uin
 	defer cancel()
 	v := w.check(vctx, r.Plan.Client)
 	v.BlocksWritten, v.Clients = n, 1
-	v.Error = protocol.Truncate(v.Error, protocol.MaxErrorBytes)
+	v.Error = protocol.Truncate(v.Error, results.MaxVerifyText)
 	return &v
 }
 

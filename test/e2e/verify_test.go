@@ -12,8 +12,10 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"golang.org/x/sys/unix"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -169,5 +171,74 @@ var _ = Describe("A run that verifies what it writes", func() {
 		}
 		Expect(cur.Status.Verification.BlocksVerified).To(BeNumerically(">", union))
 		Eventually(freeVolumes(classBlock), 2*time.Minute, time.Second).Should(BeNumerically(">=", 2), "the PVs freed for the next run")
+	})
+})
+
+// A client lost mid-step on a Shared Filesystem volume: its finished
+// steps' record stays on the volume, and a verifier pod reads back every
+// block the clients' finished steps wrote. One block of the lost client's
+// first step is damaged just before the loss, where its second step had
+// not reached: exactly that block is reported, nothing else.
+var _ = Describe("A client lost while its run verifies", func() {
+	It("has a verifier read back what the clients' finished steps wrote: exactly the block damaged, the rest intact", func(ctx SpecContext) {
+		doc := fmt.Sprintf(`apiVersion: storagebench.io/v1alpha1
+kind: StorageBenchmark
+metadata: {name: verify-lost, namespace: %s}
+spec:
+  storage: {storageClassName: %s, size: 1Gi, sharing: Shared, accessMode: ReadWriteMany}
+  clients: {count: 2, jobsPerClient: 1}
+  workload: {blockSize: 4Ki, readPercent: 0, pattern: sequential, ioDepth: 4, workingSetPerClient: 64Mi}
+  load:
+    rate: {unit: IOPS, steps: [400, 600]}
+    stepDuration: 10s
+    rampTime: 0s
+  verify: {}
+  cleanup: {volumes: Delete}
+`, newNamespace("verify-lost"), classShared)
+		var b v1alpha1.StorageBenchmark
+		Expect(yaml.UnmarshalStrict([]byte(doc), &b)).To(Succeed())
+		apply(&b)
+		// Each client writes its blocks in order, 200 a second in step 0
+		// (blocks 0 to about 2,000) and 300 in step 1, which starts a lead
+		// after it is ordered: 2 s into it, client 1 is near block 600.
+		cur := k8stest.WaitFor(k8s, &b, 5*time.Minute, "step 1 running", k8stest.StepRunning(1))
+		Expect(cur.Status.Storage.Volumes).To(HaveLen(1))
+		file := filepath.Join(cur.Status.Storage.Volumes[0].Path, "client-001", "job0.dat")
+		time.Sleep(3 * time.Second)
+		const damaged = 1500 * 4096
+		damage(file, []int64{damaged}, 0, 0)
+		pod := clientPod(&b, 1)
+		Expect(k8s.Delete(ctx, &pod, client.GracePeriodSeconds(0))).To(Succeed())
+
+		cur = waitFailed(&b, 3*time.Minute)
+		failed := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionFailed)
+		Expect(failed.Reason).To(Equal("ClientLost"), failed.Message)
+		cur = k8stest.WaitFor(k8s, &b, 5*time.Minute, "the verifier's verdict", func(b *v1alpha1.StorageBenchmark) bool {
+			c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionDataIntegrity)
+			return c != nil && c.Status != metav1.ConditionUnknown
+		})
+		integrity := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionDataIntegrity)
+		Expect(integrity.Reason).To(Equal("DataCorrupted"), integrity.Message)
+		Expect(integrity.Message).To(ContainSubstring("after the loss"))
+		v := cur.Status.VerificationAfterLoss
+		Expect(v).NotTo(BeNil())
+		GinkgoWriter.Printf("verify-lost: %d blocks read back, %d overwritten by the interrupted step, %d bad: %s\n",
+			v.BlocksVerified, v.Overwritten, v.BadBlocks, integrity.Message)
+		Expect(v.BadBlocks).To(BeEquivalentTo(1))
+		bad := v.FirstBadBlocks[0]
+		Expect(bad.Client).To(BeEquivalentTo(1))
+		Expect(bad.File).To(Equal("job0.dat"))
+		Expect(bad.Offset).To(BeEquivalentTo(damaged))
+		Expect(bad.Kind).To(Equal("Corrupted"))
+		Expect(bad.Generation).To(BeEquivalentTo(1))
+		// Every block step 0 wrote, both clients', was read back; the
+		// interrupted step had overwritten some of them.
+		Expect(cur.Status.Steps[0].Verification).NotTo(BeNil())
+		Expect(v.BlocksVerified).To(Equal(cur.Status.Steps[0].Verification.BlocksVerified))
+		Expect(v.Overwritten).To(BeNumerically(">", 0))
+		// The verifier's Job is gone with its report recorded.
+		Eventually(func() int {
+			return len(k8stest.Listed(k8s, b.Namespace, &batchv1.JobList{}, client.MatchingLabels{"storagebench.io/role": "verify"}).Items)
+		}, time.Minute, time.Second).Should(BeZero())
 	})
 })
