@@ -261,6 +261,36 @@ func kubeClient(ctx context.Context, workdir string, now func() time.Time) error
 	return r.Run(ctx)
 }
 
+// localWorkload is `runner local`'s workload: the profile with the flags'
+// overrides (readPct < 0, iodepth 0 and engine "" keep the profile's),
+// checked for verification when it verifies.
+func localWorkload(profile, workingSet string, readPct, iodepth int, engine string, verifies bool) (workload.Spec, error) {
+	ws, err := parseSize("--working-set", workingSet)
+	if err != nil {
+		return workload.Spec{}, err
+	}
+	o := workload.Overrides{WorkingSetBytesPerClient: &ws}
+	if readPct >= 0 {
+		v := int32(readPct)
+		o.ReadPercent = &v
+	}
+	if iodepth > 0 {
+		v := int32(iodepth)
+		o.IODepth = &v
+	}
+	if engine != "" {
+		v := workload.IOEngine(engine)
+		o.IOEngine = &v
+	}
+	spec, err := workload.Resolve(profile, o)
+	if err == nil && verifies {
+		if err := spec.Verifiable(); err != nil {
+			return spec, fmt.Errorf("--verify: %w", err)
+		}
+	}
+	return spec, err
+}
+
 func local(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("local", flag.ExitOnError)
 	name := fs.String("name", "local", "benchmark name")
@@ -283,26 +313,10 @@ func local(ctx context.Context, args []string) error {
 	target := fs.Duration("target", time.Millisecond, "latency target for performance-at-target")
 	precond := fs.Bool("precondition", true, "fill the working set before measuring")
 	arrivals := fs.String("arrivals", string(plan.Uniform), "how rated jobs space their I/Os: Uniform or Poisson")
+	verifyWrites := fs.Bool("verify", false, "verify what the steps write, as spec.verify: after each step every client reads back every block the run wrote")
 	_ = fs.Parse(args)
 
-	ws, err := parseSize("--working-set", *workingSet)
-	if err != nil {
-		return err
-	}
-	o := workload.Overrides{WorkingSetBytesPerClient: &ws}
-	if *readPct >= 0 {
-		v := int32(*readPct)
-		o.ReadPercent = &v
-	}
-	if *iodepth > 0 {
-		v := int32(*iodepth)
-		o.IODepth = &v
-	}
-	if *engine != "" {
-		v := workload.IOEngine(*engine)
-		o.IOEngine = &v
-	}
-	spec, err := workload.Resolve(*profile, o)
+	spec, err := localWorkload(*profile, *workingSet, *readPct, *iodepth, *engine, *verifyWrites)
 	if err != nil {
 		return err
 	}
@@ -356,7 +370,7 @@ func local(ctx context.Context, args []string) error {
 	}
 	l := &runner.Local{Name: *name, Dir: abs, Profile: *profile, Workload: spec, Load: load,
 		Topology:     plan.Topology{Clients: int32(*clients), JobsPerClient: int32(*jobs)},
-		Precondition: *precond, Launch: launchProcesses(abs)}
+		Precondition: *precond, Launch: launchProcesses(abs), Verify: *verifyWrites}
 	total := plan.TotalSteps(load)
 	fmt.Printf("storagebench local: %d clients × %d jobs, profile %s (%s, %s read, %s, iodepth %d), %d steps of %s\n",
 		*clients, *jobs, *profile, numfmt.Size(spec.BlockSizeBytes), numfmt.Percent(float64(spec.ReadPercent), 0), spec.Pattern, spec.IODepth, total, *stepDur)
@@ -365,7 +379,12 @@ func local(ctx context.Context, args []string) error {
 	}
 	l.Progress = func(r runstep.Step) {
 		a := r.Aggregate
-		fmt.Printf("step %d/%d done: %s IOPS, skew %s\n", r.Aggregate.Step+1, total, numfmt.Count(a.Total.IOPS), a.StartSkew.Round(100*time.Microsecond))
+		line := fmt.Sprintf("step %d/%d done: %s IOPS, skew %s", r.Aggregate.Step+1, total, numfmt.Count(a.Total.IOPS), a.StartSkew.Round(100*time.Microsecond))
+		if v := a.Verification; v != nil {
+			line += fmt.Sprintf("; read back %s blocks in %s, %s bad", numfmt.Count(float64(v.BlocksVerified)), v.Duration.Round(time.Millisecond),
+				numfmt.Count(float64(v.BadBlockCount)))
+		}
+		fmt.Println(line)
 	}
 	started := time.Now()
 	out, runErr := l.Run(ctx)

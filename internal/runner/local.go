@@ -71,6 +71,11 @@ func (l *Local) Run(ctx context.Context) (*Outcome, error) {
 	if err := plan.Validate(l.Load, l.Topology, l.Workload); err != nil {
 		return nil, err
 	}
+	if l.Verify {
+		if err := l.Workload.Verifiable(); err != nil {
+			return nil, err
+		}
+	}
 	x := l.exchange()
 	// A previous run's orders or results must never be mistaken for ours.
 	if err := os.RemoveAll(x.Dir); err != nil {

@@ -14,8 +14,11 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/test/k8stest"
@@ -182,8 +185,21 @@ var _ = Describe("Several nodes", Ordered, Label("multinode"), func() {
 		Expect(c.Message).To(HavePrefix("2 clients on 1 node: %s runs clients 0 1", extra[0]))
 	})
 
-	It("fails with ClientLost naming the node when a client's node is lost, and leaves nothing behind", func() {
-		b := runningSpread3("nodelost", "nodelost", 3*time.Minute, 300, 10*time.Second)
+	It("fails with ClientLost naming the node when a client's node is lost, a verifier on another node reads back its finished writes, and nothing is left behind", func() {
+		// One volume every node reaches, as NFS would be: a hostPath PV
+		// with no node affinity (the nodes share this machine's disk).
+		// The clients verify what they write; the node of one of them is
+		// lost in the second step.
+		ns := newNamespace("nodelost")
+		b := spread3(ns, "nodelost", 10*time.Second, 300, 600)
+		b.Spec.Storage.StorageClassName = ptr.To(anyNodeVolume(ns))
+		b.Spec.Storage.Sharing, b.Spec.Storage.AccessMode = v1alpha1.SharingShared, corev1.ReadWriteMany
+		b.Spec.Storage.Size = resource.MustParse("1Gi")
+		b.Spec.Workload.Profile = "rand-write"
+		b.Spec.Verify = &v1alpha1.VerifySpec{}
+		apply(b)
+		k8stest.WaitFor(k8s, b, 4*time.Minute, "running step 2", k8stest.StepRunning(1))
+		time.Sleep(4 * time.Second)
 		victim, k := extraNodeClient(b)
 		DeferCleanup(func() { _ = exec.Command(filepath.Join(root, "hack/cluster/node.sh"), "up", k).Run() })
 		began := time.Now()
@@ -196,7 +212,23 @@ var _ = Describe("Several nodes", Ordered, Label("multinode"), func() {
 		// The node controller marks the node after its grace period (50 s),
 		// checked every 5 s; the manager reacts to the Node's update.
 		Expect(detection).To(BeNumerically("<", 90*time.Second))
-		rows = append(rows, faultRow{fault: "a client's node lost (kubelet, containerd and pods SIGKILLed)", outcome: "Failed, ClientLost: " + c.Message,
+
+		By("reading back, from a node that is up, every block the clients' finished steps wrote")
+		cur = k8stest.WaitFor(k8s, b, 3*time.Minute, "the verifier's verdict", func(b *v1alpha1.StorageBenchmark) bool {
+			c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionDataIntegrity)
+			return c != nil && c.Status != metav1.ConditionUnknown
+		})
+		integrity := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionDataIntegrity)
+		Expect(integrity.Reason).To(Equal("Verified"), integrity.Message)
+		v := cur.Status.VerificationAfterLoss
+		Expect(v).NotTo(BeNil())
+		Expect(v.BadBlocks).To(BeZero())
+		Expect(v.Unverified).To(BeZero())
+		// Step 0 is every client's; the survivors finished step 1 too.
+		Expect(v.BlocksVerified).To(BeNumerically(">", cur.Status.Steps[0].Verification.BlocksVerified))
+		verified := fmt.Sprintf("; a verifier on a node that was up read back all %d blocks the finished steps wrote (%d overwritten by the lost step): none bad",
+			v.BlocksVerified, v.Overwritten)
+		rows = append(rows, faultRow{fault: "a client's node lost (kubelet, containerd and pods SIGKILLed)", outcome: "Failed, ClientLost: " + c.Message + verified,
 			stall: "not measured: the step is not recorded, as the lost client never reports", gap: "-", detection: round(detection), outage: "until the node returns"})
 
 		By("bringing the node back: its kubelet finishes the deleted pods")
@@ -467,4 +499,32 @@ func writeFaults(rows []faultRow) {
 	dir := filepath.Join(root, "_work/e2e")
 	_ = os.MkdirAll(dir, 0o755)
 	_ = os.WriteFile(filepath.Join(dir, "faults.md"), []byte(sb.String()), 0o644)
+}
+
+// anyNodeVolume makes a StorageClass of the namespace's name and one
+// ReadWriteMany hostPath PV of it, with no node affinity, in a directory
+// of this machine every node mounts: shared storage every node reaches.
+// Both go, with the directory, when the spec ends.
+func anyNodeVolume(ns string) string {
+	GinkgoHelper()
+	ctx := context.Background()
+	dir := filepath.Join(clusterDir(), "anynode", ns)
+	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+	Expect(os.Chmod(dir, 0o777)).To(Succeed()) // the runners' user creates its directories
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: ns}, Provisioner: "kubernetes.io/no-provisioner",
+		VolumeBindingMode: ptr.To(storagev1.VolumeBindingImmediate)}
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: corev1.PersistentVolumeSpec{
+		StorageClassName: ns, AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+		Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Gi")},
+		PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+		PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{
+			Path: dir, Type: ptr.To(corev1.HostPathDirectory)}}}}
+	Expect(k8s.Create(ctx, sc)).To(Succeed())
+	Expect(k8s.Create(ctx, pv)).To(Succeed())
+	DeferCleanup(func() {
+		_ = k8s.Delete(context.Background(), pv)
+		_ = k8s.Delete(context.Background(), sc)
+		_ = os.RemoveAll(dir)
+	})
+	return ns
 }
