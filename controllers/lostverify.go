@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -83,7 +84,11 @@ func buildVerifierJob(b *v1alpha1.StorageBenchmark, opts JobOptions) *batchv1.Jo
 	if b.Spec.Storage.ExistingClaim != nil {
 		args = append(args, "--subdir="+spec.BenchmarkDirectory(b))
 	}
-	return buildVolumeJob(b, opts, VerifierName(b.Name), exchange.RoleVerify, claimNames(b)[0], lostVerifyDeadline, args...)
+	j := buildVolumeJob(b, opts, VerifierName(b.Name), exchange.RoleVerify, claimNames(b)[0], lostVerifyDeadline, args...)
+	// One pod: its exit status says what it found, and a second would
+	// read everything back again.
+	j.Spec.BackoffLimit = ptr.To[int32](0)
+	return j
 }
 
 // lostOutcome reads the verifier pod's report: nil while it runs (or has
@@ -119,7 +124,14 @@ func (r *Reconciler) verifyLost(ctx context.Context, b *v1alpha1.StorageBenchmar
 		return &lostRecord{Error: "no client ran"}, 0, nil
 	}
 	if rec := lostFrom(plan); rec != nil {
-		return rec, 0, nil
+		// Its Job goes once the report is recorded, also when an earlier
+		// pass recorded it and could not delete it.
+		var job batchv1.Job
+		err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: VerifierName(b.Name)}, &job)
+		if err == nil {
+			err = r.deleteOwned(ctx, b, &job, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		}
+		return rec, 0, client.IgnoreNotFound(err)
 	}
 	job, pods, err := r.volumeJob(ctx, b, buildVerifierJob(b, r.Jobs))
 	if err != nil || job == nil {
@@ -162,10 +174,10 @@ func lostIntegrity(b *v1alpha1.StorageBenchmark, rec *lostRecord) (status metav1
 	switch {
 	case rv.Bad():
 		return metav1.ConditionFalse, ReasonDataCorrupted, fmt.Sprintf("after the loss (%s): %s", what, protocol.VerificationMessage(rv)), rv, true
-	case rv.Unverified > 0 || rep.Error != "" || rep.Clients == 0:
+	case rv.Unverified > 0 || rep.Error != "" || len(rep.Missing) > 0:
 		why := rep.Error
-		if rep.Clients == 0 {
-			why = "no client's directory held what its finished steps wrote"
+		if len(rep.Missing) > 0 {
+			why = fmt.Sprintf("clients %v left no record of what their finished steps wrote (they finished none) %s", rep.Missing, why)
 		}
 		if rv.Unverified > 0 {
 			why = fmt.Sprintf("%d blocks not read (%s) %s", rv.Unverified, rv.Error, why)

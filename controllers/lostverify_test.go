@@ -69,6 +69,8 @@ func TestBuildVerifierJob(t *testing.T) {
 		t.Errorf("claim %q", pod.Volumes[0].PersistentVolumeClaim.ClaimName)
 	case pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken || *j.Spec.ActiveDeadlineSeconds != 1800:
 		t.Errorf("token %v, deadline %v", pod.AutomountServiceAccountToken, j.Spec.ActiveDeadlineSeconds)
+	case *j.Spec.BackoffLimit != 0:
+		t.Errorf("backoff limit %d: a second pod would read everything back again", *j.Spec.BackoffLimit)
 	}
 	b.UID = "0123456789abcdef"
 	b.Spec.Storage.ExistingClaim = ptr.To("postgres-data")
@@ -90,6 +92,8 @@ func TestLostOutcomeAndVerdict(t *testing.T) {
 	intact := protocol.LostReport{Clients: 3, Verification: results.Verification{Clients: 3, BlocksVerified: 6000, Overwritten: 400}}
 	bad := protocol.LostReport{Clients: 3, Verification: results.Verification{Clients: 3, BlocksVerified: 6000, BadBlockCount: 1,
 		BadBlocks: []results.BadBlock{{Client: 1, File: "job0.dat", Offset: 4096, Kind: verify.Stale, Generation: 2, FoundGeneration: 1}}}}
+	missing := intact
+	missing.Clients, missing.Missing, missing.Verification.Clients = 2, []int{1}, 2
 	forged := bad
 	forged.Verification.BadBlocks = []results.BadBlock{{Client: 1, File: "../etc", Kind: verify.Stale}}
 	for _, tc := range []struct {
@@ -105,6 +109,8 @@ func TestLostOutcomeAndVerdict(t *testing.T) {
 			"every block the 3 clients' finished steps wrote read back as written (6000 blocks, 400 of them overwritten"},
 		{"a stale block", running, exited(string(bad.JSON())), metav1.ConditionFalse, ReasonDataCorrupted,
 			"1 of 6000 blocks read back wrong; the first, client 1 job0.dat offset 4096, is Stale"},
+		{"a client left no record", running, exited(string(missing.JSON())), metav1.ConditionFalse, ReasonNotVerified,
+			"clients [1] left no record"},
 		{"a report that does not validate, retried", running, exited(string(forged.JSON())), metav1.ConditionUnknown, ReasonVerifyingAfterLoss, ""},
 		{"a report that does not validate, given up", failed, exited(string(forged.JSON())), metav1.ConditionFalse, ReasonNotVerified, "without a report"},
 		{"no report in time", failed, nil, metav1.ConditionFalse, ReasonNotVerified, "did not finish (DeadlineExceeded"},

@@ -171,6 +171,9 @@ func Render(r Run, l Layout) (string, error) {
 		w("verify", "pattern")
 		w("verify_pattern", r.Verify.Pattern)
 		w("do_verify", 0)
+		// The runner keeps its own record (internal/runner): no state
+		// files of fio's left in its working directory.
+		w("verify_state_save", 0)
 	}
 	w("percentile_list", PercentileList)
 	if !r.StartAt.IsZero() {

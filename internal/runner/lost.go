@@ -94,6 +94,14 @@ func (w *written) save(dir string, gen uint16) error {
 	return d.Sync()
 }
 
+// forget removes the saved record, which no longer says what was
+// written; a verifier then finds none.
+func (w *written) forget() {
+	if w.dir != "" {
+		_ = os.Remove(filepath.Join(w.dir, WrittenState))
+	}
+}
+
 // MaxStateBytes bounds the state file a verifier reads: the most blocks
 // a client may verify, 2 bytes each, and the header.
 const MaxStateBytes = 2*(1<<22) + 64

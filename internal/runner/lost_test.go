@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,7 +15,11 @@ import (
 	"time"
 
 	"github.com/storagebench/storagebench/internal/fio"
+	"github.com/storagebench/storagebench/internal/plan"
+	"github.com/storagebench/storagebench/internal/protocol"
+	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/internal/verify"
+	"github.com/storagebench/storagebench/internal/workload"
 )
 
 // TestVerifyAfterALostClient: real fio writes two generations that finish
@@ -62,6 +67,7 @@ func TestVerifyAfterALostClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("fio", jobFile)
+	cmd.Dir = exe.WorkDir
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -187,5 +193,56 @@ func killTree(t *testing.T, pid int) {
 	}
 	if len(tree) < 3 {
 		t.Fatalf("fio had %d processes, want its own and one per job", len(tree))
+	}
+}
+
+// TestVerifyingRunKeepsItsRecordWhenItFails: on an existing claim a
+// runner removes what it wrote when it ends, but not when a run that
+// verifies fails (here: stopped mid-step): the operator's verifier reads
+// the finished steps' record, and its cleanup pod removes it afterwards.
+func TestVerifyingRunKeepsItsRecordWhenItFails(t *testing.T) {
+	requireFio(t)
+	dir := t.TempDir()
+	mount := filepath.Join(dir, "volume")
+	if err := os.MkdirAll(mount, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	x := FileExchange{Dir: filepath.Join(dir, "exchange"), Poll: 5 * time.Millisecond}
+	vol := protocol.Volume{Path: mount, Shared: true, RemoveWhenDone: true}
+	r := &Runner{Plan: protocol.ClientPlan{Topology: plan.Topology{Clients: 1, JobsPerClient: 1}, Verify: true,
+		Workload: spec(t, "rand-write", workload.Overrides{WorkingSetBytesPerClient: ptr(int64(2 << 20))}),
+		Volume:   vol}, Coordinator: x, Publisher: x, WorkDir: filepath.Join(dir, "work"), Waiter: waiter(t)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- r.Run(ctx) }()
+	var ready protocol.Ready
+	awaitRunner(t, func() (ok bool, err error) { ready, ok, err = x.ReadReady(0); return ok, err })
+	if ready.Error != "" {
+		t.Fatalf("not ready: %s", ready.Error)
+	}
+	order := protocol.StepOrder{StartAt: time.Now().Add(time.Second).Truncate(time.Millisecond), Step: plan.Step{OfferedIOPS: 100},
+		Duration: time.Second, VerifyWithin: time.Minute}
+	if err := x.WriteOrder(order); err != nil {
+		t.Fatal(err)
+	}
+	var res results.ClientStep
+	awaitRunner(t, func() (ok bool, err error) { res, ok, err = x.ReadResult(0, 0); return ok, err })
+	if v := res.Verification; v == nil || v.BlocksVerified == 0 || v.BadBlockCount != 0 {
+		t.Fatalf("step 0's read-back: %+v", v)
+	}
+	order.Index, order.StartAt, order.Duration = 1, time.Now().Add(time.Second).Truncate(time.Millisecond), time.Minute
+	if err := x.WriteOrder(order); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	cancel()
+	if err := <-errc; !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("stopped mid-step: %v", err)
+	}
+	client := filepath.Join(mount, "client-000")
+	v, err := VerifyLost(context.Background(), client, 0)
+	if err != nil || v.BlocksVerified != res.Verification.BlocksVerified || v.BadBlockCount != 0 {
+		t.Fatalf("the record left for the verifier: %+v, %v; step 0 verified %d", v, err, res.Verification.BlocksVerified)
 	}
 }

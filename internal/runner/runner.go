@@ -81,6 +81,12 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	}
 	if r.Plan.Volume.RemoveWhenDone && !r.Plan.Volume.Block {
 		defer func() {
+			if r.Plan.Verify && err != nil {
+				// A run that verifies and fails keeps what its finished
+				// steps wrote for the operator's verifier; its cleanup pod
+				// removes the directory after it.
+				return
+			}
 			if rmErr := r.created.remove(); rmErr != nil {
 				err = errors.Join(err, rmErr)
 			}

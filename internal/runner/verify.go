@@ -346,6 +346,9 @@ func (r *Runner) verifyStep(ctx context.Context, order protocol.StepOrder, n uin
 	w := r.written
 	if logErr != nil && w.broken == nil {
 		w.broken = fmt.Errorf("step %d: %w", order.Index+1, logErr)
+		// The saved record would go stale: a verifier after a lost client
+		// must find none (NotVerified), not an old one (false corruption).
+		w.forget()
 	}
 	if w.broken != nil {
 		return &results.Verification{BlocksWritten: n, Clients: 1,
@@ -355,6 +358,7 @@ func (r *Runner) verifyStep(ctx context.Context, order protocol.StepOrder, n uin
 		// Before the read-back: a client lost in it, or in the next
 		// step, leaves what the finished steps wrote (lost.go).
 		if err := w.save(w.dir, uint16(order.Index+1)); err != nil {
+			w.forget()
 			return &results.Verification{BlocksWritten: n, Clients: 1, Error: protocol.Truncate(err.Error(), results.MaxVerifyText)}
 		}
 	}

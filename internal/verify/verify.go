@@ -127,25 +127,31 @@ func uniform(block []byte) (gen uint64, offset int64, ok bool) {
 
 // Overwritten says whether block, expected to hold expected (the pattern
 // of its generation at offset), holds instead what a write of generation
-// gen at offset put there, whole or in part: every unit is one of the two
-// patterns. A write in flight when its client died may land so; nothing
-// was acknowledged for it.
+// gen at offset put there, whole or torn: every 512-byte sector wholly
+// the one or the other, at least one the newer. A write in flight when
+// its client died may land so (storage writes whole sectors); nothing was
+// acknowledged for it.
 func Overwritten(block, expected []byte, gen uint64, offset int64) bool {
-	if len(block) != len(expected) || len(block)%unitBytes != 0 || gen == 0 {
+	if len(block) != len(expected) || len(block)%sectorBytes != 0 || gen == 0 {
 		return false
 	}
-	var unit [unitBytes]byte
-	binary.BigEndian.PutUint64(unit[:8], gen)
-	binary.LittleEndian.PutUint64(unit[8:], uint64(offset))
+	var sector [sectorBytes]byte
+	for i := 0; i < sectorBytes; i += unitBytes {
+		binary.BigEndian.PutUint64(sector[i:], gen)
+		binary.LittleEndian.PutUint64(sector[i+8:], uint64(offset))
+	}
 	newer := false
-	for i := 0; i < len(block); i += unitBytes {
-		u := block[i : i+unitBytes]
+	for i := 0; i < len(block); i += sectorBytes {
+		s := block[i : i+sectorBytes]
 		switch {
-		case bytes.Equal(u, unit[:]):
+		case bytes.Equal(s, sector[:]):
 			newer = true
-		case !bytes.Equal(u, expected[i:i+unitBytes]):
+		case !bytes.Equal(s, expected[i:i+sectorBytes]):
 			return false
 		}
 	}
 	return newer
 }
+
+// sectorBytes is the unit a storage writes whole.
+const sectorBytes = 512

@@ -184,6 +184,8 @@ func TestOverwritten(t *testing.T) {
 	tornOdd := append(append([]byte{}, old[:1024]...), newer[1024:2048]...)
 	tornOdd = append(tornOdd, old[2048:]...)
 	other := block(3, off+4096, 4096)
+	interleaved := append([]byte{}, old...)
+	copy(interleaved[16:32], newer[16:32])
 	changed := append([]byte{}, newer...)
 	changed[300] ^= 1
 	for _, tc := range []struct {
@@ -194,6 +196,7 @@ func TestOverwritten(t *testing.T) {
 		{"the newer write, whole", newer, true},
 		{"torn: its first sector", torn, true},
 		{"torn: a middle part", tornOdd, true},
+		{"interleaved finer than a sector", interleaved, false},
 		{"as written before: not overwritten", old, false},
 		{"the newer generation of another offset", other, false},
 		{"the newer write with a changed byte", changed, false},
