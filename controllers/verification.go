@@ -10,6 +10,7 @@ import (
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/internal/run"
+	"github.com/storagebench/storagebench/internal/verify"
 )
 
 // maxBadBlocksInStatus is how many bad blocks status lists; the step's
@@ -31,7 +32,7 @@ func verificationStatus(v *results.Verification) *v1alpha1.VerificationStatus {
 		bs := v1alpha1.BadBlockStatus{Client: int32(b.Client), Job: int32(b.Job), File: b.File, Offset: b.Offset, Kind: string(b.Kind),
 			Generation: clampInt64(b.Generation), FirstDiff: int32(b.FirstDiff), Expected: b.Expected, Received: b.Received,
 			FoundGeneration: clampInt64(b.FoundGeneration)}
-		if b.Kind == "Misdirected" {
+		if b.Kind == verify.Misdirected {
 			bs.FoundOffset = ptr.To(b.FoundOffset)
 		}
 		s.FirstBadBlocks = append(s.FirstBadBlocks, bs)

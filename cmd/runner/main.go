@@ -139,15 +139,7 @@ func cleanup(args []string, stdout, stderr io.Writer) int {
 	if *subdir != "" {
 		rep = runner.Cleanup(*volume, *subdir)
 	}
-	line := rep.JSON()
-	_, _ = stdout.Write(line)
-	if *report != "" && *report != "-" {
-		// The operator reads it from the pod's termination message; the
-		// exit status says the same.
-		if err := os.WriteFile(*report, line, 0o644); err != nil {
-			fmt.Fprintln(stderr, "runner cleanup: writing the report:", err)
-		}
-	}
+	writeReport(rep.JSON(), *report, stdout, stderr)
 	if !rep.OK() {
 		return cleanupExitLeft
 	}
@@ -502,6 +494,18 @@ func parseSize(flag, s string) (int64, error) {
 	return v, nil
 }
 
+// writeReport writes a pod's report line to stdout and to the file
+// report ("" or "-": stdout only), where the operator reads it as the
+// pod's termination message; the exit status says the same.
+func writeReport(line []byte, report string, stdout, stderr io.Writer) {
+	_, _ = stdout.Write(line)
+	if report != "" && report != "-" {
+		if err := os.WriteFile(report, line, 0o644); err != nil {
+			fmt.Fprintln(stderr, "runner: writing the report:", err)
+		}
+	}
+}
+
 const verifyLostUsage = "runner verify-lost --clients N [--volume DIR] [--subdir DIR] [--within DURATION] [--report FILE]"
 
 // Exit statuses of runner verify-lost.
@@ -530,7 +534,7 @@ func verifyLost(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	err := fs.Parse(args)
 	switch {
 	case err != nil, fs.NArg() > 0, *clients < 1, *clients > results.MaxClients, *within <= 0,
-		*subdir != "" && (!strings.HasPrefix(*subdir, runner.BenchmarkDirPrefix) || strings.ContainsAny(*subdir, "/\\") || *subdir == ".."):
+		*subdir != "" && runner.CheckBenchmarkDir(*subdir) != nil:
 		fmt.Fprintln(stderr, "usage: "+verifyLostUsage)
 		return 2
 	}
@@ -553,13 +557,7 @@ func verifyLost(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		rep.Clients++
 		rep.Verification.Add(&v)
 	}
-	line := rep.JSON()
-	_, _ = stdout.Write(line)
-	if *report != "" && *report != "-" {
-		if err := os.WriteFile(*report, line, 0o644); err != nil {
-			fmt.Fprintln(stderr, "runner: writing the report:", err)
-		}
-	}
+	writeReport(rep.JSON(), *report, stdout, stderr)
 	switch v := &rep.Verification; {
 	case v.BadBlockCount > 0:
 		return verifyExitBad

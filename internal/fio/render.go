@@ -93,6 +93,9 @@ type VerifyWrites struct {
 	IOLogPrefix string
 }
 
+// JobFile is job j's file in a Filesystem layout's directory.
+func JobFile(j int) string { return fmt.Sprintf("job%d.dat", j) }
+
 // IOLog is job j's I/O log of a run whose VerifyWrites.IOLogPrefix is
 // prefix.
 func IOLog(prefix string, j int) string { return fmt.Sprintf("%s-job%d.iolog", prefix, j) }
@@ -193,7 +196,7 @@ func renderJob(b *strings.Builder, r Run, l Layout, j int, job Job) {
 		w("filename", l.Device)
 		w("offset", l.BaseOffset+int64(j)*l.BytesPerJob)
 	} else {
-		w("filename", fmt.Sprintf("%s/job%d.dat", strings.TrimRight(l.Directory, "/"), j))
+		w("filename", strings.TrimRight(l.Directory, "/")+"/"+JobFile(j))
 	}
 	w("iodepth", job.IODepth)
 	if r.Verify != nil {

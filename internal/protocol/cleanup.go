@@ -55,20 +55,29 @@ func (r CleanupReport) JSON() []byte {
 		listed = append(listed, Truncate(p, maxCleanupPath))
 	}
 	r.Remaining = listed
+	return reportLine(MaxCleanupReportBytes, &r, func() {
+		if len(r.Remaining) > 0 {
+			r.Remaining = r.Remaining[:len(r.Remaining)-1]
+		} else {
+			r.Error = Truncate(r.Error, len(r.Error)/2)
+		}
+	})
+}
+
+// reportLine is v as one line of JSON, newline included, HTML characters
+// left as they are, at most limit bytes long: while it is longer, shrink
+// makes v shorter. A pod's report goes so into its termination message.
+func reportLine(limit int, v any, shrink func()) []byte {
 	for {
 		var b bytes.Buffer
 		enc := json.NewEncoder(&b)
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(r); err != nil { // strings and ints: cannot fail
+		if err := enc.Encode(v); err != nil { // numbers and strings: cannot fail
 			panic(err)
 		}
-		switch {
-		case b.Len() <= MaxCleanupReportBytes:
+		if b.Len() <= limit {
 			return b.Bytes()
-		case len(r.Remaining) > 0:
-			r.Remaining = r.Remaining[:len(r.Remaining)-1]
-		default:
-			r.Error = Truncate(r.Error, len(r.Error)/2)
 		}
+		shrink()
 	}
 }

@@ -1,9 +1,6 @@
 package protocol
 
 import (
-	"bytes"
-	"encoding/json"
-
 	"github.com/storagebench/storagebench/internal/results"
 )
 
@@ -31,17 +28,9 @@ const MaxLostReportBytes = 4096
 func (r LostReport) JSON() []byte {
 	r.Error = Truncate(r.Error, MaxErrorLine)
 	r.Verification.Error = Truncate(r.Verification.Error, MaxErrorLine)
-	for {
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(r); err != nil { // numbers and strings: cannot fail
-			panic(err)
-		}
-		v := &r.Verification
+	v := &r.Verification
+	return reportLine(MaxLostReportBytes, &r, func() {
 		switch {
-		case b.Len() <= MaxLostReportBytes:
-			return b.Bytes()
 		case len(v.BadBlocks) > 0:
 			v.BadBlocks = v.BadBlocks[:len(v.BadBlocks)-1]
 		case len(r.Missing) > 0:
@@ -49,5 +38,5 @@ func (r LostReport) JSON() []byte {
 		default:
 			r.Error, v.Error = Truncate(r.Error, len(r.Error)/2), Truncate(v.Error, len(v.Error)/2)
 		}
-	}
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/storagebench/storagebench/internal/fio"
 	"github.com/storagebench/storagebench/internal/results"
 )
 
@@ -135,17 +136,13 @@ func loadWritten(dir string) (*written, uint16, error) {
 	switch {
 	case gen == 0 || gen > MaxGeneration || jobs == 0 || jobs > results.MaxJobsPerClient || bs < 512 || bs > 16<<20 || bs%16 != 0:
 		return nil, 0, fmt.Errorf("%s: generation %d, %d jobs, blocks of %d bytes: not a state this runner writes", WrittenState, gen, jobs, bs)
-	case uint64(len(gens)) != 2*uint64(jobs)*blocks:
+	case blocks > MaxStateBytes/2 || uint64(len(gens)) != 2*uint64(jobs)*blocks:
 		return nil, 0, fmt.Errorf("%s: %d bytes of generations for %d jobs of %d blocks", WrittenState, len(gens), jobs, blocks)
 	}
-	w := &written{bs: int64(bs)}
-	for j := range int(jobs) {
-		jb := jobBlocks{file: fmt.Sprintf("job%d.dat", j), gens: make([]uint16, blocks)}
-		jb.path = filepath.Join(dir, jb.file)
-		for b := range jb.gens {
-			jb.gens[b] = binary.LittleEndian.Uint16(gens[2*(uint64(j)*blocks+uint64(b)):])
-		}
-		w.jobs = append(w.jobs, jb)
+	w := newWritten(fio.Layout{Directory: dir, BytesPerJob: int64(blocks) * int64(bs)}, int(jobs), int64(bs))
+	r := bytes.NewReader(gens)
+	for j := range w.jobs {
+		_ = binary.Read(r, binary.LittleEndian, w.jobs[j].gens) // its length checked above
 	}
 	return w, uint16(gen), nil
 }

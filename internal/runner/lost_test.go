@@ -113,7 +113,7 @@ func TestVerifyAfterALostClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	half := make([]byte, 2048)
-	fill(half, 3, torn)
+	verify.Fill(half, 3, torn)
 	for _, wr := range []struct {
 		b   []byte
 		off int64

@@ -265,7 +265,7 @@ func (r *Runner) layout() (fio.Layout, error) {
 	var names []string
 	for j := range jobs {
 		// fio.Render names job j's file so; fio creates the missing ones.
-		names = append(names, fmt.Sprintf("job%d.dat", j))
+		names = append(names, fio.JobFile(int(j)))
 	}
 	if p.Verify {
 		names = append(names, WrittenState) // verify.go's

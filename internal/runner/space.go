@@ -26,6 +26,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/storagebench/storagebench/internal/fio"
 	"github.com/storagebench/storagebench/internal/numfmt"
 	"github.com/storagebench/storagebench/internal/protocol"
 )
@@ -205,7 +206,7 @@ func (r *Runner) present(dir string, perJob int64) uint64 {
 	sum := func(d string) uint64 {
 		var s uint64
 		for j := range jobs {
-			s += allocated(filepath.Join(d, fmt.Sprintf("job%d.dat", j)), perJob)
+			s += allocated(filepath.Join(d, fio.JobFile(int(j))), perJob)
 		}
 		return s
 	}

@@ -3,7 +3,6 @@ package runner
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -72,7 +71,7 @@ func newWritten(l fio.Layout, jobs int, bs int64) *written {
 		if l.Device != "" {
 			jb.path, jb.base = l.Device, l.BaseOffset+int64(j)*l.BytesPerJob
 		} else {
-			jb.file = fmt.Sprintf("job%d.dat", j)
+			jb.file = fio.JobFile(j)
 			jb.path = filepath.Join(l.Directory, jb.file)
 		}
 		w.jobs = append(w.jobs, jb)
@@ -297,7 +296,7 @@ func (jb *jobBlocks) check(ctx context.Context, client, job int, bs int64, inFli
 // generation (in expected's room), into v.
 func (jb *jobBlocks) compare(client, job int, b, bs int64, inFlight uint16, got, expected []byte, v *results.Verification) {
 	gen, off := jb.gens[b], jb.base+b*bs
-	fill(expected, uint64(gen), off)
+	verify.Fill(expected, uint64(gen), off)
 	v.BlocksVerified++
 	if inFlight != 0 && verify.Overwritten(got, expected, uint64(inFlight), off) {
 		v.Overwritten++
@@ -308,18 +307,6 @@ func (jb *jobBlocks) compare(client, job int, b, bs int64, inFlight uint16, got,
 		if len(v.BadBlocks) < results.MaxBadBlocks {
 			v.BadBlocks = append(v.BadBlocks, results.BadBlockOf(client, job, jb.file, uint64(gen), bad))
 		}
-	}
-}
-
-// fill writes the pattern of generation gen at offset into block, as fio
-// writes verify.Pattern(gen): units of the generation, big-endian, then
-// the offset, little-endian.
-func fill(block []byte, gen uint64, offset int64) {
-	var unit [16]byte
-	binary.BigEndian.PutUint64(unit[:8], gen)
-	binary.LittleEndian.PutUint64(unit[8:], uint64(offset))
-	for i := 0; i+len(unit) <= len(block); i += len(unit) {
-		copy(block[i:], unit[:])
 	}
 }
 

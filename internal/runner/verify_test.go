@@ -59,7 +59,7 @@ func patterned(t *testing.T, path string) map[uint64]int {
 	for off := 0; off+4096 <= len(data); off += 4096 {
 		gen := binary.BigEndian.Uint64(data[off:])
 		want := make([]byte, 4096)
-		fill(want, gen, int64(off))
+		verify.Fill(want, gen, int64(off))
 		if gen != 0 && bytes.Equal(want, data[off:off+4096]) {
 			out[gen]++
 		}
@@ -221,7 +221,7 @@ func TestReadBackPastTheEnd(t *testing.T) {
 	w := newWritten(l, 1, 4096)
 	data := make([]byte, 16*4096)
 	for b := range 16 {
-		fill(data[b*4096:(b+1)*4096], 1, int64(b)*4096)
+		verify.Fill(data[b*4096:(b+1)*4096], 1, int64(b)*4096)
 		w.jobs[0].gens[b] = 1
 	}
 	path := filepath.Join(dir, "job0.dat")

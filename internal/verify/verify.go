@@ -46,6 +46,18 @@ func Pattern(gen uint64) (string, error) {
 	return fmt.Sprintf("0x%016x%%o", gen), nil
 }
 
+// Fill writes into block what a write of generation gen at offset
+// carries (Pattern(gen)): units of the generation, big-endian, then the
+// offset, little-endian, to the block's last whole unit.
+func Fill(block []byte, gen uint64, offset int64) {
+	var unit [unitBytes]byte
+	binary.BigEndian.PutUint64(unit[:8], gen)
+	binary.LittleEndian.PutUint64(unit[8:], uint64(offset))
+	for i := 0; i+unitBytes <= len(block); i += unitBytes {
+		copy(block[i:], unit[:])
+	}
+}
+
 // Kind is what happened to a bad block.
 type Kind string
 
@@ -136,10 +148,7 @@ func Overwritten(block, expected []byte, gen uint64, offset int64) bool {
 		return false
 	}
 	var sector [sectorBytes]byte
-	for i := 0; i < sectorBytes; i += unitBytes {
-		binary.BigEndian.PutUint64(sector[i:], gen)
-		binary.LittleEndian.PutUint64(sector[i+8:], uint64(offset))
-	}
+	Fill(sector[:], gen, offset)
 	newer := false
 	for i := 0; i < len(block); i += sectorBytes {
 		s := block[i : i+sectorBytes]
