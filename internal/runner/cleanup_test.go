@@ -63,6 +63,7 @@ func TestInProcessRemovalOnlyInItsOwnDirectory(t *testing.T) {
 			}
 			for _, shared := range []bool{false, true} {
 				r := spaceRunner(t, protocol.Volume{Path: mount, Shared: shared, Subdir: sub, RemoveWhenDone: true}, 1, 1, 1<<20)
+				r.statfs = roomy
 				l, err := r.layout()
 				if err != nil {
 					t.Fatal(err)

@@ -58,7 +58,7 @@ func runOneStep(t *testing.T, vol protocol.Volume, now func() time.Time, clock C
 	r := &Runner{Plan: protocol.ClientPlan{Topology: plan.Topology{Clients: 1, JobsPerClient: 2},
 		Workload: spec(t, "rand-read", workload.Overrides{WorkingSetBytesPerClient: ptr(int64(2 << 20)),
 			IOEngine: ptr(workload.PSync), IODepth: ptr(int32(1))}),
-		Volume: vol}, Coordinator: x, Publisher: x, WorkDir: filepath.Join(dir, "work"), Now: now, Clock: clock, Waiter: waiter(t)}
+		Volume: vol}, Coordinator: x, Publisher: x, WorkDir: filepath.Join(dir, "work"), Now: now, Clock: clock, Waiter: waiter(t), statfs: roomy}
 	errc := make(chan error, 1)
 	go func() { errc <- r.Run(context.Background()) }()
 	var ready protocol.Ready
@@ -213,7 +213,7 @@ func TestSubdirIsConfined(t *testing.T) {
 		t.Run(c.subdir, func(t *testing.T) {
 			r := &Runner{Plan: protocol.ClientPlan{Topology: plan.Topology{Clients: 1, JobsPerClient: 1},
 				Workload: spec(t, "rand-read", workload.Overrides{WorkingSetBytesPerClient: ptr(int64(1 << 20))}),
-				Volume:   protocol.Volume{Path: mount, Subdir: c.subdir}}}
+				Volume:   protocol.Volume{Path: mount, Subdir: c.subdir}}, statfs: roomy}
 			l, err := r.layout()
 			if c.want == "" {
 				if err != nil || l.Directory != filepath.Join(mount, c.subdir) {

@@ -67,6 +67,10 @@ type Runner struct {
 	created workspace     // what the runner created on the volume
 	// written is what the run wrote, block by block, when it verifies.
 	written *written
+	// statfs reads the free space of a directory's file system: freeSpace
+	// when nil. Tests of what does not depend on the host's free space
+	// give one that reports a roomy file system.
+	statfs func(dir string) (fsSpace, error)
 }
 
 // Run prepares the client's files, then runs every ordered step in lockstep,

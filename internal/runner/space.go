@@ -244,7 +244,11 @@ func (r *Runner) checkSpace(dir string, perJob int64) error {
 	// What is present first, then statfs: a file another client allocates
 	// in between is then counted as needed, never twice as free.
 	d.present = r.present(dir, perJob)
-	s, err := freeSpace(dir)
+	statfs := r.statfs
+	if statfs == nil {
+		statfs = freeSpace
+	}
+	s, err := statfs(dir)
 	if err != nil {
 		return err
 	}
