@@ -64,8 +64,12 @@
 //  1. sort the points by x (input order is kept for equal x);
 //  2. normalise x and y to [0, 1] over the curve's extent;
 //  3. draw the chord from the first to the last sorted point;
-//  4. the knee is the interior point with the largest vertical distance
-//     BELOW the chord (on a tie, the lower x).
+//  4. the candidate is the interior point with the largest vertical
+//     distance BELOW the chord (on a tie, the lower x);
+//  5. it is the knee only where the curve bends there: past it, the
+//     latency rises to at least twice the curve's lowest, and the curve
+//     climbs at least three times as steeply from it to the last point as
+//     from the first point to it (slopes of the normalised curve).
 //
 // For the usual convex curve — latency flat while the storage keeps up,
 // then exploding — the chord runs above the flat part and the point farthest
@@ -91,9 +95,13 @@
 // one throughput, or flat latency), or no point strictly below the chord: a
 // straight line (all points on the chord, up to 1e-9 of floating-point
 // noise) and a concave curve (latency rising fast, then levelling) have
-// none. Nor does a curve whose highest-throughput point is less than 1.5×
-// the lowest latency on the curve: at low load real latencies wobble by tens
-// of percent, and a flat, noisy curve must not get a knee at its deepest dip.
+// none. Step 5 is what a storage engineer means by a knee. The rise: a
+// single queue's response time doubles when its server is half busy (M/M/1,
+// R = S / (1 − ρ)); below twice the lowest latency, waiting is shorter than
+// service, and real runs at low load wobble by tens of percent, so a flat,
+// noisy curve (80–137 µs on a fresh machine's demo) must not get a knee at
+// its deepest dip. The bend: a straight line bends by 1, y = x^1.5 by 1.9,
+// a parabola by exactly 3 (a knee), a hockey stick by far more.
 //
 // # Objectives
 //

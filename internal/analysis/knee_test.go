@@ -31,14 +31,51 @@ func TestKneeIndex(t *testing.T) {
 			-1,
 		},
 		{
-			"rise just under 1.5x is still flat",
-			curve(100, 1.0, 200, 1.0, 300, 1.49),
+			"rise just under 2x is still flat",
+			curve(100, 1.0, 200, 1.0, 300, 1.99),
 			-1,
 		},
 		{
-			"rise of 1.5x counts",
-			curve(100, 1.0, 200, 1.0, 300, 1.5),
+			"rise of 2x counts",
+			curve(100, 1.0, 200, 1.0, 300, 2.0),
 			1,
+		},
+		{
+			// A spike to 2.5x at low load, then ×1.6 at most past the
+			// candidate: the rise that counts is the one after the knee.
+			"the rise is counted past the knee only",
+			curve(0, 1, 0.1, 2.5, 0.2, 1, 0.5, 1.05, 1, 1.6),
+			-1,
+		},
+		{
+			// A fresh machine's demo: mean latency between 80 and 137 µs
+			// (×1.7) at 2,000–16,000 IOPS, far below any target.
+			"a rise of 1.7x far below the target is no knee",
+			curve(2000, 80, 4000, 95, 8000, 82, 16000, 137),
+			-1,
+		},
+		{
+			// y = x² bends by exactly 3 at its chord knee x = 0.5.
+			"parabola: bends by 3, a knee",
+			curve(1, 1, 2, 1.25, 3, 2, 4, 3.25, 5, 5),
+			2,
+		},
+		{
+			// y = 1 + x^1.5 over x in [0, 1]: doubles, but bends by 1.9.
+			"gently convex (x^1.5): no knee",
+			curve(0, 1, 0.2, 1.0894, 0.4, 1.2530, 0.6, 1.4648, 0.8, 1.7155, 1, 2),
+			-1,
+		},
+		{
+			// M/M/1 at utilisations 0.1…0.95: R = 1 / (1 − ρ).
+			"queueing hockey stick: knee where waiting takes over",
+			curve(0.1, 1.111, 0.3, 1.429, 0.5, 2, 0.7, 3.333, 0.8, 5, 0.9, 10, 0.95, 20),
+			4,
+		},
+		{
+			"linear from a floor: no knee",
+			curve(1000, 100, 2000, 200, 3000, 300, 4000, 400, 5000, 500),
+			-1,
 		},
 		{
 			"flat then explosive: knee at the last flat-ish point",
@@ -147,6 +184,50 @@ func TestAnalyzeKnee(t *testing.T) {
 			}
 			if want := map[bool]int{true: 0, false: 1}[tc.want < 0]; knees != want {
 				t.Errorf("%d steps flagged as knee, want %d", knees, want)
+			}
+		})
+	}
+}
+
+// TestKneeOfRecordedRuns: the rule on curves this project measured, with the
+// figures its reports printed (read and write IOPS and mean latency per
+// step; the knee's y is the mean over all I/O).
+func TestKneeOfRecordedRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		steps []results.StepAggregate
+		want  int // KneeStep
+	}{
+		{
+			// README: the demo on one node, 2,000–16,000 IOPS. The mean
+			// rises to 89 µs at step 3 and falls back to 63 µs.
+			"demo, one node: no knee",
+			[]results.StepAggregate{
+				mixed(1, 1600, 32200, 400, 64000), mixed(2, 3200, 39300, 800, 88100),
+				mixed(3, 6400, 74600, 1600, 149*us), mixed(4, 12799, 55400, 3200, 95*us),
+			},
+			-1,
+		},
+		{
+			// docs/local-cluster.md: the demo on three nodes of the
+			// 2-core machine. The mean holds at 208–303 µs, then doubles
+			// (253 → 523 µs) as the load doubles: a bend (×2.5 rise, ×4.6
+			// steeper), at step 3.
+			"demo, three nodes: knee where the mean doubles",
+			[]results.StepAggregate{
+				mixed(1, 1600, 183*us, 400, 308*us), mixed(2, 3197, 285*us, 799, 374*us),
+				mixed(3, 6393, 243*us, 1598, 295*us), mixed(4, 12794, 509*us, 3199, 579*us),
+			},
+			3,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Analyze(unthrottled(tc.steps...), Options{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Summary.KneeStep != tc.want {
+				t.Errorf("KneeStep = %d, want %d", res.Summary.KneeStep, tc.want)
 			}
 		})
 	}

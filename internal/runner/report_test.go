@@ -17,7 +17,8 @@ import (
 
 // synthetic is a three-step local run at 1,000, 2,000 and 3,000 IOPS
 // offered, 80 % reads of 8 KiB, whose third step saturated; its read mean
-// latency grows from 200 µs and the write p99 is three times the read's.
+// latency doubles from 200 µs with each step (a knee at step 2) and the
+// write p99 is three times the read's.
 func synthetic(t *testing.T) (*Local, *Outcome) {
 	t.Helper()
 	lat := func(meanUs float64, p99Us uint64, ios uint64) results.LatencySummary {
@@ -35,9 +36,10 @@ func synthetic(t *testing.T) (*Local, *Outcome) {
 	out := &Outcome{Stop: &plan.StopReason{Kind: plan.StopSaturated, Step: 2,
 		Message: "step 3/3 (3000 IOPS offered): achieved 2,400 IOPS, below 90 % of the offered rate"}}
 	for i, achieved := range []float64{1000, 2000, 2400} {
-		r, w := dir(achieved*0.8, 200*float64(i+1), 400*uint64(i+1)), dir(achieved*0.2, 300*float64(i+1), 1200*uint64(i+1))
+		m := uint64(1) << i
+		r, w := dir(achieved*0.8, 200*float64(m), 400*m), dir(achieved*0.2, 300*float64(m), 1200*m)
 		total := results.OperationSummary{IOPS: r.IOPS + w.IOPS, BytesPerSec: r.BytesPerSec + w.BytesPerSec, IOs: r.IOs + w.IOs,
-			Latency: lat(220*float64(i+1), 1200*uint64(i+1), r.IOs+w.IOs)}
+			Latency: lat(220*float64(m), 1200*m, r.IOs+w.IOs)}
 		out.Steps = append(out.Steps, run.Step{
 			Order: protocol.StepOrder{Index: i, Step: plan.Step{Index: i, OfferedIOPS: int64(1000 * (i + 1))},
 				StartAt: start.Add(time.Duration(i) * 12 * time.Second)},
@@ -72,8 +74,8 @@ func TestWriteReport(t *testing.T) {
 		"step     offered  read IOPS  write IOPS  MiB/s  read mean  read p99  write mean  write p99   skew\n",
 		"   1  1,000 IOPS        800         200    7.8     200 µs    400 µs      300 µs     1.2 ms  300µs\n",
 		"   2  2,000 IOPS      1,600         400   15.6     400 µs    800 µs      600 µs     2.4 ms  700µs  knee\n",
-		"   3  3,000 IOPS      1,920         480   18.8     600 µs    1.2 ms      900 µs     3.6 ms    1ms  saturated,closed-loop\n",
-		"peak: 2,400 IOPS (step 3), 18.8 MiB/s (step 3), mean latency at peak 660 µs, p99 at peak 3.6 ms\n",
+		"   3  3,000 IOPS      1,920         480   18.8     800 µs    1.6 ms      1.2 ms     4.8 ms    1ms  saturated,closed-loop\n",
+		"peak: 2,400 IOPS (step 3), 18.8 MiB/s (step 3), mean latency at peak 880 µs, p99 at peak 4.8 ms\n",
 		"performance at the latency target (mean latency ≤ 500 µs): 2,000 IOPS (15.6 MiB/s) at 440 µs (step 2)\n",
 		"knee: step 2 at 2,000 IOPS\n",
 		"ended: step 3/3 (3000 IOPS offered): achieved 2,400 IOPS, below 90 % of the offered rate\n",
