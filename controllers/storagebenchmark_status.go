@@ -147,7 +147,7 @@ func stepStatus(rec run.Step) v1alpha1.StepStatus {
 		Attempt: o.Step.Attempt, Superseded: rec.Superseded,
 		Clients: int32(agg.Clients), StartTime: *Stamp(o.StartAt), StartSkew: metav1.Duration{Duration: agg.StartSkew},
 		AchievedIOPS: int64(math.Round(agg.Total.IOPS)), AchievedBytesPerSecond: int64(math.Round(agg.Total.BytesPerSec)),
-		Read: operationStatus(agg.Read), Write: operationStatus(agg.Write), Interrupted: agg.Interrupted, ConfigMap: rec.Name,
+		Read: operationStatus(agg.Read), Write: operationStatus(agg.Write), Sync: operationStatus(agg.Sync), Interrupted: agg.Interrupted, ConfigMap: rec.Name,
 		Verification: verificationStatus(agg.Verification),
 	}
 	if agg.Total.IOs > 0 {
@@ -195,7 +195,7 @@ func project(b *v1alpha1.StorageBenchmark, d *spec.Run, obs *observed) error {
 	w := d.Workload
 	st.Workload = &v1alpha1.ResolvedWorkload{BlockSizeBytes: w.BlockSizeBytes, ReadPercent: w.ReadPercent, Pattern: string(w.Pattern),
 		IODepth: w.IODepth, IOEngine: string(w.IOEngine), Direct: w.Direct, WorkingSetBytesPerClient: w.WorkingSetBytesPerClient,
-		CompressPercent: w.CompressPercent}
+		CompressPercent: w.CompressPercent, DedupePercent: w.DedupePercent, Sync: string(w.Sync), SyncEvery: w.SyncEvery}
 	st.Steps = nil
 	for _, rec := range v.Steps {
 		st.Steps = append(st.Steps, stepStatus(rec))

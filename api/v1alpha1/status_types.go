@@ -300,6 +300,12 @@ type ResolvedWorkload struct {
 	Direct                   bool   `json:"direct"`
 	WorkingSetBytesPerClient int64  `json:"workingSetBytesPerClient"`
 	CompressPercent          int32  `json:"compressPercent"`
+	// +optional
+	DedupePercent int32 `json:"dedupePercent,omitempty"`
+	// +optional
+	Sync string `json:"sync,omitempty"`
+	// +optional
+	SyncEvery int32 `json:"syncEvery,omitempty"`
 }
 
 // StorageStatus is the storage actually used.
@@ -529,6 +535,12 @@ type StepStatus struct {
 	// write is the writes' throughput and latency; unset without writes.
 	// +optional
 	Write *OperationStatus `json:"write,omitempty"`
+	// sync is the fsync or fdatasync calls of a workload that makes them
+	// (workload.sync): their rate (iops), count (ios) and latency (each
+	// call's time, merged as I/O latency is); bytesPerSecond is 0. They
+	// are not I/O: not in achievedIOPS or latency. Unset without them.
+	// +optional
+	Sync *OperationStatus `json:"sync,omitempty"`
 	// saturated: a throttled step achieved less than the saturation
 	// percentage of its offered load.
 	// +optional

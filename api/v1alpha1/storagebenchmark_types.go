@@ -61,11 +61,11 @@ func init() {
 // +kubebuilder:validation:XValidation:rule="!has(self.load.queueDepth) || !has(self.load.queueDepth.start) || self.load.queueDepth.start >= self.clients.jobsPerClient",message="load.queueDepth.start must be at least clients.jobsPerClient (each fio job needs at least one outstanding I/O)",fieldPath=".load.queueDepth.start"
 // +kubebuilder:validation:XValidation:rule="has(self.storage.existingClaim) || !isQuantity(string(self.storage.size)) || quantity(string(self.storage.size)).compareTo(quantity('1Mi')) < 0 || (has(self.workload.workingSetPerClient) && !isQuantity(string(self.workload.workingSetPerClient))) || (self.storage.sharing == 'Shared' ? (has(self.workload.workingSetPerClient) ? quantity(string(self.workload.workingSetPerClient)) : quantity('1Gi')).asApproximateFloat() * double(self.clients.count) <= quantity(string(self.storage.size)).asApproximateFloat() : (has(self.workload.workingSetPerClient) ? quantity(string(self.workload.workingSetPerClient)) : quantity('1Gi')).compareTo(quantity(string(self.storage.size))) <= 0)",message="workload.workingSetPerClient does not fit in storage.size: with PerClient volumes it must be at most storage.size, with a Shared volume (Filesystem or Block) clients.count × workingSetPerClient must be at most storage.size; unset, it is the profile's, 1Gi",fieldPath=".workload.workingSetPerClient"
 // +kubebuilder:validation:XValidation:rule="!has(self.load.extendUntilSteady) || duration(self.load.stepDuration).getSeconds() >= (has(self.analysis) && has(self.analysis.steadyState) && has(self.analysis.steadyState.rounds) ? self.analysis.steadyState.rounds : 5)",message="load.extendUntilSteady needs a load.stepDuration of at least analysis.steadyState.rounds seconds, one timeline second per round, or no step could be judged steady",fieldPath=".load.extendUntilSteady"
-// +kubebuilder:validation:XValidation:rule="!has(self.load.queueDepth) || !has(self.workload.ioEngine) || !(self.workload.ioEngine in ['psync', 'sync'])",message="load.queueDepth needs an asynchronous workload.ioEngine (libaio, io_uring or posixaio): synchronous engines keep one I/O in flight per job, so raising the queue depth would change nothing",fieldPath=".workload.ioEngine"
-// +kubebuilder:validation:XValidation:rule="!has(self.load.curve) || !has(self.load.curve.percents) || size(self.load.curve.percents) <= ((has(self.load.curve.clientBoundCheck) && !self.load.curve.clientBoundCheck) || (has(self.workload.ioEngine) && self.workload.ioEngine in ['psync', 'sync']) ? 99 : 98)",message="load.curve.percents may list at most 98 percentages with the client-bound check (99 with load.curve.clientBoundCheck false, or with a synchronous workload.ioEngine, psync or sync, which skips the check): with the unthrottled step and the check, a curve has at most 100 steps",fieldPath=".load.curve.percents"
-// +kubebuilder:validation:XValidation:rule="!has(self.load.repeat) || self.load.repeat <= 1 || self.load.repeat * (has(self.load.rate) ? (has(self.load.rate.steps) ? size(self.load.rate.steps) : (has(self.load.rate.start) && has(self.load.rate.max) && has(self.load.rate.increment) && self.load.rate.increment > 0 && self.load.rate.max >= self.load.rate.start ? (self.load.rate.max - self.load.rate.start) / self.load.rate.increment + 1 : 1)) : has(self.load.queueDepth) ? (has(self.load.queueDepth.steps) ? size(self.load.queueDepth.steps) : (has(self.load.queueDepth.start) && has(self.load.queueDepth.max) ? [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096].filter(f, self.load.queueDepth.start * f <= self.load.queueDepth.max).size() : 1)) : has(self.load.curve) ? (has(self.load.curve.percents) ? size(self.load.curve.percents) : 10) + ((has(self.load.curve.clientBoundCheck) && !self.load.curve.clientBoundCheck) || (has(self.workload.ioEngine) && self.workload.ioEngine in ['psync', 'sync']) ? 1 : 2) : 1) <= 100",message="load.repeat times the number of steps (a curve's unthrottled step and client-bound check included) must be at most 100: every run is a step; lower load.repeat or plan fewer steps",fieldPath=".load.repeat"
-// +kubebuilder:validation:XValidation:rule="!has(self.load.extendUntilSteady) || (has(self.load.repeat) ? self.load.repeat : 1) * self.load.extendUntilSteady.maxRuns * (has(self.load.rate) ? (has(self.load.rate.steps) ? size(self.load.rate.steps) : (has(self.load.rate.start) && has(self.load.rate.max) && has(self.load.rate.increment) && self.load.rate.increment > 0 && self.load.rate.max >= self.load.rate.start ? (self.load.rate.max - self.load.rate.start) / self.load.rate.increment + 1 : 1)) : has(self.load.queueDepth) ? (has(self.load.queueDepth.steps) ? size(self.load.queueDepth.steps) : (has(self.load.queueDepth.start) && has(self.load.queueDepth.max) ? [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096].filter(f, self.load.queueDepth.start * f <= self.load.queueDepth.max).size() : 1)) : has(self.load.curve) ? (has(self.load.curve.percents) ? size(self.load.curve.percents) : 10) + ((has(self.load.curve.clientBoundCheck) && !self.load.curve.clientBoundCheck) || (has(self.workload.ioEngine) && self.workload.ioEngine in ['psync', 'sync']) ? 1 : 2) : 1) <= 100",message="load.extendUntilSteady.maxRuns times load.repeat times the number of steps (a curve's unthrottled step and client-bound check included) must be at most 100: every run is a step; lower maxRuns or plan fewer steps",fieldPath=".load.extendUntilSteady.maxRuns"
-// +kubebuilder:validation:XValidation:rule="!has(self.verify) || !has(self.workload.direct) || self.workload.direct",message="verify needs workload.direct true: a read-back through the page cache would check the client's memory, not the storage",fieldPath=".workload.direct"
+// +kubebuilder:validation:XValidation:rule="!has(self.load.queueDepth) || (has(self.workload.ioEngine) ? !(self.workload.ioEngine in ['psync', 'sync']) : !(has(self.workload.profile) && self.workload.profile in ['db-log', 'etcd']))",message="load.queueDepth needs an asynchronous workload.ioEngine (libaio, io_uring or posixaio; the db-log and etcd profiles' is sync): synchronous engines keep one I/O in flight per job, so raising the queue depth would change nothing",fieldPath=".workload.ioEngine"
+// +kubebuilder:validation:XValidation:rule="!has(self.load.curve) || !has(self.load.curve.percents) || size(self.load.curve.percents) <= ((has(self.load.curve.clientBoundCheck) && !self.load.curve.clientBoundCheck) || (has(self.workload.ioEngine) ? self.workload.ioEngine in ['psync', 'sync'] : (has(self.workload.profile) && self.workload.profile in ['db-log', 'etcd'])) ? 99 : 98)",message="load.curve.percents may list at most 98 percentages with the client-bound check (99 with load.curve.clientBoundCheck false, or with a synchronous workload.ioEngine, psync or sync, which skips the check): with the unthrottled step and the check, a curve has at most 100 steps",fieldPath=".load.curve.percents"
+// +kubebuilder:validation:XValidation:rule="!has(self.load.repeat) || self.load.repeat <= 1 || self.load.repeat * (has(self.load.rate) ? (has(self.load.rate.steps) ? size(self.load.rate.steps) : (has(self.load.rate.start) && has(self.load.rate.max) && has(self.load.rate.increment) && self.load.rate.increment > 0 && self.load.rate.max >= self.load.rate.start ? (self.load.rate.max - self.load.rate.start) / self.load.rate.increment + 1 : 1)) : has(self.load.queueDepth) ? (has(self.load.queueDepth.steps) ? size(self.load.queueDepth.steps) : (has(self.load.queueDepth.start) && has(self.load.queueDepth.max) ? [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096].filter(f, self.load.queueDepth.start * f <= self.load.queueDepth.max).size() : 1)) : has(self.load.curve) ? (has(self.load.curve.percents) ? size(self.load.curve.percents) : 10) + ((has(self.load.curve.clientBoundCheck) && !self.load.curve.clientBoundCheck) || (has(self.workload.ioEngine) ? self.workload.ioEngine in ['psync', 'sync'] : (has(self.workload.profile) && self.workload.profile in ['db-log', 'etcd'])) ? 1 : 2) : 1) <= 100",message="load.repeat times the number of steps (a curve's unthrottled step and client-bound check included) must be at most 100: every run is a step; lower load.repeat or plan fewer steps",fieldPath=".load.repeat"
+// +kubebuilder:validation:XValidation:rule="!has(self.load.extendUntilSteady) || (has(self.load.repeat) ? self.load.repeat : 1) * self.load.extendUntilSteady.maxRuns * (has(self.load.rate) ? (has(self.load.rate.steps) ? size(self.load.rate.steps) : (has(self.load.rate.start) && has(self.load.rate.max) && has(self.load.rate.increment) && self.load.rate.increment > 0 && self.load.rate.max >= self.load.rate.start ? (self.load.rate.max - self.load.rate.start) / self.load.rate.increment + 1 : 1)) : has(self.load.queueDepth) ? (has(self.load.queueDepth.steps) ? size(self.load.queueDepth.steps) : (has(self.load.queueDepth.start) && has(self.load.queueDepth.max) ? [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096].filter(f, self.load.queueDepth.start * f <= self.load.queueDepth.max).size() : 1)) : has(self.load.curve) ? (has(self.load.curve.percents) ? size(self.load.curve.percents) : 10) + ((has(self.load.curve.clientBoundCheck) && !self.load.curve.clientBoundCheck) || (has(self.workload.ioEngine) ? self.workload.ioEngine in ['psync', 'sync'] : (has(self.workload.profile) && self.workload.profile in ['db-log', 'etcd'])) ? 1 : 2) : 1) <= 100",message="load.extendUntilSteady.maxRuns times load.repeat times the number of steps (a curve's unthrottled step and client-bound check included) must be at most 100: every run is a step; lower maxRuns or plan fewer steps",fieldPath=".load.extendUntilSteady.maxRuns"
+// +kubebuilder:validation:XValidation:rule="!has(self.verify) || (has(self.workload.direct) ? self.workload.direct : !(has(self.workload.profile) && self.workload.profile in ['db-log', 'etcd']))",message="verify needs workload.direct true (the db-log and etcd profiles write through the page cache): a read-back through the page cache would check the client's memory, not the storage",fieldPath=".workload.direct"
 // +kubebuilder:validation:XValidation:rule="!has(self.verify) || !has(self.workload.compressPercent) || self.workload.compressPercent == 0",message="verify needs workload.compressPercent 0: verified writes carry a pattern that describes their block instead of fio's buffers",fieldPath=".workload.compressPercent"
 type StorageBenchmarkSpec struct {
 	// storage is the volume (or volumes) under test.
@@ -244,13 +244,13 @@ type ClientsSpec struct {
 
 // WorkloadSpec is the I/O pattern. Fields set here override the profile's.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.ioEngine) || !(self.ioEngine in ['psync', 'sync']) || (has(self.ioDepth) && self.ioDepth == 1)",message="workload.ioDepth must be 1 with a synchronous ioEngine (psync, sync), and every profile's is 16: fio's synchronous engines issue one I/O at a time per job and would silently ignore a deeper ioDepth",fieldPath=".ioDepth"
-// +kubebuilder:validation:XValidation:rule="!has(self.direct) || self.direct || (has(self.ioEngine) && self.ioEngine != 'libaio')",message="workload.direct false needs an ioEngine other than libaio, every profile's engine: without O_DIRECT Linux completes libaio submissions synchronously, so the ioDepth would silently be 1",fieldPath=".direct"
+// +kubebuilder:validation:XValidation:rule="(has(self.ioEngine) ? !(self.ioEngine in ['psync', 'sync']) : !(has(self.profile) && self.profile in ['db-log', 'etcd'])) || (has(self.ioDepth) ? self.ioDepth == 1 : (has(self.profile) && self.profile in ['db-log', 'etcd']))",message="workload.ioDepth must be 1 with a synchronous ioEngine (psync, sync; the db-log and etcd profiles' engine is sync, their ioDepth 1, every other profile's 16): fio's synchronous engines issue one I/O at a time per job and would silently ignore a deeper ioDepth",fieldPath=".ioDepth"
+// +kubebuilder:validation:XValidation:rule="(has(self.direct) ? self.direct : !(has(self.profile) && self.profile in ['db-log', 'etcd'])) || (has(self.ioEngine) ? self.ioEngine != 'libaio' : (has(self.profile) && self.profile in ['db-log', 'etcd']))",message="workload.direct false needs an ioEngine other than libaio (every profile's engine but db-log's and etcd's, which write through the page cache with sync): without O_DIRECT Linux completes libaio submissions synchronously, so the ioDepth would silently be 1",fieldPath=".direct"
 type WorkloadSpec struct {
 	// profile is a named workload from the published studies (see
 	// docs/api.md); unset means 4 KiB random reads.
 	// +optional
-	// +kubebuilder:validation:Enum=analytics;mix-256k-0;mix-256k-100;mix-256k-25;mix-256k-50;mix-256k-75;mix-4k-0;mix-4k-100;mix-4k-25;mix-4k-50;mix-4k-75;mix-64k-0;mix-64k-100;mix-64k-25;mix-64k-50;mix-64k-75;mix-8k-0;mix-8k-100;mix-8k-25;mix-8k-50;mix-8k-75;mixed;mongodb;mongodb-update;oltp;oltp-70-30;oltp-90-10;rand-read;rand-write;seq-read;seq-write;streaming-read;streaming-write
+	// +kubebuilder:validation:Enum=analytics;db-log;etcd;mix-256k-0;mix-256k-100;mix-256k-25;mix-256k-50;mix-256k-75;mix-4k-0;mix-4k-100;mix-4k-25;mix-4k-50;mix-4k-75;mix-64k-0;mix-64k-100;mix-64k-25;mix-64k-50;mix-64k-75;mix-8k-0;mix-8k-100;mix-8k-25;mix-8k-50;mix-8k-75;mixed;mongodb;mongodb-update;oltp;oltp-70-30;oltp-90-10;rand-read;rand-write;seq-read;seq-write;streaming-read;streaming-write
 	Profile string `json:"profile,omitempty"`
 
 	// blockSize is the I/O size: a power of two from 512 to 16Mi.
@@ -296,6 +296,29 @@ type WorkloadSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=99
 	CompressPercent *int32 `json:"compressPercent,omitempty"`
+
+	// dedupePercent makes this share of fio's written buffers repeat an
+	// earlier one, 0 to 100; 0 (no repeats) keeps inline deduplication
+	// from flattering results.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	DedupePercent *int32 `json:"dedupePercent,omitempty"`
+
+	// sync makes writes durable: fsync or fdatasync after every syncEvery
+	// writes (their latency is reported as steps[].sync), or dsync (files
+	// opened O_DSYNC: each write returns once durable). Unset: none, as in
+	// every profile but db-log and etcd (fdatasync after each write).
+	// +optional
+	// +kubebuilder:validation:Enum=fsync;fdatasync;dsync
+	Sync string `json:"sync,omitempty"`
+
+	// syncEvery is how many writes each fsync or fdatasync follows, 1 (the
+	// default with sync) to 1048576.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1048576
+	SyncEvery *int32 `json:"syncEvery,omitempty"`
 }
 
 // PreconditionSpec fills the working set before measuring: thin volumes
@@ -524,7 +547,7 @@ type CurveSteps struct {
 type LatencyMetric string
 
 // Operation selects which I/Os a latency figure covers.
-// +kubebuilder:validation:Enum=read;write;total;worst
+// +kubebuilder:validation:Enum=read;write;total;worst;sync
 type Operation string
 
 // LatencySelector picks one latency figure of a step.
@@ -534,8 +557,9 @@ type LatencySelector struct {
 	// +kubebuilder:default=mean
 	Metric LatencyMetric `json:"metric,omitempty"`
 
-	// operation is read, write, total (all I/O pooled) or worst (the
-	// higher of read and write).
+	// operation is read, write, total (all I/O pooled), worst (the
+	// higher of read and write) or sync (the fsync or fdatasync calls of
+	// a workload that makes them).
 	// +optional
 	// +kubebuilder:default=total
 	Operation Operation `json:"operation,omitempty"`

@@ -142,7 +142,7 @@ const (
 	durationPattern = "should match '^[-+]?(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$'"
 )
 
-const profileEnumMsg = `supported values: "analytics", "mix-256k-0"`
+const profileEnumMsg = `supported values: "analytics", "db-log", "etcd", "mix-256k-0"`
 
 var badSpecs = []badSpec{
 	// metadata

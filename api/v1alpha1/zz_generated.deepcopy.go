@@ -923,6 +923,11 @@ func (in *StepStatus) DeepCopyInto(out *StepStatus) {
 		*out = new(OperationStatus)
 		**out = **in
 	}
+	if in.Sync != nil {
+		in, out := &in.Sync, &out.Sync
+		*out = new(OperationStatus)
+		**out = **in
+	}
 	if in.SteadyState != nil {
 		in, out := &in.SteadyState, &out.SteadyState
 		*out = new(SteadyStateStatus)
@@ -1589,6 +1594,16 @@ func (in *WorkloadSpec) DeepCopyInto(out *WorkloadSpec) {
 	}
 	if in.CompressPercent != nil {
 		in, out := &in.CompressPercent, &out.CompressPercent
+		*out = new(int32)
+		**out = **in
+	}
+	if in.DedupePercent != nil {
+		in, out := &in.DedupePercent, &out.DedupePercent
+		*out = new(int32)
+		**out = **in
+	}
+	if in.SyncEvery != nil {
+		in, out := &in.SyncEvery, &out.SyncEvery
 		*out = new(int32)
 		**out = **in
 	}

@@ -59,7 +59,7 @@ func record(out, dir string, runtime time.Duration) error {
 		return fmt.Errorf("fio's status stream: %w", res.TimelineErr)
 	}
 	cs := results.ClientStep{Client: 0, Step: 0, Jobs: len(run.Jobs), PlannedStart: start, ActualStart: start, End: time.Now().UTC()}
-	cs.Read, cs.Write = results.FromFio(res.Output)
+	cs.Read, cs.Write, cs.Sync = results.FromFio(res.Output)
 	cs.Timeline = results.TimelineOf(res.Intervals).Fit(results.ClientTimelineBytes)
 	if err := cs.Validate(); err != nil {
 		return fmt.Errorf("the recorded result does not pass validation: %w", err)

@@ -32,13 +32,16 @@ const (
 	// OperationWorst is the higher of the read and the write figure, among
 	// the operations that have samples.
 	OperationWorst = "worst"
+	// OperationSync is the sync calls (fsync or fdatasync) of a workload
+	// that makes them, apart from its I/O.
+	OperationSync = "sync"
 )
 
 // latencyMetrics lists the accepted LatencySelector.Metric values.
 var latencyMetrics = []string{MetricMean, MetricMin, MetricMax, MetricP50, MetricP90, MetricP95, MetricP99, MetricP999, MetricP9999}
 
 // latencyOperations lists the accepted LatencySelector.Operation values.
-var latencyOperations = []string{OperationRead, OperationWrite, OperationTotal, OperationWorst}
+var latencyOperations = []string{OperationRead, OperationWrite, OperationTotal, OperationWorst, OperationSync}
 
 // LatencySelector picks one latency figure of a step: a metric of one
 // operation's merged distribution. An empty Metric means "mean" and an empty
@@ -47,7 +50,7 @@ type LatencySelector struct {
 	// Metric is one of "mean", "min", "max", "p50", "p90",
 	// "p95", "p99", "p99.9", "p99.99".
 	Metric string
-	// Operation is "read", "write", "total" or "worst".
+	// Operation is "read", "write", "total", "worst" or "sync".
 	Operation string
 }
 
@@ -88,6 +91,8 @@ func (s LatencySelector) Of(a results.StepAggregate) (ns uint64, ok bool) {
 		return a.Write.Latency.Metric(s.Metric)
 	case OperationTotal:
 		return a.Total.Latency.Metric(s.Metric)
+	case OperationSync:
+		return a.Sync.Latency.Metric(s.Metric)
 	case OperationWorst:
 		r, rok := a.Read.Latency.Metric(s.Metric)
 		w, wok := a.Write.Latency.Metric(s.Metric)
@@ -124,6 +129,8 @@ func (s LatencySelector) missing() string {
 		return "no read I/O"
 	case OperationWrite:
 		return "no write I/O"
+	case OperationSync:
+		return "no sync calls"
 	}
 	return "no I/O"
 }

@@ -16,6 +16,8 @@ func TestLatencySelectorOf(t *testing.T) {
 	pct := both                                   // distinct percentiles
 	pct.Read.Latency.P99Ns, pct.Read.Latency.P50Ns = 1840*us, 500*us
 	pct.Write.Latency.P99Ns = 1500 * us
+	synced := writes(6, 300, 2*ms) // a log: each write followed by an fdatasync
+	synced.Sync = dir(300, 7*ms)
 	for _, tc := range []struct {
 		name   string
 		sel    LatencySelector
@@ -39,6 +41,9 @@ func TestLatencySelectorOf(t *testing.T) {
 		{"read selector on a write-only step", LatencySelector{"p99", "read"}, writeOnly, 0, false},
 		{"write selector on a read-only step", LatencySelector{"mean", "write"}, readOnly, 0, false},
 		{"total without I/O", LatencySelector{}, empty, 0, false},
+		{"sync calls", LatencySelector{"p99", "sync"}, synced, 7 * ms, true},
+		{"sync calls are not the total", LatencySelector{"p99", "total"}, synced, 2 * ms, true},
+		{"sync selector without sync calls", LatencySelector{"p99", "sync"}, writeOnly, 0, false},
 		{"unknown metric", LatencySelector{"p98", "read"}, both, 0, false},
 		{"unknown operation", LatencySelector{"p99", "sideways"}, both, 0, false},
 	} {

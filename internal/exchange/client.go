@@ -88,10 +88,11 @@ func (c *Client) LoadPlan(ctx context.Context) (protocol.ClientPlan, error) {
 			p.Seed = protocol.ClientSeed(c.Benchmark, c.Index)
 			c.planUID = cm.UID
 			c.wire = results.ChooseWire(p.ResultWire)
-			if p.Verify {
-				// The wire encoding has no field for a read-back: every
-				// step of a run that verifies goes as JSON, so a result
-				// never changes key mid-run.
+			if p.Verify || p.Workload.Sync.Call() && c.wire < results.WireV2 {
+				// The wire encoding has no field for a read-back, and
+				// version 1 none for sync calls: every step of such a
+				// run goes as JSON, so a result never changes key
+				// mid-run.
 				c.wire = 0
 			}
 			return p, nil
@@ -136,7 +137,7 @@ func (c *Client) Publish(ctx context.Context, r results.ClientStep) error {
 	}
 	annotations := map[string]string{AnnotationResultStep: strconv.Itoa(r.Step)}
 	if c.wire != 0 {
-		return c.patch(ctx, KeyResultWire, results.AppendWire(nil, &r), true, annotations)
+		return c.patch(ctx, KeyResultWire, results.AppendWireVersion(nil, &r, c.wire), true, annotations)
 	}
 	value, err := json.Marshal(r)
 	if err != nil {

@@ -25,6 +25,10 @@ type JobResult struct {
 	RuntimeMs uint64
 	Read      DirResult
 	Write     DirResult
+	// Sync is the job's sync calls (fsync or fdatasync): IOs is their
+	// count, IOPS their rate over the job's run time, Latency each call's
+	// time; no bytes. Zero when the job made none.
+	Sync DirResult
 }
 
 // DirResult is one data direction of one fio job.
@@ -64,6 +68,9 @@ type rawJob struct {
 	JobRuntime uint64 `json:"job_runtime"`
 	Read       rawDir `json:"read"`
 	Write      rawDir `json:"write"`
+	Sync       struct {
+		LatNs rawLat `json:"lat_ns"`
+	} `json:"sync"`
 }
 
 type rawDir struct {
@@ -127,6 +134,9 @@ func outputOf(raw rawOutput, pre string, err error) (*Output, string, error) {
 		if jr.Write, err = convertDir(j.Write); err != nil {
 			return nil, preamble, fmt.Errorf("job %q write: %w", j.JobName, err)
 		}
+		if jr.Sync, err = convertSync(j.Sync.LatNs, j.JobRuntime); err != nil {
+			return nil, preamble, fmt.Errorf("job %q sync: %w", j.JobName, err)
+		}
 		out.Jobs = append(out.Jobs, jr)
 	}
 	if len(out.Jobs) == 0 {
@@ -136,15 +146,9 @@ func outputOf(raw rawOutput, pre string, err error) (*Output, string, error) {
 }
 
 func convertDir(d rawDir) (DirResult, error) {
-	h, err := HistogramFromFio(d.ClatNs.Bins)
+	l, err := latencyOf("clat_ns", d.ClatNs)
 	if err != nil {
 		return DirResult{}, err
-	}
-	if d.ClatNs.N > 0 && h.Total() != d.ClatNs.N {
-		if len(d.ClatNs.Bins) == 0 {
-			return DirResult{}, errors.New("clat_ns has no bins: fio must run with --output-format=json+")
-		}
-		return DirResult{}, fmt.Errorf("clat_ns bins hold %d samples but N is %d", h.Total(), d.ClatNs.N)
 	}
 	return DirResult{
 		IOs:         d.TotalIOs,
@@ -152,16 +156,38 @@ func convertDir(d rawDir) (DirResult, error) {
 		IOPS:        d.IOPS,
 		BytesPerSec: d.BWBytes,
 		RuntimeMs:   d.Runtime,
-		Latency: LatencyStats{
-			Count:   d.ClatNs.N,
-			MinNs:   d.ClatNs.Min,
-			MaxNs:   d.ClatNs.Max,
-			MeanNs:  d.ClatNs.Mean,
-			StdNs:   d.ClatNs.Stddev,
-			Hist:    h,
-			Printed: d.ClatNs.Percentile,
-		},
+		Latency:     l,
 	}, nil
+}
+
+// convertSync is a job's sync calls. fio 3.33 prints their total_ios as 0:
+// the count is the latency's N, the rate N over the job's run time.
+func convertSync(d rawLat, runtimeMs uint64) (DirResult, error) {
+	l, err := latencyOf("sync lat_ns", d)
+	if err != nil || l.Count == 0 {
+		return DirResult{}, err
+	}
+	r := DirResult{IOs: l.Count, RuntimeMs: runtimeMs, Latency: l}
+	if runtimeMs > 0 {
+		r.IOPS = float64(l.Count) * 1000 / float64(runtimeMs)
+	}
+	return r, nil
+}
+
+// latencyOf is one of fio's latency objects (named what for errors), whose
+// bins must hold its N samples.
+func latencyOf(what string, d rawLat) (LatencyStats, error) {
+	h, err := HistogramFromFio(d.Bins)
+	if err != nil {
+		return LatencyStats{}, err
+	}
+	if d.N > 0 && h.Total() != d.N {
+		if len(d.Bins) == 0 {
+			return LatencyStats{}, fmt.Errorf("%s has no bins: fio must run with --output-format=json+", what)
+		}
+		return LatencyStats{}, fmt.Errorf("%s bins hold %d samples but N is %d", what, h.Total(), d.N)
+	}
+	return LatencyStats{Count: d.N, MinNs: d.Min, MaxNs: d.Max, MeanNs: d.Mean, StdNs: d.Stddev, Hist: h, Printed: d.Percentile}, nil
 }
 
 func firstLines(s string, n int) string {

@@ -51,13 +51,23 @@ func TestPercentilesFromBinsEqualFio(t *testing.T) {
 			Runtime: 2 * time.Second, Seed: 22, Jobs: []Job{{IODepth: 8, ReadIOPS: 700, WriteIOPS: 300}}},
 		{Name: "seqwrite", Engine: "libaio", Direct: true, BlockSizeBytes: 65536, ReadPercent: 0,
 			Runtime: 2 * time.Second, Seed: 33, Jobs: []Job{{IODepth: 4}}},
+		// A database log: its fdatasync calls have a histogram of their own.
+		{Name: "log-fdatasync", Engine: "sync", BlockSizeBytes: 8192, ReadPercent: 0, Sync: "fdatasync", SyncEvery: 1,
+			Runtime: 2 * time.Second, Seed: 44, Jobs: []Job{{IODepth: 1, WriteIOPS: 200}}},
 	}
-	checked := 0
+	checked, syncs := 0, 0
 	for _, r := range runs {
 		dir := t.TempDir()
 		res := runFio(t, e, r, Layout{Directory: dir, BytesPerJob: 32 << 20})
 		for _, j := range res.Output.Jobs {
-			for dirName, d := range map[string]DirResult{"read": j.Read, "write": j.Write} {
+			if r.Sync != "" {
+				// One call after each write; the last write may miss its.
+				if n, w := j.Sync.IOs, j.Write.IOs; n == 0 || n > w || w-n > 1 {
+					t.Fatalf("%s: %d fdatasync calls after %d writes", j.Name, n, w)
+				}
+				syncs++
+			}
+			for dirName, d := range map[string]DirResult{"read": j.Read, "write": j.Write, "sync": j.Sync} {
 				if d.Latency.Count == 0 {
 					continue
 				}
@@ -79,8 +89,8 @@ func TestPercentilesFromBinsEqualFio(t *testing.T) {
 			}
 		}
 	}
-	if checked < 3*len(PercentileValues) {
-		t.Fatalf("only %d percentiles compared", checked)
+	if checked < 5*len(PercentileValues) || syncs != 1 {
+		t.Fatalf("only %d percentiles compared, %d jobs with sync calls", checked, syncs)
 	}
 }
 

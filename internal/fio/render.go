@@ -53,6 +53,13 @@ type Run struct {
 	ReadPercent     int32
 	Random          bool
 	CompressPercent int32
+	// DedupePercent is the share of written buffers that repeat an earlier
+	// one (dedupe_percentage).
+	DedupePercent int32
+	// Sync is "fsync" or "fdatasync" (a call after every SyncEvery
+	// writes), "dsync" (files opened O_DSYNC), or "" (none).
+	Sync      string
+	SyncEvery int32
 	// Runtime is the measured duration; 0 renders a size-based run (used by
 	// preconditioning, which writes each job's working set once).
 	Runtime time.Duration
@@ -167,6 +174,15 @@ func Render(r Run, l Layout) (string, error) {
 		w("buffer_compress_percentage", r.CompressPercent)
 		w("buffer_compress_chunk", 4096)
 	}
+	if r.DedupePercent > 0 {
+		w("dedupe_percentage", r.DedupePercent)
+	}
+	switch r.Sync {
+	case "fsync", "fdatasync":
+		w(r.Sync, r.SyncEvery)
+	case "dsync":
+		w("sync", "dsync")
+	}
 	if r.Poisson {
 		w("rate_process", "poisson")
 	}
@@ -259,7 +275,16 @@ func validate(r Run, l Layout) error {
 	if !r.StartAt.IsZero() && !UsableWaiter(r.Waiter) {
 		return fmt.Errorf("waiter %q must be an absolute path of letters, digits and '/', '.', '_', '-', '+' (a shell runs it)", r.Waiter)
 	}
+	switch {
+	case r.Sync != "" && r.Sync != "fsync" && r.Sync != "fdatasync" && r.Sync != "dsync":
+		return fmt.Errorf("sync %q: only fsync, fdatasync or dsync", r.Sync)
+	case (r.Sync == "fsync" || r.Sync == "fdatasync") && r.SyncEvery < 1:
+		return fmt.Errorf("%s needs a count of writes, not %d", r.Sync, r.SyncEvery)
+	}
 	if v := r.Verify; v != nil {
+		if r.DedupePercent > 0 {
+			return errors.New("verified writes carry their pattern, not repeated buffers")
+		}
 		if !verifyPattern.MatchString(v.Pattern) {
 			return fmt.Errorf("verify pattern %q: only 0x and 16 hex digits, then %%o", v.Pattern)
 		}

@@ -15,6 +15,12 @@ func wl(read int32) workload.Spec {
 	return s
 }
 
+// synced is a database log's workload: writes, fdatasync after each.
+func synced() workload.Spec {
+	p, _ := workload.Lookup("db-log")
+	return p.Spec
+}
+
 func wlBS(read int32, bs int64) workload.Spec {
 	s := wl(read)
 	s.BlockSizeBytes = bs

@@ -121,11 +121,16 @@ const (
 	Total LatencyOperation = "total"
 	// Worst is the worse of read and write.
 	Worst LatencyOperation = "worst"
+	// Sync is the sync calls (fsync or fdatasync) of a workload that
+	// makes them.
+	Sync LatencyOperation = "sync"
 )
 
 // LatencyOperations returns the allowed operations (the same names as
 // analysis.LatencySelector's).
-func LatencyOperations() []LatencyOperation { return []LatencyOperation{Read, Write, Total, Worst} }
+func LatencyOperations() []LatencyOperation {
+	return []LatencyOperation{Read, Write, Total, Worst, Sync}
+}
 
 // StopRules end a load early. Each rule is checked on every finished step.
 type StopRules struct {

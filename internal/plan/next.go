@@ -23,6 +23,8 @@ type StepOutcome struct {
 	Read, Write *results.LatencySummary
 	// Total is the latency over all I/O; nil when the step measured none.
 	Total *results.LatencySummary
+	// Sync is the latency of the sync calls; nil without any.
+	Sync *results.LatencySummary
 	// LongestStall is the longest time in which no client completed an
 	// I/O (0: none, or no timeline).
 	LongestStall time.Duration
@@ -257,6 +259,11 @@ func latencyOf(ls *LatencyStop, o StepOutcome) (LatencyOperation, uint64, error)
 			return "", 0, fmt.Errorf("no latencies reported; the latency stop rule needs them")
 		}
 		return Total, get(o.Total), nil
+	case Sync:
+		if o.Sync == nil {
+			return "", 0, fmt.Errorf("no sync latencies reported; the latency stop rule needs them")
+		}
+		return Sync, get(o.Sync), nil
 	case Read, Write:
 		l := o.Read
 		if ls.Operation == Write {

@@ -286,10 +286,13 @@ func validateStop(l Load, w *workload.Spec) error {
 			return fe("load.stop.latency.metric", strconv.Quote(string(ls.Metric)), "must be one of mean, p50, p90, p99, p99.9")
 		}
 		if !slices.Contains(LatencyOperations(), ls.Operation) {
-			return fe("load.stop.latency.operation", strconv.Quote(string(ls.Operation)), "must be one of read, write, total, worst")
+			return fe("load.stop.latency.operation", strconv.Quote(string(ls.Operation)), "must be one of read, write, total, worst, sync")
 		}
 		if w != nil && ls.Operation == Read && !w.HasReads() {
 			return fe("load.stop.latency.operation", `"read"`, "must be write, total or worst: the workload does no reads (readPercent 0), so the rule could never fire")
+		}
+		if w != nil && ls.Operation == Sync && !w.Sync.Call() {
+			return fe("load.stop.latency.operation", `"sync"`, "needs workload.sync fsync or fdatasync: the workload makes no sync calls, so the rule could never fire")
 		}
 		if w != nil && ls.Operation == Write && !w.HasWrites() {
 			return fe("load.stop.latency.operation", `"write"`, "must be read, total or worst: the workload does no writes (readPercent 100), so the rule could never fire")

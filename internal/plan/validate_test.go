@@ -161,6 +161,8 @@ func TestValidate(t *testing.T) {
 		{"stop direction bad", withStop(rateLoad(1000), &LatencyStop{P99, "both", 2000}, 0), ok, rw, "load.stop.latency.operation", ""},
 		{"stop read on write-only", withStop(rateLoad(1000), &LatencyStop{P99, Read, 2000}, 0), ok, wl(0), "load.stop.latency.operation", "does no reads"},
 		{"stop write on read-only", withStop(rateLoad(1000), &LatencyStop{P99, Write, 2000}, 0), ok, wl(100), "load.stop.latency.operation", "does no writes"},
+		{"stop sync without sync calls", withStop(rateLoad(1000), &LatencyStop{P99, Sync, 2000}, 0), ok, wl(0), "load.stop.latency.operation", "makes no sync calls"},
+		{"stop sync on a log", withStop(rateLoad(1000), &LatencyStop{P99, Sync, 2000}, 0), ok, synced(), "", ""},
 		{"stop worst on read-only", withStop(rateLoad(1000), &LatencyStop{P999, Worst, 2000}, 0), ok, wl(100), "", ""},
 		{"stop limit 0", withStop(rateLoad(1000), &LatencyStop{Mean, Read, 0}, 0), ok, rw, "load.stop.latency.limitMicroseconds", "greater than 0"},
 		{"stop limit huge", withStop(rateLoad(1000), &LatencyStop{Mean, Read, 3_600_000_001}, 0), ok, rw, "load.stop.latency.limitMicroseconds", ""},

@@ -131,7 +131,7 @@ func OutcomeOf(index int, a results.StepAggregate) plan.StepOutcome {
 		return &s
 	}
 	return plan.StepOutcome{Index: index, AchievedIOPS: a.Total.IOPS, AchievedBytesPerSec: a.Total.BytesPerSec,
-		Read: lat(a.Read.Latency), Write: lat(a.Write.Latency), Total: lat(a.Total.Latency),
+		Read: lat(a.Read.Latency), Write: lat(a.Write.Latency), Total: lat(a.Total.Latency), Sync: lat(a.Sync.Latency),
 		LongestStall: analysis.LongestStall(a.Timeline).Duration}
 }
 

@@ -24,7 +24,7 @@ func StepOf(s plan.Step, start time.Time, a results.StepAggregate, v analysis.St
 		QueueDepthPerClient: s.QueueDepthPerClient, PercentOfMax: s.PercentOfMax, Unthrottled: s.Unthrottled,
 		StartTime: start, StartSkew: a.StartSkew,
 		AchievedIOPS: a.Total.IOPS, AchievedBytesPerSec: a.Total.BytesPerSec,
-		Read: operationOf(a.Read), Write: operationOf(a.Write),
+		Read: operationOf(a.Read), Write: operationOf(a.Write), Sync: operationOf(a.Sync),
 		Saturated: v.Saturated, Knee: v.Knee, Interrupted: a.Interrupted, Errors: a.Errors,
 		Stall:      analysis.LongestStall(a.Timeline).Duration,
 		ClosedLoop: v.Saturated && s.RateLimited(),

@@ -141,6 +141,8 @@ type Step struct {
 	Latency *Latency
 	// Read and Write are nil when the step has no I/O of the operation.
 	Read, Write *OperationFigures
+	// Sync is the sync calls (fsync or fdatasync); nil without any.
+	Sync *OperationFigures
 	// Saturated, Knee and Interrupted are the analysis' and the run's marks.
 	Saturated, Knee, Interrupted bool
 	// Overflow counts the I/Os of about 17 s or longer, which fio's
@@ -389,6 +391,8 @@ func (s *Step) selectedLatency(sel analysis.LatencySelector) (time.Duration, boo
 		return s.Write.metric(sel.Metric)
 	case analysis.OperationTotal:
 		return s.Latency.metric(sel.Metric)
+	case analysis.OperationSync:
+		return s.Sync.metric(sel.Metric)
 	case analysis.OperationWorst:
 		// A missing figure is 0, so max is the other one.
 		r, rok := s.Read.metric(sel.Metric)

@@ -73,7 +73,7 @@ func TestCheckSelector(t *testing.T) {
 		{analysis.LatencySelector{Metric: "p95"}, `latency metric "p95" is not kept in reports: want one of mean, p50, p90, p99, p99.9`},
 		{analysis.LatencySelector{Metric: "max", Operation: "read"}, `latency metric "max" is not kept in reports`},
 		{analysis.LatencySelector{Metric: "p42"}, `unknown latency metric "p42": want one of mean, p50, p90, p99, p99.9`},
-		{analysis.LatencySelector{Operation: "both"}, `unknown operation "both" (want one of read, write, total, worst)`},
+		{analysis.LatencySelector{Operation: "both"}, `unknown operation "both" (want one of read, write, total, worst, sync)`},
 	} {
 		err := CheckSelector(c.sel)
 		if (c.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.wantErr)) {

@@ -110,3 +110,28 @@ func TestRepeatabilityInSummaryAndStatus(t *testing.T) {
 		t.Errorf("status without repetition mentions it: %s (%v)", out.String(), err)
 	}
 }
+
+// TestStepTableSyncColumns: a workload's sync calls get their rate and
+// p99/p99.9 columns before the marks; a step without them shows "-".
+func TestStepTableSyncColumns(t *testing.T) {
+	r := &Run{Name: "log", Phase: "Completed", Unit: UnitIOPS, StepsPlanned: 2}
+	for k := range 2 {
+		s := Step{Index: k, OfferedIOPS: int64(100 * (k + 1)), AchievedIOPS: float64(100 * (k + 1)),
+			Write: &OperationFigures{IOPS: float64(100 * (k + 1)), Latency: Latency{Mean: time.Millisecond, P99: 2 * time.Millisecond}}}
+		if k == 0 {
+			s.Sync = &OperationFigures{IOPS: 100, Latency: Latency{P99: 7 * time.Millisecond, P999: 12 * time.Millisecond}}
+		}
+		r.Steps = append(r.Steps, s)
+	}
+	tb := r.StepTable()
+	at := slices.Index(tb.Header, "syncs/s")
+	if at < 0 || tb.Header[at+1] != "sync p99" || tb.Header[at+2] != "sync p99.9" || at+3 != len(tb.Header)-1 {
+		t.Fatalf("header %q, want the sync columns before the marks", tb.Header)
+	}
+	if got := tb.Rows[0][at : at+3]; !slices.Equal(got, []string{"100", "7 ms", "12 ms"}) {
+		t.Errorf("step 1's sync cells %q", got)
+	}
+	if got := tb.Rows[1][at : at+3]; !slices.Equal(got, []string{"-", "-", "-"}) {
+		t.Errorf("step 2's sync cells %q, want none", got)
+	}
+}

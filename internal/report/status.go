@@ -49,20 +49,30 @@ func (r *Run) StepTable() Table {
 		}
 		t.Rows = append(t.Rows, row)
 	}
+	if slices.ContainsFunc(r.Steps, func(s Step) bool { return s.Sync != nil }) {
+		t = withSyncColumns(t, r.Steps)
+	}
 	if slices.ContainsFunc(r.Steps, func(s Step) bool { return s.Backend != nil }) {
 		t = withBackendColumns(t, r.Steps)
 	}
 	return t
 }
 
+// withSyncColumns adds, before the marks, the sync calls of a workload
+// that makes them: their rate and their p99 and p99.9 latency (a
+// database log's figures of merit).
+func withSyncColumns(t Table, steps []Step) Table {
+	return withNumericColumns(t, []string{"syncs/s", "sync p99", "sync p99.9"}, func(i int) []string {
+		s := steps[i].Sync
+		return []string{opIOPS(s), opLatency(s, analysis.MetricP99), opLatency(s, analysis.MetricP999)}
+	})
+}
+
 // withBackendColumns adds, before the marks, what the storage reported
 // for each step: its IOPS, its mean latency, and the clients' mean
 // latency minus it (the time outside the storage).
 func withBackendColumns(t Table, steps []Step) Table {
-	at := len(t.Header) - 1
-	t.Header = slices.Insert(t.Header, at, "storage IOPS", "storage mean", "outside storage")
-	t.Numeric = slices.Insert(t.Numeric, at, true, true, true)
-	for i := range t.Rows {
+	return withNumericColumns(t, []string{"storage IOPS", "storage mean", "outside storage"}, func(i int) []string {
 		b := steps[i].Backend
 		cells := []string{"", "", ""}
 		switch {
@@ -79,7 +89,20 @@ func withBackendColumns(t Table, steps []Step) Table {
 				}
 			}
 		}
-		t.Rows[i] = slices.Insert(t.Rows[i], at, cells...)
+		return cells
+	})
+}
+
+// withNumericColumns inserts numeric columns named header before the
+// marks (the last column), row i's cells being cells(i).
+func withNumericColumns(t Table, header []string, cells func(i int) []string) Table {
+	at := len(t.Header) - 1
+	t.Header = slices.Insert(t.Header, at, header...)
+	for range header {
+		t.Numeric = slices.Insert(t.Numeric, at, true)
+	}
+	for i := range t.Rows {
+		t.Rows[i] = slices.Insert(t.Rows[i], at, cells(i)...)
 	}
 	return t
 }

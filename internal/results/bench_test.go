@@ -44,7 +44,7 @@ func benchBase(b testing.TB, timeline bool) ClientStep {
 	}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := ClientStep{Jobs: 2, PlannedStart: t0, ActualStart: t0, End: t0.Add(20 * time.Second)}
-	c.Read, c.Write = FromFio(out)
+	c.Read, c.Write, c.Sync = FromFio(out)
 	return c
 }
 

@@ -22,40 +22,16 @@ import (
 // rate (within 5 %) and its merged percentiles must equal a plain reference
 // computation over all the clients' samples taken together.
 func TestThreeConcurrentFioClients(t *testing.T) {
-	bin, err := exec.LookPath("fio")
-	if err != nil {
-		t.Fatal("fio is not installed; `make setup` installs it")
-	}
 	const clients = 3
 	const readIOPS, writeIOPS = 80, 20 // per client: 300 IOPS offered in total
 	steps := make([]ClientStep, clients)
-	errs := make([]error, clients)
-	var wg sync.WaitGroup
-	for c := range clients {
-		wg.Go(func() {
-			run := fio.Run{Name: fmt.Sprintf("client%d", c), Engine: "libaio", Direct: true, BlockSizeBytes: 4096,
-				ReadPercent: 80, Random: true, Runtime: 5 * time.Second, Ramp: time.Second, Seed: uint64(1000 * (c + 1)),
-				Jobs: []fio.Job{{IODepth: 4, ReadIOPS: readIOPS, WriteIOPS: writeIOPS}}}
-			job, err := fio.Render(run, fio.Layout{Directory: t.TempDir(), BytesPerJob: 16 << 20})
-			if err != nil {
-				errs[c] = err
-				return
-			}
-			start := time.Now()
-			res, err := fio.Executor{Binary: bin, WorkDir: t.TempDir()}.Run(context.Background(), run.Name, job)
-			if err != nil {
-				errs[c] = err
-				return
-			}
-			r, w := FromFio(res.Output)
-			steps[c] = ClientStep{Client: c, Jobs: 1, ActualStart: start, Read: r, Write: w}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
+	for c, f := range concurrentFio(t, clients, 16<<20, false, func(c int) fio.Run {
+		return fio.Run{Name: fmt.Sprintf("client%d", c), Engine: "libaio", Direct: true, BlockSizeBytes: 4096,
+			ReadPercent: 80, Random: true, Runtime: 5 * time.Second, Ramp: time.Second, Seed: uint64(1000 * (c + 1)),
+			Jobs: []fio.Job{{IODepth: 4, ReadIOPS: readIOPS, WriteIOPS: writeIOPS}}}
+	}) {
+		r, w, _ := FromFio(f.res.Output)
+		steps[c] = ClientStep{Client: c, Jobs: 1, ActualStart: f.start, Read: r, Write: w}
 	}
 	// Real fio output passes the checks applied to untrusted runners, and
 	// the incremental merge equals the all-at-once one.
@@ -85,31 +61,121 @@ func TestThreeConcurrentFioClients(t *testing.T) {
 		{"write", agg.Write, func(c ClientStep) Operation { return c.Write }},
 		{"total", agg.Total, nil},
 	} {
-		var samples []uint64
+		var parts []Operation
 		for _, c := range steps {
-			parts := []Operation{c.Read, c.Write}
 			if dir.get != nil {
-				parts = []Operation{dir.get(c)}
-			}
-			for _, d := range parts {
-				for _, b := range d.Latency.Hist.Bins {
-					for range b.Count {
-						samples = append(samples, fio.BinValue(b.Index))
-					}
-				}
+				parts = append(parts, dir.get(c))
+			} else {
+				parts = append(parts, c.Read, c.Write)
 			}
 		}
-		slices.Sort(samples)
-		if uint64(len(samples)) != dir.sum.Latency.Count || len(samples) == 0 {
-			t.Fatalf("%s: %d samples in bins, summary counts %d", dir.name, len(samples), dir.sum.Latency.Count)
+		equalsPooledReference(t, dir.name, dir.sum, parts)
+	}
+}
+
+// fioClient is one client's fio run of concurrentFio: its result and
+// when it was launched and ended.
+type fioClient struct {
+	res        *fio.Result
+	start, end time.Time
+}
+
+// concurrentFio runs one real fio process per client at once, client c
+// running runOf(c) in a directory of its own with bytesPerJob per job
+// (with a status document each second when timeline is set).
+func concurrentFio(t *testing.T, clients int, bytesPerJob int64, timeline bool, runOf func(c int) fio.Run) []fioClient {
+	t.Helper()
+	bin, err := exec.LookPath("fio")
+	if err != nil {
+		t.Fatal("fio is not installed; `make setup` installs it")
+	}
+	out := make([]fioClient, clients)
+	errs := make([]error, clients)
+	var wg sync.WaitGroup
+	for c := range clients {
+		dir, work := t.TempDir(), t.TempDir()
+		wg.Go(func() {
+			run := runOf(c)
+			job, err := fio.Render(run, fio.Layout{Directory: dir, BytesPerJob: bytesPerJob})
+			if err != nil {
+				errs[c] = err
+				return
+			}
+			out[c].start = time.Now()
+			out[c].res, errs[c] = fio.Executor{Binary: bin, WorkDir: work, Timeline: timeline}.Run(context.Background(), run.Name, job)
+			out[c].end = time.Now()
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
 		}
-		want := fio.ReferencePercentiles(samples, SummaryPercentiles)
-		l := dir.sum.Latency
-		got := []uint64{l.P50Ns, l.P90Ns, l.P95Ns, l.P99Ns, l.P999Ns, l.P9999Ns}
-		if !slices.Equal(got, want) {
-			t.Fatalf("%s: merged percentiles %v, reference over concatenated bins %v", dir.name, got, want)
+	}
+	return out
+}
+
+// equalsPooledReference checks that a merged summary's percentiles equal a
+// plain reference computation over the samples of every part's bins
+// taken together.
+func equalsPooledReference(t *testing.T, name string, sum OperationSummary, parts []Operation) {
+	t.Helper()
+	var samples []uint64
+	for _, d := range parts {
+		for _, b := range d.Latency.Hist.Bins {
+			for range b.Count {
+				samples = append(samples, fio.BinValue(b.Index))
+			}
 		}
-		t.Logf("%s: %.1f IOPS, p50 %d ns, p99 %d ns over %d I/Os", dir.name, dir.sum.IOPS, l.P50Ns, l.P99Ns, l.Count)
+	}
+	slices.Sort(samples)
+	if uint64(len(samples)) != sum.Latency.Count || len(samples) == 0 {
+		t.Fatalf("%s: %d samples in bins, summary counts %d", name, len(samples), sum.Latency.Count)
+	}
+	want := fio.ReferencePercentiles(samples, SummaryPercentiles)
+	l := sum.Latency
+	got := []uint64{l.P50Ns, l.P90Ns, l.P95Ns, l.P99Ns, l.P999Ns, l.P9999Ns}
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s: merged percentiles %v, reference over concatenated bins %v", name, got, want)
+	}
+	t.Logf("%s: %.1f IOPS, p50 %d ns, p99 %d ns over %d I/Os", name, sum.IOPS, l.P50Ns, l.P99Ns, l.Count)
+}
+
+// TestSyncLatencyOfThreeConcurrentClients runs three real fio processes at
+// once, each a database log (8 KiB sequential writes, fdatasync after
+// each). The merged sync calls' percentiles equal a reference over all the
+// clients' sync samples taken together, the calls are counted apart from
+// the writes (one per write), and they stay out of the step's total.
+func TestSyncLatencyOfThreeConcurrentClients(t *testing.T) {
+	const clients = 3
+	steps := make([]ClientStep, clients)
+	for c, f := range concurrentFio(t, clients, 8<<20, false, func(c int) fio.Run {
+		return fio.Run{Name: fmt.Sprintf("client%d", c), Engine: "sync", BlockSizeBytes: 8192, ReadPercent: 0,
+			Sync: "fdatasync", SyncEvery: 1, Runtime: 3 * time.Second, Seed: uint64(5 * (c + 1)),
+			Jobs: []fio.Job{{IODepth: 1, WriteIOPS: 100}}}
+	}) {
+		r, w, s := FromFio(f.res.Output)
+		steps[c] = ClientStep{Client: c, Jobs: 1, Read: r, Write: w, Sync: s}
+	}
+	m := NewMerger(0)
+	syncs := make([]Operation, clients)
+	for c, s := range steps {
+		if err := m.Add(s); err != nil {
+			t.Fatalf("real fio result refused: %v", err)
+		}
+		if n, w := s.Sync.IOs, s.Write.IOs; n == 0 || n > w || w-n > 1 {
+			t.Fatalf("client %d: %d fdatasync calls after %d writes", c, n, w)
+		}
+		syncs[c] = s.Sync
+	}
+	agg := m.Result()
+	if agg.Total.IOs != agg.Write.IOs || agg.Sync.Bytes != 0 || agg.Sync.IOs == 0 {
+		t.Fatalf("total %d I/Os, writes %d, sync calls %d (%d bytes)", agg.Total.IOs, agg.Write.IOs, agg.Sync.IOs, agg.Sync.Bytes)
+	}
+	equalsPooledReference(t, "sync", agg.Sync, syncs)
+	// Rated at 100 writes/s per client, one call after each.
+	if agg.Sync.IOPS < 0.9*300 || agg.Sync.IOPS > 1.05*300 {
+		t.Errorf("%.1f sync calls/s, 300 writes/s offered", agg.Sync.IOPS)
 	}
 }
 
@@ -119,41 +185,17 @@ func TestThreeConcurrentFioClients(t *testing.T) {
 // that second taken together, and the seconds add up, bin by bin, to the
 // step's exact aggregate.
 func TestTimelineOfThreeConcurrentClients(t *testing.T) {
-	bin, err := exec.LookPath("fio")
-	if err != nil {
-		t.Fatal("fio is not installed; `make setup` installs it")
-	}
 	const clients = 3
 	steps := make([]ClientStep, clients)
 	timelines := make([]Timeline, clients)
-	errs := make([]error, clients)
-	var wg sync.WaitGroup
-	for c := range clients {
-		wg.Go(func() {
-			run := fio.Run{Name: fmt.Sprintf("client%d", c), Engine: "psync", BlockSizeBytes: 4096,
-				ReadPercent: 70, Random: true, Runtime: 4 * time.Second, Ramp: time.Second, Seed: uint64(77 * (c + 1)),
-				Jobs: []fio.Job{{IODepth: 1, ReadIOPS: 70, WriteIOPS: 30}, {IODepth: 1, ReadIOPS: 35, WriteIOPS: 15}}}
-			job, err := fio.Render(run, fio.Layout{Directory: t.TempDir(), BytesPerJob: 8 << 20})
-			if err != nil {
-				errs[c] = err
-				return
-			}
-			start := time.Now()
-			res, err := fio.Executor{Binary: bin, WorkDir: t.TempDir(), Timeline: true}.Run(context.Background(), run.Name, job)
-			if err != nil {
-				errs[c] = err
-				return
-			}
-			r, w := FromFio(res.Output)
-			steps[c] = ClientStep{Client: c, Jobs: 2, Read: r, Write: w, ActualStart: start, End: time.Now()}
-			timelines[c] = TimelineOf(res.Intervals)
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
+	for c, f := range concurrentFio(t, clients, 8<<20, true, func(c int) fio.Run {
+		return fio.Run{Name: fmt.Sprintf("client%d", c), Engine: "psync", BlockSizeBytes: 4096,
+			ReadPercent: 70, Random: true, Runtime: 4 * time.Second, Ramp: time.Second, Seed: uint64(77 * (c + 1)),
+			Jobs: []fio.Job{{IODepth: 1, ReadIOPS: 70, WriteIOPS: 30}, {IODepth: 1, ReadIOPS: 35, WriteIOPS: 15}}}
+	}) {
+		r, w, _ := FromFio(f.res.Output)
+		steps[c] = ClientStep{Client: c, Jobs: 2, Read: r, Write: w, ActualStart: f.start, End: f.end}
+		timelines[c] = TimelineOf(f.res.Intervals)
 	}
 	merged := MergeTimelines(timelines...)
 	if merged.WindowSeconds != 1 || len(merged.Windows) < 4 || len(merged.Windows) > 5 {

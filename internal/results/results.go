@@ -28,6 +28,10 @@ type ClientStep struct {
 	End         time.Time `json:"end"`
 	Read        Operation `json:"read"`
 	Write       Operation `json:"write"`
+	// Sync is the client's sync calls (fsync or fdatasync), when its
+	// workload makes them: their count, rate and latency, no bytes. They
+	// are not I/O: not in Read, Write or the step's total.
+	Sync Operation `json:"sync,omitzero"`
 	// Interrupted is set when the step was cut short (SIGTERM); the numbers
 	// are what fio measured until then.
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -50,14 +54,22 @@ type Operation struct {
 	Latency     fio.LatencyStats `json:"latency"`
 }
 
-// FromFio merges the jobs of one fio run into a client's step result.
-func FromFio(out *fio.Output) (read, write Operation) {
-	var r, w dirMerger
+// FromFio merges the jobs of one fio run into a client's step result: its
+// reads, writes and sync calls.
+func FromFio(out *fio.Output) (read, write, sync Operation) {
+	var r, w, s dirMerger
 	for _, j := range out.Jobs {
 		r.addFio(j.Read)
 		w.addFio(j.Write)
+		s.addFio(j.Sync)
 	}
-	return r.direction(), w.direction()
+	return r.direction(), w.direction(), s.direction()
+}
+
+// isZero reports whether the operation holds nothing (no sync calls).
+func (o *Operation) isZero() bool {
+	return o.IOs == 0 && o.Bytes == 0 && o.IOPS == 0 && o.BytesPerSec == 0 && o.Latency.Count == 0 &&
+		o.Latency.MinNs == 0 && o.Latency.MaxNs == 0 && o.Latency.MeanNs == 0 && o.Latency.StdNs == 0 && len(o.Latency.Hist.Bins) == 0
 }
 
 // LatencySummary is a merged latency distribution, in nanoseconds.
@@ -134,6 +146,9 @@ type StepAggregate struct {
 	Write   OperationSummary `json:"write"`
 	// Total merges reads and writes: IOPS summed, latency over all I/O.
 	Total OperationSummary `json:"total"`
+	// Sync merges the clients' sync calls (fsync or fdatasync) as a
+	// direction is merged; zero when the workload makes none.
+	Sync OperationSummary `json:"sync,omitzero"`
 	// StartSkew is the spread of the clients' actual start instants.
 	StartSkew time.Duration `json:"startSkew"`
 	// MaxStartDelay is the largest lateness of a client's actual start
@@ -183,7 +198,7 @@ func Aggregate(step int, clients []ClientStep) StepAggregate {
 // of clients. Its result equals Aggregate's over the same clients.
 type Merger struct {
 	agg         StepAggregate
-	r, w, t     dirMerger
+	r, w, t, s  dirMerger
 	timeline    timelineMerger
 	first, last time.Time
 	seen        map[int]bool
@@ -224,6 +239,7 @@ func (m *Merger) merge(c *ClientStep) {
 	m.w.addOperation(&c.Write)
 	m.t.addOperation(&c.Read)
 	m.t.addOperation(&c.Write)
+	m.s.addOperation(&c.Sync)
 	m.timeline.add(c.Timeline)
 	m.addClientIOPS(c.Read.IOPS + c.Write.IOPS)
 	if c.Error != "" {
@@ -272,6 +288,7 @@ func (m *Merger) Result() StepAggregate {
 	agg.Read = m.r.summary()
 	agg.Write = m.w.summary()
 	agg.Total = m.t.summary()
+	agg.Sync = m.s.summary()
 	agg.Timeline = m.timeline.result()
 	if m.clientN > 1 { // one client's share is all there is
 		agg.ClientIOPS = ClientSpread{MinIOPS: m.clientMinIOPS, MaxIOPS: m.clientMaxIOPS}

@@ -45,6 +45,9 @@ func (c ClientStep) Validate() error {
 	if err := c.Write.validate(); err != nil {
 		return fmt.Errorf("client %d step %d: write: %w", c.Client, c.Step, err)
 	}
+	if err := c.Sync.validate(); err != nil {
+		return fmt.Errorf("client %d step %d: sync: %w", c.Client, c.Step, err)
+	}
 	if err := c.Verification.validate(c.Client); err != nil {
 		return fmt.Errorf("client %d step %d: %w", c.Client, c.Step, err)
 	}

@@ -23,7 +23,7 @@ func realStep(t testing.TB) ClientStep {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, w := FromFio(out)
+	r, w, _ := FromFio(out)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	return ClientStep{Client: 7, Step: 3, Jobs: 2, PlannedStart: t0, ActualStart: t0.Add(time.Millisecond), End: t0.Add(time.Minute), Read: r, Write: w}
 }

@@ -28,19 +28,24 @@ import (
 // bin the uvarint gap from the previous bin's index (the first: its index)
 // and its uvarint count. Nothing may follow.
 //
+// Version 2 is version 1 with one more flag, wireSync: when set, the sync
+// calls' operation follows the write's, encoded as they are.
+//
 // A later version gets a new header byte; a conductor lists the versions it
 // reads in the plan, and a runner writes the highest it knows among them
 // (or JSON when none is listed, as a conductor older than version 1 does).
 const (
 	// WireV1 is version 1 of the encoding.
 	WireV1 = 1
+	// WireV2 adds the sync calls.
+	WireV2 = 2
 	// wireMagic starts every encoded result; its fourth byte is the version.
 	wireMagic = "SBR"
 )
 
 // WireVersions are the versions of the wire encoding this build reads and
 // writes, newest first.
-var WireVersions = []int{WireV1}
+var WireVersions = []int{WireV2, WireV1}
 
 // ChooseWire returns the newest version of WireVersions that offered (a
 // conductor's list) also holds, or 0 when there is none: JSON, then.
@@ -59,16 +64,28 @@ const (
 	wirePlannedStart
 	wireActualStart
 	wireEnd
-	wireFlagsMask = wireInterrupted | wirePlannedStart | wireActualStart | wireEnd
+	wireSync
+	wireFlagsV1 = wireInterrupted | wirePlannedStart | wireActualStart | wireEnd
+	wireFlagsV2 = wireFlagsV1 | wireSync
 )
 
-// AppendWire appends c's version-1 wire encoding to buf.
+// AppendWire appends c's wire encoding in the newest version to buf.
 func AppendWire(buf []byte, c *ClientStep) []byte {
+	return AppendWireVersion(buf, c, WireVersions[0])
+}
+
+// AppendWireVersion appends c's wire encoding in version v (one of
+// WireVersions) to buf. Version 1 has no sync calls: a writer that has
+// them needs version 2 (or JSON).
+func AppendWireVersion(buf []byte, c *ClientStep, v int) []byte {
 	buf = append(buf, wireMagic...)
-	buf = append(buf, WireV1)
+	buf = append(buf, byte(v))
 	var flags byte
 	if c.Interrupted {
 		flags |= wireInterrupted
+	}
+	if v >= WireV2 && !c.Sync.isZero() {
+		flags |= wireSync
 	}
 	times := [...]struct {
 		flag byte
@@ -90,6 +107,9 @@ func AppendWire(buf []byte, c *ClientStep) []byte {
 	}
 	buf = appendOperation(buf, &c.Read)
 	buf = appendOperation(buf, &c.Write)
+	if flags&wireSync != 0 {
+		buf = appendOperation(buf, &c.Sync)
+	}
 	buf = binary.AppendUvarint(buf, uint64(len(c.Error)))
 	buf = append(buf, c.Error...)
 	t := &c.Timeline
@@ -185,11 +205,16 @@ func (w *WireDecoder) Decode(data []byte) (*ClientStep, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v != WireV1 {
+	mask := byte(wireFlagsV2)
+	switch v {
+	case WireV1:
+		mask = wireFlagsV1
+	case WireV2:
+	default:
 		return nil, fmt.Errorf("%w %d (this build reads %v)", ErrWireVersion, v, WireVersions)
 	}
 	w.c = ClientStep{Timeline: Timeline{Windows: w.windows[:0], Idle: w.idle[:0]}}
-	d := wireDecoder{data: data, pos: len(wireMagic) + 1, bins: w.bins[:0]}
+	d := wireDecoder{data: data, pos: len(wireMagic) + 1, bins: w.bins[:0], flags: mask}
 	err = d.client(&w.c)
 	// Keep the largest storage for the next decode.
 	w.bins = d.bins[:0]
@@ -211,6 +236,8 @@ type wireDecoder struct {
 	err  error
 	// bins holds every histogram's bins, one after another.
 	bins []fio.Bin
+	// flags are the flags the version has.
+	flags byte
 }
 
 var (
@@ -272,8 +299,8 @@ func (d *wireDecoder) client(c *ClientStep) error {
 	}
 	flags := d.data[d.pos]
 	d.pos++
-	if flags&^wireFlagsMask != 0 {
-		return fmt.Errorf("unknown flags %#x", flags&^wireFlagsMask)
+	if flags&^d.flags != 0 {
+		return fmt.Errorf("unknown flags %#x", flags&^d.flags)
 	}
 	c.Interrupted = flags&wireInterrupted != 0
 	c.Client, c.Step, c.Jobs = d.small(math.MaxInt32), d.small(math.MaxInt32), d.small(math.MaxInt32)
@@ -287,6 +314,9 @@ func (d *wireDecoder) client(c *ClientStep) error {
 	}
 	d.operation(&c.Read)
 	d.operation(&c.Write)
+	if flags&wireSync != 0 {
+		d.operation(&c.Sync)
+	}
 	n := d.uvarint()
 	if d.err == nil && n > uint64(len(d.data)-d.pos) {
 		d.err = fmt.Errorf("%w: an error of %d bytes, %d left", errWireLarge, n, len(d.data)-d.pos)

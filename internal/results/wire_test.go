@@ -22,6 +22,10 @@ func wireCases(t testing.TB) map[string]ClientStep {
 	interrupted := real20s
 	interrupted.Interrupted = true
 	interrupted.PlannedStart = time.Time{}
+	synced := real20s
+	// The write's figures stand in for the sync calls': the same shape.
+	synced.Sync = real20s.Write
+	synced.Sync.Bytes, synced.Sync.BytesPerSec = 0, 0
 	idle := real20s
 	idle.Timeline.Idle = []Span{{StartMs: 1000, EndMs: 2500}, {StartMs: 7000, EndMs: 7001}}
 	return map[string]ClientStep{
@@ -31,6 +35,7 @@ func wireCases(t testing.TB) map[string]ClientStep {
 		"failed, no figures":     failed,
 		"interrupted, no plan":   interrupted,
 		"timeline with stalls":   idle,
+		"sync calls":             synced,
 		"before the Unix epoch":  {PlannedStart: time.Date(1900, 1, 1, 0, 0, 0, 1, time.UTC)},
 		"largest counts, floats": {Read: Operation{IOs: MaxCount, Bytes: 1<<64 - 1, IOPS: MaxFloat, BytesPerSec: 1e-300}},
 	}
@@ -55,6 +60,25 @@ func TestWireRoundTrip(t *testing.T) {
 				t.Fatalf("JSON differs:\n%s\n%s", a, b)
 			}
 		})
+	}
+}
+
+// TestWireVersion1: a runner whose conductor reads version 1 alone writes
+// it, and it decodes to the same result (without sync calls, which a
+// runner of such a conductor never has).
+func TestWireVersion1(t *testing.T) {
+	for name, c := range wireCases(t) {
+		if name == "sync calls" {
+			continue
+		}
+		data := AppendWireVersion(nil, &c, WireV1)
+		if v, err := WireVersion(data); err != nil || v != WireV1 {
+			t.Fatalf("%s: version %d, %v", name, v, err)
+		}
+		got, err := DecodeWire(data)
+		if err != nil || !reflect.DeepEqual(got, c) {
+			t.Fatalf("%s: decoded %+v, %v", name, got, err)
+		}
 	}
 }
 
@@ -122,7 +146,8 @@ func TestDecodeWireRefusesMalformedInput(t *testing.T) {
 		{"empty", nil, "not an encoded result (no SBR header)"},
 		{"JSON", []byte(`{"client":1}`), "no SBR header"},
 		{"version 0", []byte("SBR\x00"), "unknown result encoding version 0"},
-		{"a newer version", append([]byte("SBR\x02"), good[4:]...), "unknown result encoding version 2 (this build reads [1])"},
+		{"a newer version", append([]byte("SBR\x03"), good[4:]...), "unknown result encoding version 3 (this build reads [2 1])"},
+		{"sync calls in the first encoding", []byte("SBR\x01\x10"), "unknown flags 0x10"},
 		{"header alone", []byte("SBR\x01"), "truncated"},
 		{"unknown flag", []byte("SBR\x01\x80"), "unknown flags 0x80"},
 		{"trailing bytes", append(append([]byte{}, good...), 0), "1 bytes after the result"},
@@ -158,11 +183,13 @@ func TestChooseWire(t *testing.T) {
 		offered []int
 		want    int
 	}{
-		{nil, 0},              // a conductor from before the wire encoding: JSON
-		{[]int{}, 0},          // likewise
-		{[]int{7}, 0},         // only versions this runner does not know
-		{[]int{1}, WireV1},    // today's conductor
-		{[]int{7, 1}, WireV1}, // a newer conductor that still reads version 1
+		{nil, 0},                 // a conductor from before the wire encoding: JSON
+		{[]int{}, 0},             // likewise
+		{[]int{7}, 0},            // only versions this runner does not know
+		{[]int{1}, WireV1},       // a conductor from before sync calls
+		{[]int{2, 1}, WireV2},    // today's conductor
+		{[]int{7, 1}, WireV1},    // a newer conductor that still reads version 1
+		{[]int{7, 2, 1}, WireV2}, // and version 2
 	} {
 		if got := ChooseWire(c.offered); got != c.want {
 			t.Errorf("ChooseWire(%v) = %d, want %d", c.offered, got, c.want)

@@ -358,7 +358,8 @@ func (r *Runner) stepOf(order protocol.StepOrder) (step, error) {
 func (r *Runner) workloadRun(name string) fio.Run {
 	w := r.Plan.Workload
 	return fio.Run{Name: name, Engine: string(w.IOEngine), Direct: w.Direct, BlockSizeBytes: w.BlockSizeBytes,
-		ReadPercent: w.ReadPercent, Random: w.Pattern == workload.Random, CompressPercent: w.CompressPercent}
+		ReadPercent: w.ReadPercent, Random: w.Pattern == workload.Random, CompressPercent: w.CompressPercent,
+		DedupePercent: w.DedupePercent, Sync: string(w.Sync), SyncEvery: w.SyncEvery}
 }
 
 // launch starts fio for the ordered step: with a Waiter LaunchAhead before
@@ -498,7 +499,7 @@ func (r *Runner) finish(ctx context.Context, l *launched) error {
 	if runErr != nil {
 		cs.Error = protocol.Truncate(runErr.Error(), protocol.MaxErrorBytes)
 	} else {
-		cs.Read, cs.Write = results.FromFio(res.Output)
+		cs.Read, cs.Write, cs.Sync = results.FromFio(res.Output)
 		tl := results.TimelineOf(res.Intervals)
 		if len(tl.Windows) > 0 {
 			tl.Idle = results.StallsOf(res.LatLogs, tl.Idle)

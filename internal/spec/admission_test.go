@@ -107,8 +107,8 @@ var rules = []rule{
 	{name: "workingSetPerClient at most 64Ti", cel: "workload.workingSetPerClient must be a whole number of bytes between 1Mi and 64Ti", goErr: "must be at most 64 TiB"},
 	// Made shared: an unset workingSetPerClient is every profile's 1Gi.
 	{name: "working set fits the volume", cel: "workload.workingSetPerClient does not fit in storage.size", goErr: "must fit in storage.size"},
-	// Made shared: every profile runs libaio with direct I/O at depth 16,
-	// so the engine rules need no profile.
+	// Made shared: every profile runs libaio with direct I/O at depth 16
+	// but the log profiles, which the engine rules name.
 	{name: "synchronous engine: ioDepth 1", cel: "workload.ioDepth must be 1 with a synchronous ioEngine", goErr: "workload.ioDepth: "},
 	{name: "libaio: direct I/O", cel: "workload.direct false needs an ioEngine other than libaio", goErr: "workload.direct: "},
 	// Made shared: every profile writes with direct I/O and incompressible
@@ -390,6 +390,17 @@ var rows = []row{
 	{"synchronous engine: ioDepth 1", "sync, a profile's depth", `workload: {profile: oltp, ioEngine: sync}`, refused, ""},
 	{"synchronous engine: ioDepth 1", "io_uring, ioDepth 1", `workload: {ioEngine: io_uring, ioDepth: 1}`, accepted, ""},
 	{"libaio: direct I/O", "direct", `workload: {direct: true}`, accepted, ""},
+	{"libaio: direct I/O", "a log profile, buffered", `workload: {profile: etcd, direct: false}`, accepted, ""},
+	{"libaio: direct I/O", "a log profile on libaio", `workload: {profile: etcd, ioEngine: libaio}`, refused, ""},
+	{"libaio: direct I/O", "a log profile on libaio, direct", `workload: {profile: etcd, ioEngine: libaio, direct: true}`, accepted, ""},
+	{"synchronous engine: ioDepth 1", "a log profile", `workload: {profile: db-log}`, accepted, ""},
+	{"synchronous engine: ioDepth 1", "a log profile, its engine named", `workload: {profile: db-log, ioEngine: psync}`, accepted, ""},
+	{"synchronous engine: ioDepth 1", "a log profile, deeper", `workload: {profile: db-log, ioDepth: 4}`, refused, ""},
+	{"synchronous engine: ioDepth 1", "another profile on sync", `workload: {profile: oltp, ioEngine: sync}`, refused, ""},
+	{"verify: direct I/O", "a log profile", `{verify: {}, workload: {profile: db-log}}`, refused, ""},
+	{"verify: direct I/O", "a log profile, direct", `{verify: {}, workload: {profile: db-log, direct: true}}`, accepted, ""},
+	{"queue depths: an asynchronous engine", "a log profile", `{workload: {profile: db-log}, load: {rate: null, queueDepth: {steps: [1, 2]}}}`, refused, ""},
+	{"queue depths: an asynchronous engine", "a log profile on io_uring", `{workload: {profile: db-log, ioEngine: io_uring}, load: {rate: null, queueDepth: {steps: [1, 2]}}}`, accepted, ""},
 	{"verify: direct I/O", "direct writes", `{verify: {}, workload: {readPercent: 0, direct: true}}`, accepted, ""},
 	{"verify: direct I/O", "buffered io_uring writes", `{verify: {}, workload: {readPercent: 0, ioEngine: io_uring, direct: false}}`, refused, ""},
 	{"verify: direct I/O", "buffered io_uring without verify", `workload: {readPercent: 0, ioEngine: io_uring, direct: false}`, accepted, ""},

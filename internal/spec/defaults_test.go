@@ -3,6 +3,7 @@ package spec
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -149,19 +150,50 @@ func TestStepsLongEnoughFallsBackToTheDefaultRounds(t *testing.T) {
 
 // TestProfilesShareWhatAdmissionAssumes: the CRD does not carry the
 // profile table, and the engine and working-set rules stand in for it
-// with what every profile shares: libaio with direct I/O at a depth above
-// 1, and a 1Gi working set. The engines the CEL rules name synchronous are
-// workload's.
+// with what the profiles share: libaio with direct I/O at a depth above
+// 1, and a 1Gi working set, but for the log profiles (sync, buffered,
+// depth 1), which every rule that depends on the engine names. The
+// engines the CEL rules name synchronous are workload's.
 func TestProfilesShareWhatAdmissionAssumes(t *testing.T) {
+	logs := workload.LogProfiles()
 	specs := map[string]workload.Spec{"(base)": workload.BaseSpec()}
 	for _, name := range workload.ProfileNames() {
 		p, _ := workload.Lookup(name)
 		specs[name] = p.Spec
 	}
 	for name, s := range specs {
-		if s.IOEngine != workload.LibAIO || !s.Direct || s.IODepth <= 1 || s.WorkingSetBytesPerClient != 1<<30 {
-			t.Errorf("profile %s: %+v; the CRD's rules assume libaio, direct, ioDepth above 1 and a 1Gi working set", name, s)
+		if s.WorkingSetBytesPerClient != 1<<30 {
+			t.Errorf("profile %s: %+v; the CRD's rules assume a 1Gi working set", name, s)
 		}
+		if slices.Contains(logs, name) {
+			if s.IOEngine != workload.Sync || s.Direct || s.IODepth != 1 {
+				t.Errorf("log profile %s: %+v; the CRD's rules assume sync, buffered, ioDepth 1", name, s)
+			}
+			continue
+		}
+		if s.IOEngine != workload.LibAIO || !s.Direct || s.IODepth <= 1 {
+			t.Errorf("profile %s: %+v; the CRD's rules assume libaio, direct and ioDepth above 1", name, s)
+		}
+	}
+	// Every rule that reads the profile names exactly the log profiles,
+	// and every rule on the engine, direct I/O or the depth reads it.
+	list := "['" + strings.Join(logs, "', '") + "']"
+	named := 0
+	for _, r := range loadCRD(t, benchmarkCRD).celRules() {
+		reads := strings.Contains(r.rule, "profile in")
+		if reads {
+			named++
+			if strings.Count(r.rule, "profile in "+list) != strings.Count(r.rule, "profile in") {
+				t.Errorf("rule at %s names profiles other than %s: %s", r.path, list, r.rule)
+			}
+		}
+		onEngine := strings.Contains(r.rule, "ioEngine") || strings.Contains(r.rule, "direct") || strings.Contains(r.rule, "ioDepth")
+		if onEngine && !reads {
+			t.Errorf("rule at %s depends on the engine but not on the profile: %s", r.path, r.rule)
+		}
+	}
+	if named < 4 {
+		t.Errorf("%d rules name the log profiles, want the 4 on engine, depth, direct I/O and verify", named)
 	}
 	for _, e := range workload.IOEngines() {
 		if named := e == "psync" || e == "sync"; e.Synchronous() != named {

@@ -145,7 +145,12 @@ func specError(err error) error {
 }
 
 func overridesOf(w *v1alpha1.WorkloadSpec) workload.Overrides {
-	o := workload.Overrides{ReadPercent: w.ReadPercent, IODepth: w.IODepth, Direct: w.Direct, CompressPercent: w.CompressPercent}
+	o := workload.Overrides{ReadPercent: w.ReadPercent, IODepth: w.IODepth, Direct: w.Direct, CompressPercent: w.CompressPercent,
+		DedupePercent: w.DedupePercent, SyncEvery: w.SyncEvery}
+	if w.Sync != "" {
+		v := workload.SyncMode(w.Sync)
+		o.Sync = &v
+	}
 	if w.BlockSize != nil {
 		v := w.BlockSize.Value()
 		o.BlockSizeBytes = &v

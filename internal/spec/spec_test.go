@@ -81,7 +81,7 @@ func TestOfTopologyAndPlan(t *testing.T) {
 	// The plan offers the runners every wire version this build reads, and
 	// rate steps without stop rules are ordered ahead.
 	want := protocol.ClientPlan{Benchmark: testName, Topology: d.Topology, Workload: d.Workload, Volume: d.Volume, Precond: true,
-		ResultWire: []int{results.WireV1}, OrdersAhead: true}
+		ResultWire: results.WireVersions, OrdersAhead: true}
 	if !reflect.DeepEqual(p, want) {
 		t.Errorf("ClientPlan() = %+v, want %+v", p, want)
 	}

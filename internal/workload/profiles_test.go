@@ -54,10 +54,55 @@ func TestProfilesMatchMethodology(t *testing.T) {
 	}
 }
 
+// TestSyncedLogProfiles: the log profiles write sequentially through the
+// page cache, one write at a time, each made durable by fdatasync.
+func TestSyncedLogProfiles(t *testing.T) {
+	for name, bs := range map[string]int64{"db-log": 8 << 10, "etcd": 4 << 10} {
+		p, ok := Lookup(name)
+		if !ok {
+			t.Fatalf("no profile %s", name)
+		}
+		want := Spec{BlockSizeBytes: bs, ReadPercent: 0, Pattern: Sequential, IODepth: 1, IOEngine: Sync, Direct: false,
+			WorkingSetBytesPerClient: 1 << 30, Sync: Fdatasync, SyncEvery: 1}
+		if p.Spec != want {
+			t.Errorf("%s: %+v, want %+v", name, p.Spec, want)
+		}
+	}
+}
+
+// TestSyncRules: the sync mode, its count and the dedupe share, each
+// refused with its own field and reason.
+func TestSyncRules(t *testing.T) {
+	log, _ := Lookup("db-log")
+	for _, c := range []struct {
+		name string
+		o    Overrides
+		want string // "" valid
+	}{
+		{"the profile", Overrides{}, ""},
+		{"fsync every 32 writes", Overrides{Sync: ptr(Fsync), SyncEvery: ptr(int32(32))}, ""},
+		{"dsync clears the count", Overrides{Sync: ptr(DSync)}, ""},
+		{"no sync clears the count", Overrides{Sync: ptr(NoSync)}, ""},
+		{"dsync with a count", Overrides{Sync: ptr(DSync), SyncEvery: ptr(int32(2))}, "workload.syncEvery: 2 is not allowed: is set only with sync fsync or fdatasync: with dsync every write is durable on its own"},
+		{"a count of 0", Overrides{SyncEvery: ptr(int32(0))}, "workload.syncEvery: 0 is not allowed: must be between 1 and 1048576 writes per fdatasync"},
+		{"an unknown mode", Overrides{Sync: ptr(SyncMode("osync"))}, `workload.sync: "osync" is not allowed: must be one of fsync, fdatasync, dsync, or unset`},
+		{"sync without writes", Overrides{ReadPercent: ptr(int32(100))}, "workload.sync: fdatasync is not allowed: needs writes: readPercent must be below 100"},
+		{"all writes repeat", Overrides{DedupePercent: ptr(int32(100))}, ""},
+		{"dedupe above 100", Overrides{DedupePercent: ptr(int32(101))}, "workload.dedupePercent: 101 is not allowed: must be between 0 (no repeated buffers) and 100"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := Validate(c.o.Apply(log.Spec))
+			if c.want == "" && err != nil || c.want != "" && (err == nil || err.Error() != c.want) {
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
 func TestProfilesAllValidAndSorted(t *testing.T) {
 	ps := Profiles()
-	if len(ps) != 13+20 {
-		t.Errorf("len(Profiles()) = %d, want 33", len(ps))
+	if len(ps) != 15+20 {
+		t.Errorf("len(Profiles()) = %d, want 35", len(ps))
 	}
 	for i, p := range ps {
 		if err := Validate(p.Spec); err != nil {
@@ -125,7 +170,7 @@ func TestResolve(t *testing.T) {
 		{name: "base with overrides", o: Overrides{ReadPercent: ptr(int32(0))},
 			want: func() Spec { s := BaseSpec(); s.ReadPercent = 0; return s }()},
 		{name: "unknown profile", profile: "four-corners", wantField: "workload.profile",
-			wantIn: `workload.profile: "four-corners" is not allowed: must be one of analytics, mix-256k-0,`},
+			wantIn: `workload.profile: "four-corners" is not allowed: must be one of analytics, db-log, etcd, mix-256k-0,`},
 		{name: "override makes it invalid", profile: "oltp", o: Overrides{IOEngine: ptr(PSync)},
 			wantField: "workload.ioDepth", wantIn: "must be 1 with ioEngine psync"},
 		{name: "buffered libaio", profile: "mixed", o: Overrides{Direct: ptr(false)}, wantField: "workload.direct"},

@@ -37,6 +37,30 @@ func IOEngines() []IOEngine { return []IOEngine{LibAIO, IOUring, PSync, Sync, Po
 // next one, so that fio ignores any iodepth above 1.
 func (e IOEngine) Synchronous() bool { return e == PSync || e == Sync }
 
+// SyncMode is how a job makes its writes durable.
+type SyncMode string
+
+const (
+	// NoSync leaves durability to the storage and the client's cache (or
+	// O_DIRECT): the default, as in the published studies.
+	NoSync SyncMode = ""
+	// Fsync calls fsync(2) after every SyncEvery writes (fio fsync=N).
+	Fsync SyncMode = "fsync"
+	// Fdatasync calls fdatasync(2) after every SyncEvery writes (fio
+	// fdatasync=N): what PostgreSQL's and etcd's logs do.
+	Fdatasync SyncMode = "fdatasync"
+	// DSync opens the files O_DSYNC (fio sync=dsync): each write returns
+	// once durable, so there is no separate sync call to time.
+	DSync SyncMode = "dsync"
+)
+
+// Syncs returns the allowed sync modes, NoSync first.
+func Syncs() []SyncMode { return []SyncMode{NoSync, Fsync, Fdatasync, DSync} }
+
+// Call reports whether the mode issues a sync call of its own, whose
+// latency fio reports apart from the writes'.
+func (s SyncMode) Call() bool { return s == Fsync || s == Fdatasync }
+
 // Limits enforced by Validate.
 const (
 	// MinBlockSizeBytes and MaxBlockSizeBytes bound BlockSizeBytes.
@@ -48,6 +72,10 @@ const (
 	MaxWorkingSetBytesPerClient = 64 << 40
 	// MaxCompressPercent bounds CompressPercent.
 	MaxCompressPercent = 99
+	// MaxDedupePercent bounds DedupePercent.
+	MaxDedupePercent = 100
+	// MaxSyncEvery bounds SyncEvery.
+	MaxSyncEvery = 1 << 20
 )
 
 // Spec is what every fio job of a benchmark does. All fields are required;
@@ -78,6 +106,16 @@ type Spec struct {
 	// the storage does not flatter results); 1..99 is passed to fio as
 	// buffer_compress_percentage.
 	CompressPercent int32 `json:"compressPercent"`
+	// DedupePercent is the share of written buffers that repeat an earlier
+	// one, 0..100 (fio dedupe_percentage): 0, the default, keeps inline
+	// deduplication from flattering results, as CompressPercent 0 does
+	// compression.
+	DedupePercent int32 `json:"dedupePercent,omitempty"`
+	// Sync is how writes are made durable (NoSync by default), and
+	// SyncEvery how many writes each sync call follows (Fsync and
+	// Fdatasync only; 0 otherwise).
+	Sync      SyncMode `json:"sync,omitempty"`
+	SyncEvery int32    `json:"syncEvery,omitempty"`
 }
 
 // HasReads reports whether the workload issues reads.
@@ -97,6 +135,9 @@ type Overrides struct {
 	Direct                   *bool
 	WorkingSetBytesPerClient *int64
 	CompressPercent          *int32
+	DedupePercent            *int32
+	Sync                     *SyncMode
+	SyncEvery                *int32
 }
 
 // Apply returns s with every non-nil override applied. It does not validate.
@@ -124,6 +165,21 @@ func (o Overrides) Apply(s Spec) Spec {
 	}
 	if o.CompressPercent != nil {
 		s.CompressPercent = *o.CompressPercent
+	}
+	if o.DedupePercent != nil {
+		s.DedupePercent = *o.DedupePercent
+	}
+	if o.Sync != nil {
+		s.Sync = *o.Sync
+		// A sync call without its own count follows every write; another
+		// mode has none.
+		s.SyncEvery = 0
+		if s.Sync.Call() {
+			s.SyncEvery = 1
+		}
+	}
+	if o.SyncEvery != nil {
+		s.SyncEvery = *o.SyncEvery
 	}
 	return s
 }

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -91,13 +92,52 @@ func validate(s Spec, firstOnly bool) []error {
 			return errs
 		}
 	}
-	if s.CompressPercent < 0 || s.CompressPercent > MaxCompressPercent {
-		if add(fieldErr("workload.compressPercent", i32(s.CompressPercent),
-			"must be between 0 (incompressible) and 99")) {
+	for _, e := range s.writeErrors() {
+		if add(e) {
 			return errs
 		}
 	}
 	return errs
+}
+
+// writeErrors are the broken rules of what writes carry (compressibility,
+// repeated buffers) and how they are made durable, in field order.
+func (s Spec) writeErrors() []*FieldError {
+	var errs []*FieldError
+	if s.CompressPercent < 0 || s.CompressPercent > MaxCompressPercent {
+		errs = append(errs, fieldErr("workload.compressPercent", i32(s.CompressPercent),
+			"must be between 0 (incompressible) and 99"))
+	}
+	if s.DedupePercent < 0 || s.DedupePercent > MaxDedupePercent {
+		errs = append(errs, fieldErr("workload.dedupePercent", i32(s.DedupePercent),
+			"must be between 0 (no repeated buffers) and 100"))
+	}
+	if e := s.syncError(); e != nil {
+		errs = append(errs, e)
+	}
+	return errs
+}
+
+// syncError is the first broken rule of Sync and SyncEvery, or nil.
+func (s Spec) syncError() *FieldError {
+	switch {
+	case !slices.Contains(Syncs(), s.Sync):
+		return fieldErr("workload.sync", strconv.Quote(string(s.Sync)), "must be one of fsync, fdatasync, dsync, or unset")
+	case s.Sync != NoSync && !s.HasWrites():
+		return fieldErr("workload.sync", string(s.Sync), "needs writes: readPercent must be below 100")
+	case s.Sync.Call() && (s.SyncEvery < 1 || s.SyncEvery > MaxSyncEvery):
+		return fieldErr("workload.syncEvery", i32(s.SyncEvery), fmt.Sprintf("must be between 1 and %d writes per %s", MaxSyncEvery, s.Sync))
+	case !s.Sync.Call() && s.SyncEvery != 0:
+		return fieldErr("workload.syncEvery", i32(s.SyncEvery), "is set only with sync fsync or fdatasync: "+syncEveryWhy(s.Sync))
+	}
+	return nil
+}
+
+func syncEveryWhy(s SyncMode) string {
+	if s == DSync {
+		return "with dsync every write is durable on its own"
+	}
+	return "without sync no call is made"
 }
 
 func validBlockSize(b int64) bool {
@@ -143,6 +183,9 @@ func (s Spec) Verifiable() error {
 			Allowed: "must be true with verify: a read-back through the page cache would check the client's memory, not the storage"}
 	case s.CompressPercent != 0:
 		return &FieldError{Field: "workload.compressPercent", Value: fmt.Sprint(s.CompressPercent),
+			Allowed: "must be 0 with verify: verified writes carry a pattern that describes their block instead of fio's buffers"}
+	case s.DedupePercent != 0:
+		return &FieldError{Field: "workload.dedupePercent", Value: fmt.Sprint(s.DedupePercent),
 			Allowed: "must be 0 with verify: verified writes carry a pattern that describes their block instead of fio's buffers"}
 	case s.WorkingSetBytesPerClient/s.BlockSizeBytes > MaxVerifiedBlocksPerClient:
 		return &FieldError{Field: "workload.workingSetBytesPerClient", Value: fmt.Sprint(s.WorkingSetBytesPerClient),

@@ -36,7 +36,7 @@ func realResult() (results.ClientStep, error) {
 	if err != nil {
 		return results.ClientStep{}, err
 	}
-	r, w := results.FromFio(out)
+	r, w, _ := results.FromFio(out)
 	return results.ClientStep{Jobs: len(out.Jobs), Read: r, Write: w}, nil
 }
 

@@ -44,7 +44,7 @@ func newResultKit() (*resultKit, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, w := results.FromFio(out)
+	r, w, _ := results.FromFio(out)
 	secs := uint64(1)
 	for _, j := range out.Jobs {
 		secs = max(secs, (j.RuntimeMs+500)/1000)

@@ -149,6 +149,7 @@ func workloadOf(w *v1alpha1.ResolvedWorkload) *workload.Spec {
 		BlockSizeBytes: w.BlockSizeBytes, ReadPercent: w.ReadPercent, Pattern: workload.Pattern(w.Pattern),
 		IODepth: w.IODepth, IOEngine: workload.IOEngine(w.IOEngine), Direct: w.Direct,
 		WorkingSetBytesPerClient: w.WorkingSetBytesPerClient, CompressPercent: w.CompressPercent,
+		DedupePercent: w.DedupePercent, Sync: workload.SyncMode(w.Sync), SyncEvery: w.SyncEvery,
 	}
 }
 
@@ -159,7 +160,7 @@ func stepOfAPI(s *v1alpha1.StepStatus) report.Step {
 		QueueDepthPerClient: s.QueueDepthPerClient, PercentOfMax: s.PercentOfMax, Unthrottled: s.Unthrottled,
 		StartTime: s.StartTime.Time, StartSkew: s.StartSkew.Duration,
 		AchievedIOPS: float64(s.AchievedIOPS), AchievedBytesPerSec: float64(s.AchievedBytesPerSecond),
-		Read: operationOfAPI(s.Read), Write: operationOfAPI(s.Write),
+		Read: operationOfAPI(s.Read), Write: operationOfAPI(s.Write), Sync: operationOfAPI(s.Sync),
 		Saturated: s.Saturated, Knee: s.Knee, Interrupted: s.Interrupted, Errors: s.Errors,
 		NotSteady:  s.SteadyState != nil && !s.SteadyState.Steady,
 		ClosedLoop: s.ClosedLoop && (s.OfferedIOPS > 0 || s.OfferedBytesPerSecond > 0),
