@@ -45,6 +45,9 @@ const (
 	OperationRead  = "read"
 	OperationWrite = "write"
 	OperationTotal = "total"
+	// OperationSync is the fsync or fdatasync calls of a workload that
+	// makes them: a rate and a latency, no bytes.
+	OperationSync = "sync"
 )
 
 // Run states (storagebench_run_state is one-hot over them).
@@ -76,13 +79,13 @@ func with(base []string, more ...string) []string {
 // Descriptors of the collector's series.
 var (
 	descStepIOPS = desc("step_achieved_iops",
-		"Achieved I/O operations per second of a finished step, summed over clients, per operation (read, write, total).", opLabels...)
+		"Achieved I/O operations per second of a finished step, summed over clients, per operation (read, write, total; sync: fsync or fdatasync calls per second).", opLabels...)
 	descStepBytes = desc("step_achieved_bytes_per_second",
 		"Achieved bytes per second of a finished step, summed over clients, per operation (read, write, total).", opLabels...)
 	descStepLatency = desc("step_latency_seconds",
-		"Completion latency percentile (50, 90, 99, 99.9) of a finished step's merged fio histogram, per operation (read, write, total).", with(opLabels, LabelPercentile)...)
+		"Completion latency percentile (50, 90, 99, 99.9) of a finished step's merged fio histogram, per operation (read, write, total, and sync: each fsync or fdatasync call's time).", with(opLabels, LabelPercentile)...)
 	descStepLatencyMean = desc("step_latency_mean_seconds",
-		"Mean completion latency of a finished step, per operation (read, write, total).", opLabels...)
+		"Mean completion latency of a finished step, per operation (read, write, total, sync).", opLabels...)
 	descStepOfferedIOPS = desc("step_offered_iops",
 		"Offered I/O operations per second of a rate-limited step (absent when the step offered no IOPS rate).", stepLabels...)
 	descStepOfferedBytes = desc("step_offered_bytes_per_second",
@@ -412,6 +415,9 @@ func collectStep(ch chan<- prometheus.Metric, bl []string, s *v1alpha1.StepStatu
 	}
 	if w := s.Write; w != nil {
 		op(OperationWrite, w.IOPS, w.BytesPerSecond, &w.Latency)
+	}
+	if y := s.Sync; y != nil {
+		op(OperationSync, y.IOPS, y.BytesPerSecond, &y.Latency)
 	}
 	collectBackend(ch, sl, s.Backend)
 }

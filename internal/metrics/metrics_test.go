@@ -175,7 +175,7 @@ storagebench_slo_objective_met{benchmark="db",namespace="ns",objective="peak",pr
 			names: []string{"storagebench_step_achieved_iops", "storagebench_step_offered_iops", "storagebench_step_offered_bytes_per_second",
 				"storagebench_step_saturated", "storagebench_step_knee"},
 			want: `
-# HELP storagebench_step_achieved_iops Achieved I/O operations per second of a finished step, summed over clients, per operation (read, write, total).
+# HELP storagebench_step_achieved_iops Achieved I/O operations per second of a finished step, summed over clients, per operation (read, write, total; sync: fsync or fdatasync calls per second).
 # TYPE storagebench_step_achieved_iops gauge
 storagebench_step_achieved_iops{benchmark="db",namespace="ns",operation="total",profile="oltp",step="0",storage_class="fast"} 1000
 storagebench_step_achieved_iops{benchmark="db",namespace="ns",operation="total",profile="oltp",step="1",storage_class="fast"} 1500
@@ -266,12 +266,12 @@ storagebench_step_achieved_bytes_per_second{benchmark="db",namespace="ns",operat
 storagebench_step_achieved_bytes_per_second{benchmark="db",namespace="ns",operation="total",profile="oltp",step="1",storage_class="fast"} 6.144e+06
 storagebench_step_achieved_bytes_per_second{benchmark="db",namespace="ns",operation="read",profile="oltp",step="0",storage_class="fast"} 2.8672e+06
 storagebench_step_achieved_bytes_per_second{benchmark="db",namespace="ns",operation="write",profile="oltp",step="0",storage_class="fast"} 1.2288e+06
-# HELP storagebench_step_latency_mean_seconds Mean completion latency of a finished step, per operation (read, write, total).
+# HELP storagebench_step_latency_mean_seconds Mean completion latency of a finished step, per operation (read, write, total, sync).
 # TYPE storagebench_step_latency_mean_seconds gauge
 storagebench_step_latency_mean_seconds{benchmark="db",namespace="ns",operation="total",profile="oltp",step="0",storage_class="fast"} 0.0005
 storagebench_step_latency_mean_seconds{benchmark="db",namespace="ns",operation="read",profile="oltp",step="0",storage_class="fast"} 0.0004
 storagebench_step_latency_mean_seconds{benchmark="db",namespace="ns",operation="write",profile="oltp",step="0",storage_class="fast"} 0.001
-# HELP storagebench_step_latency_seconds Completion latency percentile (50, 90, 99, 99.9) of a finished step's merged fio histogram, per operation (read, write, total).
+# HELP storagebench_step_latency_seconds Completion latency percentile (50, 90, 99, 99.9) of a finished step's merged fio histogram, per operation (read, write, total, and sync: each fsync or fdatasync call's time).
 # TYPE storagebench_step_latency_seconds gauge
 storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="total",percentile="50",profile="oltp",step="0",storage_class="fast"} 0.0005
 storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="total",percentile="90",profile="oltp",step="0",storage_class="fast"} 0.001
@@ -285,6 +285,27 @@ storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="write
 storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="write",percentile="90",profile="oltp",step="0",storage_class="fast"} 0.002
 storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="write",percentile="99",profile="oltp",step="0",storage_class="fast"} 0.004
 storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="write",percentile="99.9",profile="oltp",step="0",storage_class="fast"} 0.008
+`},
+		{name: "a log's sync calls: their rate, no bytes, their latency", objs: []client.Object{func() client.Object {
+			b := complete()
+			b.Status.Steps[0].Sync = &v1alpha1.OperationStatus{IOPS: 300, IOs: 3000, Latency: lat(3000)}
+			return b
+		}()},
+			names: []string{"storagebench_step_latency_mean_seconds", "storagebench_step_achieved_bytes_per_second"},
+			want: `
+# HELP storagebench_step_achieved_bytes_per_second Achieved bytes per second of a finished step, summed over clients, per operation (read, write, total).
+# TYPE storagebench_step_achieved_bytes_per_second gauge
+storagebench_step_achieved_bytes_per_second{benchmark="db",namespace="ns",operation="total",profile="oltp",step="0",storage_class="fast"} 4.096e+06
+storagebench_step_achieved_bytes_per_second{benchmark="db",namespace="ns",operation="total",profile="oltp",step="1",storage_class="fast"} 6.144e+06
+storagebench_step_achieved_bytes_per_second{benchmark="db",namespace="ns",operation="read",profile="oltp",step="0",storage_class="fast"} 2.8672e+06
+storagebench_step_achieved_bytes_per_second{benchmark="db",namespace="ns",operation="write",profile="oltp",step="0",storage_class="fast"} 1.2288e+06
+storagebench_step_achieved_bytes_per_second{benchmark="db",namespace="ns",operation="sync",profile="oltp",step="0",storage_class="fast"} 0
+# HELP storagebench_step_latency_mean_seconds Mean completion latency of a finished step, per operation (read, write, total, sync).
+# TYPE storagebench_step_latency_mean_seconds gauge
+storagebench_step_latency_mean_seconds{benchmark="db",namespace="ns",operation="total",profile="oltp",step="0",storage_class="fast"} 0.0005
+storagebench_step_latency_mean_seconds{benchmark="db",namespace="ns",operation="read",profile="oltp",step="0",storage_class="fast"} 0.0004
+storagebench_step_latency_mean_seconds{benchmark="db",namespace="ns",operation="write",profile="oltp",step="0",storage_class="fast"} 0.001
+storagebench_step_latency_mean_seconds{benchmark="db",namespace="ns",operation="sync",profile="oltp",step="0",storage_class="fast"} 0.003
 `},
 		{name: "the storage's own figures, once joined; none for a step too short", objs: []client.Object{func() client.Object {
 			b := complete()
