@@ -37,6 +37,12 @@ func TestRenderGolden(t *testing.T) {
 			Runtime: 20 * time.Second, Seed: 5, Jobs: []Job{{IODepth: 4, ReadIOPS: 500}},
 			StartAt: time.Unix(1_795_000_000, 123_456_789), Waiter: "/usr/local/bin/runner"},
 			Layout{Directory: "/data", BytesPerJob: 1 << 20}},
+		{"log-fdatasync-deduped", Run{Name: "step0", Engine: "sync", BlockSizeBytes: 8192, ReadPercent: 0,
+			DedupePercent: 30, Sync: "fdatasync", SyncEvery: 1, Runtime: 60 * time.Second, Seed: 2, Jobs: []Job{{IODepth: 1, WriteIOPS: 500}}},
+			Layout{Directory: "/data", BytesPerJob: 64 << 20}},
+		{"dsync-writes", Run{Name: "step0", Engine: "psync", BlockSizeBytes: 4096, ReadPercent: 0, Random: true,
+			Sync: "dsync", Runtime: 10 * time.Second, Seed: 3, Jobs: []Job{{IODepth: 1}}},
+			Layout{Directory: "/data", BytesPerJob: 1 << 20}},
 		{"verified-writes-block", Run{Name: "step4", Engine: "libaio", Direct: true, BlockSizeBytes: 4096, ReadPercent: 30, Random: true,
 			Runtime: 20 * time.Second, Seed: 5, Jobs: []Job{{IODepth: 8, ReadIOPS: 300, WriteIOPS: 700}, {IODepth: 8}},
 			Verify: &VerifyWrites{Pattern: "0x0000000000000005%o", IOLogPrefix: "/work/step4"}},
@@ -92,6 +98,11 @@ func TestRenderRejects(t *testing.T) {
 		{"verify with compressible buffers", func(r *Run, _ *Layout) {
 			r.Verify, r.CompressPercent = &VerifyWrites{Pattern: "0x0000000000000001%o", IOLogPrefix: "/work/s"}, 50
 		}, "not compressible"},
+		{"sync of another kind", func(r *Run, _ *Layout) { r.Sync = "osync\nexec_prerun=rm" }, "only fsync, fdatasync or dsync"},
+		{"fsync without a count", func(r *Run, _ *Layout) { r.Sync = "fsync" }, "needs a count of writes"},
+		{"verify with repeated buffers", func(r *Run, _ *Layout) {
+			r.Verify, r.DedupePercent = &VerifyWrites{Pattern: "0x0000000000000001%o", IOLogPrefix: "/work/s"}, 10
+		}, "not repeated buffers"},
 		{"create-only held", func(r *Run, _ *Layout) { r.CreateOnly, r.StartAt, r.Waiter = true, time.Unix(1, 0), "/bin/runner" }, "create-only"},
 	}
 	for _, c := range cases {
