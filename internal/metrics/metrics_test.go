@@ -286,20 +286,13 @@ storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="write
 storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="write",percentile="99",profile="oltp",step="0",storage_class="fast"} 0.004
 storagebench_step_latency_seconds{benchmark="db",namespace="ns",operation="write",percentile="99.9",profile="oltp",step="0",storage_class="fast"} 0.008
 `},
-		{name: "a log's sync calls: their rate, no bytes, their latency", objs: []client.Object{func() client.Object {
+		{name: "a log's sync calls: their latency", objs: []client.Object{func() client.Object {
 			b := complete()
 			b.Status.Steps[0].Sync = &v1alpha1.OperationStatus{IOPS: 300, IOs: 3000, Latency: lat(3000)}
 			return b
 		}()},
-			names: []string{"storagebench_step_latency_mean_seconds", "storagebench_step_achieved_bytes_per_second"},
+			names: []string{"storagebench_step_latency_mean_seconds"},
 			want: `
-# HELP storagebench_step_achieved_bytes_per_second Achieved bytes per second of a finished step, summed over clients, per operation (read, write, total).
-# TYPE storagebench_step_achieved_bytes_per_second gauge
-storagebench_step_achieved_bytes_per_second{benchmark="db",namespace="ns",operation="total",profile="oltp",step="0",storage_class="fast"} 4.096e+06
-storagebench_step_achieved_bytes_per_second{benchmark="db",namespace="ns",operation="total",profile="oltp",step="1",storage_class="fast"} 6.144e+06
-storagebench_step_achieved_bytes_per_second{benchmark="db",namespace="ns",operation="read",profile="oltp",step="0",storage_class="fast"} 2.8672e+06
-storagebench_step_achieved_bytes_per_second{benchmark="db",namespace="ns",operation="write",profile="oltp",step="0",storage_class="fast"} 1.2288e+06
-storagebench_step_achieved_bytes_per_second{benchmark="db",namespace="ns",operation="sync",profile="oltp",step="0",storage_class="fast"} 0
 # HELP storagebench_step_latency_mean_seconds Mean completion latency of a finished step, per operation (read, write, total, sync).
 # TYPE storagebench_step_latency_mean_seconds gauge
 storagebench_step_latency_mean_seconds{benchmark="db",namespace="ns",operation="total",profile="oltp",step="0",storage_class="fast"} 0.0005
