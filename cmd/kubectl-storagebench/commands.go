@@ -285,7 +285,7 @@ func (o *outputFlags) bind(cmd *cobra.Command, formats []report.Format, def repo
 	cmd.Flags().StringVar(&o.file, "file", "", "Write to this file instead of standard output (md also writes the figure beside it, as FILE's name with .png).")
 	cmd.Flags().StringVar(&o.latency, "latency", "", "Latency plotted: mean, p50, p90, p99 or p99.9 (default the benchmark's analysis.targetLatency metric).")
 	if withOperation {
-		cmd.Flags().StringVar(&o.operation, "operation", "", "Operation plotted: read, write, total or worst (default the first benchmark's analysis.targetLatency operation).")
+		cmd.Flags().StringVar(&o.operation, "operation", "", "Operation plotted: read, write, total, worst or sync (default the first benchmark's analysis.targetLatency operation).")
 	}
 	cmd.Flags().IntVar(&o.width, "width", report.DefaultWidth, "Image width in pixels (png; svg in the same proportions).")
 	cmd.Flags().IntVar(&o.height, "height", report.DefaultHeight, "Image height in pixels.")

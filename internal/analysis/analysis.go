@@ -279,7 +279,7 @@ func analyzeStep(in *StepInput, opts Options) StepAnalysis {
 	sa.AchievedPercentOfOffered = 100 * achieved / offered
 	// Compare without dividing so that exactly N % is never flagged.
 	sa.Saturated = !sa.Failed && achieved*100 < float64(opts.SaturationPercent)*offered
-	sa.QueueFull = sa.Saturated && QueueFull(a.Total, in.Outstanding)
+	sa.QueueFull = sa.Saturated && QueueFull(*a, in.Outstanding)
 	return sa
 }
 

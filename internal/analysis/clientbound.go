@@ -17,17 +17,19 @@ const (
 
 // InFlight is the mean number of I/Os a step had in flight, by Little's
 // law: its achieved IOPS times its mean latency (fio's completion latency,
-// from submission to completion).
-func InFlight(total results.OperationSummary) float64 {
-	return total.IOPS * total.Latency.MeanNs / 1e9
+// from submission to completion), plus its sync calls' rate times their
+// mean latency: a job waiting on an fdatasync has that call in flight, and
+// a log's job is busy with a write or its call all the time.
+func InFlight(a results.StepAggregate) float64 {
+	return (a.Total.IOPS*a.Total.Latency.MeanNs + a.Sync.IOPS*a.Sync.Latency.MeanNs) / 1e9
 }
 
 // QueueFull reports whether the clients kept at least QueueFullPercent % of
 // the outstanding I/O they were allowed in flight: more was not possible, so
 // the rate they achieved is bound by their queue depth (Little's law: rate =
 // in flight / latency). outstanding 0 (unknown) is never full.
-func QueueFull(total results.OperationSummary, outstanding int64) bool {
-	return outstanding > 0 && InFlight(total)*100 >= QueueFullPercent*float64(outstanding)
+func QueueFull(a results.StepAggregate, outstanding int64) bool {
+	return outstanding > 0 && InFlight(a)*100 >= QueueFullPercent*float64(outstanding)
 }
 
 // ClientBound compares a curve's maximum with the same unthrottled step run

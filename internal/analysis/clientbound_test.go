@@ -28,9 +28,16 @@ func TestQueueFull(t *testing.T) {
 		{"saturated, queue mostly empty", 3000, 1e6, 4500, 32, true, false},
 		{"sustained, queue full", 4500, 7e6, 4500, 32, false, false},
 		{"saturated, depth unknown", 3000, 10.4e6, 4500, 0, true, false},
+		// A log at depth 1 per job, 2 jobs: 300 writes/s × 0.5 ms + 300
+		// fdatasync/s × 6 ms = 1.95 of 2 in flight: full, though the
+		// writes alone hold 0.15.
+		{"a log's sync calls fill its queue", 300, 0.5e6, 1000, 2, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := total(tc.iops, tc.latNs)
+			if tc.name == "a log's sync calls fill its queue" {
+				a.Sync = dir(tc.iops, 6*ms)
+			}
 			res, err := Analyze([]StepInput{{Aggregate: a, OfferedIOPS: tc.offered, Outstanding: tc.outstdg}}, Options{}, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -38,7 +45,7 @@ func TestQueueFull(t *testing.T) {
 			s := res.Steps[0]
 			if s.Saturated != tc.wantSat || s.QueueFull != tc.want {
 				t.Fatalf("saturated %v queue full %v, want %v %v (in flight %.2f of %d)",
-					s.Saturated, s.QueueFull, tc.wantSat, tc.want, InFlight(a.Total), tc.outstdg)
+					s.Saturated, s.QueueFull, tc.wantSat, tc.want, InFlight(a), tc.outstdg)
 			}
 		})
 	}

@@ -159,6 +159,11 @@ func Render(r Run, l Layout) (string, error) {
 	default:
 		// Preconditioning: write the whole working set once, in place.
 		w("overwrite", 1)
+		if !r.Direct {
+			// Through the page cache (a log's fill): on the storage
+			// before the first step, not flushed by its first sync.
+			w("end_fsync", 1)
+		}
 	}
 	w("size", l.BytesPerJob)
 	if r.Random {
@@ -167,22 +172,7 @@ func Render(r Run, l Layout) (string, error) {
 		w("norandommap", 1)
 	}
 	w("randrepeat", 0)
-	// Non-dedupable buffers: new random content for every I/O. With a
-	// compressibility, fio makes that share of each buffer compressible.
-	w("refill_buffers", 1)
-	if r.CompressPercent > 0 {
-		w("buffer_compress_percentage", r.CompressPercent)
-		w("buffer_compress_chunk", 4096)
-	}
-	if r.DedupePercent > 0 {
-		w("dedupe_percentage", r.DedupePercent)
-	}
-	switch r.Sync {
-	case "fsync", "fdatasync":
-		w(r.Sync, r.SyncEvery)
-	case "dsync":
-		w("sync", "dsync")
-	}
+	renderWrites(w, r)
 	if r.Poisson {
 		w("rate_process", "poisson")
 	}
@@ -202,6 +192,28 @@ func Render(r Run, l Layout) (string, error) {
 		renderJob(&b, r, l, j, job)
 	}
 	return b.String(), nil
+}
+
+// renderWrites writes what the writes carry and how they are made
+// durable.
+func renderWrites(w func(k string, v any), r Run) {
+	// Non-dedupable buffers: new random content for every I/O. With a
+	// compressibility, fio makes that share of each buffer compressible;
+	// with a dedupe share, that share of buffers repeats an earlier one.
+	w("refill_buffers", 1)
+	if r.CompressPercent > 0 {
+		w("buffer_compress_percentage", r.CompressPercent)
+		w("buffer_compress_chunk", 4096)
+	}
+	if r.DedupePercent > 0 {
+		w("dedupe_percentage", r.DedupePercent)
+	}
+	switch r.Sync {
+	case "fsync", "fdatasync":
+		w(r.Sync, r.SyncEvery)
+	case "dsync":
+		w("sync", "dsync")
+	}
 }
 
 // renderJob writes job j's section.

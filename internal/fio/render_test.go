@@ -31,6 +31,7 @@ func TestRenderGolden(t *testing.T) {
 			Runtime: 20 * time.Second, Poisson: true, Seed: 9, Jobs: []Job{{IODepth: 1, ReadIOPS: 700, WriteIOPS: 300}}},
 			Layout{Directory: "/data", BytesPerJob: 1 << 20}},
 		{"precondition", Precondition("precondition", "libaio", true, 2, 42, 3<<20), Layout{Directory: "/data/client-000", BytesPerJob: 3 << 20}},
+		{"precondition-buffered", Precondition("precondition", "sync", false, 1, 42, 1<<20), Layout{Directory: "/data/client-000", BytesPerJob: 1 << 20}},
 		{"layout-create-only", Run{Name: "layout", Engine: "libaio", Direct: true, BlockSizeBytes: 8192, ReadPercent: 70, Random: true,
 			CreateOnly: true, Jobs: []Job{{IODepth: 1}, {IODepth: 1}}}, Layout{Directory: "/data/client-001", BytesPerJob: 1 << 20}},
 		{"held-until-instant", Run{Name: "step2", Engine: "libaio", Direct: true, BlockSizeBytes: 4096, ReadPercent: 100, Random: true,

@@ -397,7 +397,9 @@ func collectStep(ch chan<- prometheus.Metric, bl []string, s *v1alpha1.StepStatu
 	op := func(name string, iops, bps int64, l *v1alpha1.LatencyStatus) {
 		ol := with(sl, name)
 		gauge(ch, descStepIOPS, float64(iops), ol...)
-		gauge(ch, descStepBytes, float64(bps), ol...)
+		if name != OperationSync { // sync calls move no bytes
+			gauge(ch, descStepBytes, float64(bps), ol...)
+		}
 		if l == nil {
 			return
 		}

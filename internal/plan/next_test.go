@@ -16,6 +16,12 @@ func lat(p99Ns uint64) *results.LatencySummary {
 
 // out is an outcome that achieved iops IOPS (and 1 MiB/s per 16 IOPS) with
 // the given p99 read and write latencies (0 = no latencies in that direction).
+// withSync gives an outcome sync calls of p99 syncP99.
+func withSync(o StepOutcome, syncP99 uint64) StepOutcome {
+	o.Sync = lat(syncP99)
+	return o
+}
+
 func out(i int, iops float64, readP99, writeP99 uint64) StepOutcome {
 	o := StepOutcome{Index: i, AchievedIOPS: iops, AchievedBytesPerSec: iops * 65536}
 	if readP99 > 0 {
@@ -51,6 +57,14 @@ func TestNext(t *testing.T) {
 		{name: "qd latency stop", l: withStop(qd, &LatencyStop{P99, Write, 10_000}, 0),
 			done:     []StepOutcome{out(0, 1, ms, 5*ms), out(1, 1, ms, 10*ms+1)},
 			wantStop: StopLatencyLimit, stopStep: 1, wantMsg: "step 2/3 (queue depth 32 per client): p99 write latency 10.000001 ms exceeded the 10 ms limit"},
+
+		// a log's sync calls: over the limit stops; a step without a call
+		// (fewer writes than syncEvery) does not
+		{name: "sync latency stop", l: withStop(rate, &LatencyStop{P99, Sync, 10_000}, 0),
+			done:     []StepOutcome{withSync(out(0, 1000, 0, ms), 5*ms), withSync(out(1, 2000, 0, ms), 12*ms)},
+			wantStop: StopLatencyLimit, stopStep: 1, wantMsg: "step 2/3 (2000 IOPS offered): p99 sync latency 12 ms exceeded the 10 ms limit"},
+		{name: "a step without sync calls goes on", l: withStop(rate, &LatencyStop{P99, Sync, 10_000}, 0),
+			done: []StepOutcome{out(0, 1000, 0, ms)}, wantNext: &Step{Index: 1, OfferedIOPS: 2000}},
 
 		// curve mode
 		{name: "curve first is unthrottled", l: curve, wantNext: &Step{Index: 0, Unthrottled: true}},

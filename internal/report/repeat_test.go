@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/storagebench/storagebench/internal/analysis"
+	"github.com/storagebench/storagebench/internal/workload"
 )
 
 // repeatedRun is a finished run of 2 rate levels × 3 runs whose second
@@ -133,5 +134,24 @@ func TestStepTableSyncColumns(t *testing.T) {
 	}
 	if got := tb.Rows[1][at : at+3]; !slices.Equal(got, []string{"-", "-", "-"}) {
 		t.Errorf("step 2's sync cells %q, want none", got)
+	}
+}
+
+// TestWorkloadLineSaysHowWritesAreMadeDurable: a log's report says its
+// fdatasync after each write, a deduped workload its repeated buffers.
+func TestWorkloadLineSaysHowWritesAreMadeDurable(t *testing.T) {
+	p, _ := workload.Lookup("db-log")
+	w := p.Spec
+	r := &Run{Profile: "db-log", Workload: &w}
+	if got, want := r.WorkloadLine(), "db-log: 8 KiB, 0 % reads, sequential, iodepth 1, sync, 1 GiB per client, fdatasync after each write; 1 clients × 1 jobs"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	w.Sync, w.SyncEvery, w.DedupePercent = workload.Fsync, 32, 25
+	if got := r.WorkloadLine(); !strings.HasSuffix(got, "25 % repeated buffers, fsync after every 32 writes; 1 clients × 1 jobs") {
+		t.Errorf("got %q", got)
+	}
+	w.Sync, w.SyncEvery, w.DedupePercent = workload.DSync, 0, 0
+	if got := r.WorkloadLine(); !strings.HasSuffix(got, "per client, O_DSYNC writes; 1 clients × 1 jobs") {
+		t.Errorf("got %q", got)
 	}
 }

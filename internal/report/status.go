@@ -12,6 +12,7 @@ import (
 
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/numfmt"
+	"github.com/storagebench/storagebench/internal/workload"
 )
 
 // StepTable is the per-step table the published reports lay out: offered
@@ -436,6 +437,17 @@ func (r *Run) WorkloadLine() string {
 		parts = append(parts, numfmt.Size(w.WorkingSetBytesPerClient)+" per client")
 		if w.CompressPercent > 0 {
 			parts = append(parts, numfmt.Percent(float64(w.CompressPercent), 0)+" compressible")
+		}
+		if w.DedupePercent > 0 {
+			parts = append(parts, numfmt.Percent(float64(w.DedupePercent), 0)+" repeated buffers")
+		}
+		switch {
+		case w.Sync.Call() && w.SyncEvery == 1:
+			parts = append(parts, string(w.Sync)+" after each write")
+		case w.Sync.Call():
+			parts = append(parts, fmt.Sprintf("%s after every %d writes", w.Sync, w.SyncEvery))
+		case w.Sync == workload.DSync:
+			parts = append(parts, "O_DSYNC writes")
 		}
 		line += ": " + strings.Join(parts, ", ")
 	}

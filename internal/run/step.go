@@ -67,7 +67,7 @@ func Record(order protocol.StepOrder, agg results.StepAggregate, name string, st
 }
 
 func (s *Step) dropHistograms() {
-	for _, d := range []*results.OperationSummary{&s.Aggregate.Read, &s.Aggregate.Write, &s.Aggregate.Total} {
+	for _, d := range []*results.OperationSummary{&s.Aggregate.Read, &s.Aggregate.Write, &s.Aggregate.Total, &s.Aggregate.Sync} {
 		d.Histogram = fio.Histogram{}
 	}
 }

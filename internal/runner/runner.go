@@ -176,7 +176,7 @@ func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *protocol.
 		start := r.Now()
 		pre := fio.Precondition("precondition", string(r.Plan.Workload.IOEngine), r.Plan.Workload.Direct,
 			int(r.Plan.Topology.JobsPerClient), r.Plan.Seed, layout.BytesPerJob)
-		pre.CompressPercent = r.Plan.Workload.CompressPercent
+		pre.CompressPercent, pre.DedupePercent = r.Plan.Workload.CompressPercent, r.Plan.Workload.DedupePercent
 		if err := setUp(ctx, exe, pre, layout, "preconditioning"); err != nil {
 			return layout, err
 		}

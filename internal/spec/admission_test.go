@@ -115,6 +115,8 @@ var rules = []rule{
 	// data.
 	{name: "verify: direct I/O", cel: "verify needs workload.direct true", goErr: "workload.direct: "},
 	{name: "verify: incompressible", cel: "verify needs workload.compressPercent 0", goErr: "workload.compressPercent: "},
+	{name: "verify: no repeated buffers", cel: "verify needs workload.dedupePercent 0", goErr: "workload.dedupePercent: "},
+	{name: "syncEvery: only with fsync or fdatasync", cel: "workload.syncEvery is set only with sync fsync or fdatasync", goErr: "workload.syncEvery: "},
 	{name: "queue depths: an asynchronous engine", cel: "load.queueDepth needs an asynchronous workload.ioEngine", goErr: "workload.ioEngine: "},
 
 	// Objectives and regression.
@@ -137,6 +139,8 @@ var rules = []rule{
 	{name: "factorPercent steps: 100 at most, runs included", side: goOnly, goErr: "must leave at most 100",
 		why: "factorPercent generates floor(step × factor / 100), growing by at least 1: no closed form counts them, and CEL has no loop; admission counts them as 1"},
 
+	{name: "sync: a workload that writes", side: goOnly, goErr: "needs writes: readPercent must be below 100",
+		why: "the read mix is the profile's unless workload.readPercent is set"},
 	{name: "verify: a workload that writes", side: goOnly, goErr: "a workload that only reads writes nothing to verify",
 		why: "the read mix is the profile's unless workload.readPercent is set"},
 	{name: "verify: a generation per block", side: goOnly, goErr: "blocks with verify",
@@ -408,6 +412,14 @@ var rows = []row{
 	{"verify: incompressible", "compressible", `{verify: {}, workload: {profile: oltp, compressPercent: 50}}`, refused, ""},
 	{"verify: incompressible", "compressible without verify", `workload: {profile: oltp, compressPercent: 50}`, accepted, ""},
 	{"verify: a workload that writes", "reads only, the base spec", `verify: {}`, goRefuses, ""},
+	{"sync: a workload that writes", "reads only, the base spec", `workload: {sync: fdatasync}`, goRefuses, ""},
+	{"sync: a workload that writes", "a read profile", `workload: {profile: rand-read, sync: fsync, syncEvery: 4}`, goRefuses, ""},
+	{"verify: no repeated buffers", "none repeated", `{verify: {}, workload: {readPercent: 0, dedupePercent: 0}}`, accepted, ""},
+	{"verify: no repeated buffers", "some repeated", `{verify: {}, workload: {readPercent: 0, dedupePercent: 20}}`, refused, ""},
+	{"syncEvery: only with fsync or fdatasync", "fsync every 8 writes", `workload: {readPercent: 0, sync: fsync, syncEvery: 8}`, accepted, ""},
+	{"syncEvery: only with fsync or fdatasync", "a log profile's fdatasync every 4", `workload: {profile: db-log, syncEvery: 4}`, accepted, ""},
+	{"syncEvery: only with fsync or fdatasync", "dsync", `workload: {readPercent: 0, sync: dsync, syncEvery: 2}`, refused, ""},
+	{"syncEvery: only with fsync or fdatasync", "no sync", `workload: {profile: rand-write, syncEvery: 2}`, refused, ""},
 	{"verify: a workload that writes", "reads only, a profile", `{verify: {pass: AfterEachWritingStep}, workload: {profile: rand-read}}`, goRefuses, ""},
 	{"verify: a workload that writes", "mixed", `{verify: {}, workload: {readPercent: 70}}`, accepted, ""},
 	{"verify: a generation per block", "16Gi of 4Ki blocks", `{storage: {size: 20Gi}, verify: {}, workload: {readPercent: 0, workingSetPerClient: 16Gi}}`, accepted, ""},
