@@ -25,6 +25,7 @@ import (
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/controllers"
 	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/test/k8stest"
 )
 
@@ -314,7 +315,7 @@ var _ = Describe("Hostile input", func() {
 				patchClient(b, i, "binaryData", map[string][]byte{exchange.KeyResultWire: []byte("SBR\x09 a result from the future")},
 					map[string]string{exchange.AnnotationResultStep: "0"})
 			}
-			waitFailed(b, 30*time.Second, controllers.ReasonInvalidResult, "unknown result encoding version 9 (this build reads [1])")
+			waitFailed(b, 30*time.Second, controllers.ReasonInvalidResult, fmt.Sprintf("unknown result encoding version 9 (this build reads %v)", results.WireVersions))
 			noPodsRunning(b, time.Minute)
 		})
 
