@@ -75,7 +75,13 @@ var _ = Describe("Left alone on a shared cluster", func() {
 				b.Spec.Load.Rate.Steps = []int64{100}
 			})
 			Expect(k8s.Create(ctx, b)).To(Succeed())
-			before := waitComplete(b, 2*time.Minute).Status
+			waitComplete(b, 2*time.Minute)
+			// Complete is written before the ended passes join the
+			// backend's samples: the status is final once that is known.
+			before := waitFor(b, time.Minute, "the backend's samples joined", func(b *v1alpha1.StorageBenchmark) bool {
+				c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionBackendMetrics)
+				return c != nil && c.Status != metav1.ConditionUnknown
+			}).Status
 			Expect(before.Steps).To(HaveLen(1))
 			// The record edited after the end: a manager that rebuilt the
 			// ended status from it at every start would now show other
