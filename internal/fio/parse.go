@@ -29,6 +29,9 @@ type JobResult struct {
 	// count, IOPS their rate over the job's run time, Latency each call's
 	// time; no bytes. Zero when the job made none.
 	Sync DirResult
+	// UsrCPU and SysCPU are the job's user and system CPU time in percent
+	// of its run time (fio's usr_cpu and sys_cpu).
+	UsrCPU, SysCPU float64
 }
 
 // DirResult is one data direction of one fio job.
@@ -63,11 +66,13 @@ type rawOutput struct {
 }
 
 type rawJob struct {
-	JobName    string `json:"jobname"`
-	Error      int    `json:"error"`
-	JobRuntime uint64 `json:"job_runtime"`
-	Read       rawDir `json:"read"`
-	Write      rawDir `json:"write"`
+	JobName    string  `json:"jobname"`
+	Error      int     `json:"error"`
+	JobRuntime uint64  `json:"job_runtime"`
+	UsrCPU     float64 `json:"usr_cpu"`
+	SysCPU     float64 `json:"sys_cpu"`
+	Read       rawDir  `json:"read"`
+	Write      rawDir  `json:"write"`
 	Sync       struct {
 		LatNs rawLat `json:"lat_ns"`
 	} `json:"sync"`
@@ -126,7 +131,7 @@ func outputOf(raw rawOutput, pre string, err error) (*Output, string, error) {
 	}
 	out := &Output{Version: raw.Version, TimestampMs: raw.TimestampMs, Jobs: make([]JobResult, 0, len(raw.Jobs))}
 	for _, j := range raw.Jobs {
-		jr := JobResult{Name: j.JobName, Error: j.Error, RuntimeMs: j.JobRuntime}
+		jr := JobResult{Name: j.JobName, Error: j.Error, RuntimeMs: j.JobRuntime, UsrCPU: j.UsrCPU, SysCPU: j.SysCPU}
 		var err error
 		if jr.Read, err = convertDir(j.Read); err != nil {
 			return nil, preamble, fmt.Errorf("job %q read: %w", j.JobName, err)

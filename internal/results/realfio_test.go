@@ -335,3 +335,29 @@ rate_iops=200
 		t.Errorf("stall from %v for a pause from %v: off by %v, more than 100 ms", time.Duration(s.StartMs)*time.Millisecond, p.from, d)
 	}
 }
+
+// TestFioCPUOfRealFio: the CPU fio reports for its jobs, as FioCPU reads it.
+// A job of fio's null engine without a rate spends its run on the CPU; one
+// at 100 IOPS next to none of it.
+func TestFioCPUOfRealFio(t *testing.T) {
+	bin, err := exec.LookPath("fio")
+	if err != nil {
+		t.Fatal("fio is not installed; `make setup` installs it")
+	}
+	run := func(name, rate string) CPU {
+		job := "[global]\nioengine=null\nrw=randread\nbs=4k\nsize=1G\ntime_based=1\nruntime=2\n" + rate + "[" + name + "]\n"
+		res, err := fio.Executor{Binary: bin, WorkDir: t.TempDir()}.Run(context.Background(), name, job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return FioCPU(res.Output, AvailableCPU(len(res.Output.Jobs), 2, 0))
+	}
+	busy, light := run("busy", ""), run("light", "rate_iops=100\n")
+	t.Logf("busy: %+v, %.1f %% of a CPU; light: %+v, %.2f %%", busy, busy.BusyPercent(), light, light.BusyPercent())
+	if busy.RunUs < 1_900_000 || busy.AvailableMilli != 1000 || light.RunUs < 1_900_000 {
+		t.Fatalf("run times %d and %d µs, %d thousandths available; want 2 s and one CPU", busy.RunUs, light.RunUs, busy.AvailableMilli)
+	}
+	if busy.BusyPercent() < 40 || light.BusyPercent() > 5 || busy.FioUs < 10*light.FioUs {
+		t.Fatalf("busy %.1f %%, light %.2f %%: fio's CPU does not tell them apart", busy.BusyPercent(), light.BusyPercent())
+	}
+}

@@ -32,6 +32,9 @@ type ClientStep struct {
 	// workload makes them: their count, rate and latency, no bytes. They
 	// are not I/O: not in Read, Write or the step's total.
 	Sync Operation `json:"sync,omitzero"`
+	// CPU is what the step cost the client's CPU; zero when the runner did
+	// not measure it.
+	CPU CPU `json:"cpu,omitzero"`
 	// Interrupted is set when the step was cut short (SIGTERM); the numbers
 	// are what fio measured until then.
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -163,6 +166,9 @@ type StepAggregate struct {
 	Timeline Timeline `json:"timeline,omitzero"`
 	// ClientIOPS is how evenly the clients shared the step's I/O.
 	ClientIOPS ClientSpread `json:"clientIOPS,omitzero"`
+	// ClientCPU is the clients' CPU in the step: the busiest, the most
+	// throttled, and those past a bound.
+	ClientCPU ClientCPU `json:"clientCPU,omitzero"`
 	// Verification merges the clients' verification passes; nil when none
 	// verified.
 	Verification *Verification `json:"verification,omitempty"`
@@ -242,6 +248,7 @@ func (m *Merger) merge(c *ClientStep) {
 	m.s.addOperation(&c.Sync)
 	m.timeline.add(c.Timeline)
 	m.addClientIOPS(c.Read.IOPS + c.Write.IOPS)
+	agg.ClientCPU.add(c.Client, c.CPU)
 	if c.Error != "" {
 		// A thousand clients' 4 KiB errors would not fit in a ConfigMap:
 		// the first MaxErrors are kept, then a count.
@@ -279,6 +286,7 @@ const MaxErrors = 20
 func (m *Merger) Result() StepAggregate {
 	agg := m.agg
 	agg.Errors = slices.Clone(agg.Errors)
+	agg.ClientCPU.Bound = slices.Clone(agg.ClientCPU.Bound)
 	if v := agg.Verification; v != nil {
 		c := *v
 		c.BadBlocks = slices.Clone(v.BadBlocks)

@@ -48,6 +48,9 @@ func (c ClientStep) Validate() error {
 	if err := c.Sync.validate(); err != nil {
 		return fmt.Errorf("client %d step %d: sync: %w", c.Client, c.Step, err)
 	}
+	if err := c.CPU.validate(); err != nil {
+		return fmt.Errorf("client %d step %d: %w", c.Client, c.Step, err)
+	}
 	if err := c.Verification.validate(c.Client); err != nil {
 		return fmt.Errorf("client %d step %d: %w", c.Client, c.Step, err)
 	}

@@ -28,8 +28,11 @@ import (
 // bin the uvarint gap from the previous bin's index (the first: its index)
 // and its uvarint count. Nothing may follow.
 //
-// Version 2 is version 1 with one more flag, wireSync: when set, the sync
-// calls' operation follows the write's, encoded as they are.
+// Version 2 is version 1 with two more flags: wireSync, when set, the sync
+// calls' operation follows the write's, encoded as they are; wireCPU, when
+// set, the client's CPU follows (after the sync calls' when both are):
+// uvarint fio µs, run µs, available thousandths of a CPU, CFS periods,
+// throttled periods and throttled µs.
 //
 // A later version gets a new header byte; a conductor lists the versions it
 // reads in the plan, and a runner writes the highest it knows among them
@@ -65,8 +68,9 @@ const (
 	wireActualStart
 	wireEnd
 	wireSync
+	wireCPU
 	wireFlagsV1 = wireInterrupted | wirePlannedStart | wireActualStart | wireEnd
-	wireFlagsV2 = wireFlagsV1 | wireSync
+	wireFlagsV2 = wireFlagsV1 | wireSync | wireCPU
 )
 
 // AppendWire appends c's wire encoding in the newest version to buf.
@@ -76,7 +80,8 @@ func AppendWire(buf []byte, c *ClientStep) []byte {
 
 // AppendWireVersion appends c's wire encoding in version v (one of
 // WireVersions) to buf. Version 1 has no sync calls: a writer that has
-// them needs version 2 (or JSON).
+// them needs version 2 (or JSON). Nor has it the CPU, which is left out: a
+// conductor that reads version 1 alone does not judge it.
 func AppendWireVersion(buf []byte, c *ClientStep, v int) []byte {
 	buf = append(buf, wireMagic...)
 	buf = append(buf, byte(v))
@@ -86,6 +91,9 @@ func AppendWireVersion(buf []byte, c *ClientStep, v int) []byte {
 	}
 	if v >= WireV2 && !c.Sync.isZero() {
 		flags |= wireSync
+	}
+	if v >= WireV2 && c.CPU != (CPU{}) {
+		flags |= wireCPU
 	}
 	times := [...]struct {
 		flag byte
@@ -109,6 +117,12 @@ func AppendWireVersion(buf []byte, c *ClientStep, v int) []byte {
 	buf = appendOperation(buf, &c.Write)
 	if flags&wireSync != 0 {
 		buf = appendOperation(buf, &c.Sync)
+	}
+	if flags&wireCPU != 0 {
+		u := &c.CPU
+		for _, v := range [...]uint64{u.FioUs, u.RunUs, u.AvailableMilli, u.Periods, u.ThrottledPeriods, u.ThrottledUs} {
+			buf = binary.AppendUvarint(buf, v)
+		}
 	}
 	buf = binary.AppendUvarint(buf, uint64(len(c.Error)))
 	buf = append(buf, c.Error...)
@@ -316,6 +330,12 @@ func (d *wireDecoder) client(c *ClientStep) error {
 	d.operation(&c.Write)
 	if flags&wireSync != 0 {
 		d.operation(&c.Sync)
+	}
+	if flags&wireCPU != 0 {
+		u := &c.CPU
+		for _, v := range [...]*uint64{&u.FioUs, &u.RunUs, &u.AvailableMilli, &u.Periods, &u.ThrottledPeriods, &u.ThrottledUs} {
+			*v = d.uvarint()
+		}
 	}
 	n := d.uvarint()
 	if d.err == nil && n > uint64(len(d.data)-d.pos) {

@@ -26,6 +26,10 @@ func wireCases(t testing.TB) map[string]ClientStep {
 	// The write's figures stand in for the sync calls': the same shape.
 	synced.Sync = real20s.Write
 	synced.Sync.Bytes, synced.Sync.BytesPerSec = 0, 0
+	// A client throttled in half its periods, its fio busy 1.5 of its 2
+	// CPUs, with sync calls too: the CPU follows them.
+	cpu := synced
+	cpu.CPU = CPU{FioUs: 30_000_000, RunUs: 20_000_000, AvailableMilli: 2000, Periods: 200, ThrottledPeriods: 100, ThrottledUs: 4_999_999}
 	idle := real20s
 	idle.Timeline.Idle = []Span{{StartMs: 1000, EndMs: 2500}, {StartMs: 7000, EndMs: 7001}}
 	return map[string]ClientStep{
@@ -36,6 +40,7 @@ func wireCases(t testing.TB) map[string]ClientStep {
 		"interrupted, no plan":   interrupted,
 		"timeline with stalls":   idle,
 		"sync calls":             synced,
+		"client CPU":             cpu,
 		"before the Unix epoch":  {PlannedStart: time.Date(1900, 1, 1, 0, 0, 0, 1, time.UTC)},
 		"largest counts, floats": {Read: Operation{IOs: MaxCount, Bytes: 1<<64 - 1, IOPS: MaxFloat, BytesPerSec: 1e-300}},
 	}
@@ -68,7 +73,7 @@ func TestWireRoundTrip(t *testing.T) {
 // runner of such a conductor never has).
 func TestWireVersion1(t *testing.T) {
 	for name, c := range wireCases(t) {
-		if name == "sync calls" {
+		if name == "sync calls" || name == "client CPU" {
 			continue
 		}
 		data := AppendWireVersion(nil, &c, WireV1)
@@ -220,4 +225,14 @@ func FuzzDecodeWire(f *testing.F) {
 			t.Fatalf("re-encoded result differs:\n%+v\n%+v", again, c)
 		}
 	})
+}
+
+// TestWireVersion1LeavesOutCPU: a conductor that reads version 1 alone gets
+// the result without the client's CPU, which it does not judge.
+func TestWireVersion1LeavesOutCPU(t *testing.T) {
+	c := ClientStep{Client: 3, CPU: CPU{FioUs: 1, RunUs: 2, AvailableMilli: 1000}}
+	got, err := DecodeWire(AppendWireVersion(nil, &c, WireV1))
+	if err != nil || got.CPU != (CPU{}) || got.Client != 3 {
+		t.Fatalf("decoded %+v, %v; want client 3 without CPU", got, err)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/storagebench/storagebench/internal/fio"
@@ -71,6 +72,13 @@ type Runner struct {
 	// when nil. Tests of what does not depend on the host's free space
 	// give one that reports a roomy file system.
 	statfs func(dir string) (fsSpace, error)
+	// cgroup is where the container's CPU bandwidth is read (cpu.go),
+	// found at the first step; cgroupOK says there is one.
+	cgroup     cgroupCPU
+	cgroupOK   bool
+	cgroupOnce sync.Once
+	cgroupRoot string // /sys/fs/cgroup when empty
+	cgroupSelf string // /proc/self/cgroup when empty
 }
 
 // Run prepares the client's files, then runs every ordered step in lockstep,
@@ -306,6 +314,10 @@ type launched struct {
 	ran    ranFio
 	// follow reads the step's I/O logs when the run verifies.
 	follow *follower
+	// cpu is the container's cpu.stat when fio was launched, and limit
+	// its CPU limit then (thousandths; 0: none).
+	cpu   cpuStat
+	limit uint64
 }
 
 type ranFio struct {
@@ -400,6 +412,10 @@ func (r *Runner) start(ctx context.Context, exe fio.Executor, layout fio.Layout,
 	}
 	fctx, cancel := context.WithCancel(ctx)
 	l := &launched{order: s.order, name: run.Name, jobs: len(run.Jobs), at: r.Now(), cancel: cancel, exited: make(chan struct{}), follow: follow}
+	if cg, ok := r.cgroupCPU(); ok {
+		l.cpu, _ = cg.stat()
+		l.limit = cg.limitMilli()
+	}
 	exe.Timeline, exe.LatLogWindow = true, fio.LatLogWindow(run.Runtime)
 	go func() {
 		defer close(l.exited)
@@ -500,6 +516,7 @@ func (r *Runner) finish(ctx context.Context, l *launched) error {
 		cs.Error = protocol.Truncate(runErr.Error(), protocol.MaxErrorBytes)
 	} else {
 		cs.Read, cs.Write, cs.Sync = results.FromFio(res.Output)
+		cs.CPU = r.cpuOf(l, res.Output)
 		tl := results.TimelineOf(res.Intervals)
 		if len(tl.Windows) > 0 {
 			tl.Idle = results.StallsOf(res.LatLogs, tl.Idle)
