@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/plan"
 	"github.com/storagebench/storagebench/internal/protocol"
+	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/test/build"
 )
 
@@ -90,6 +92,65 @@ func TestClientBoundCheckSkipped(t *testing.T) {
 			d := mustDesired(t, b)
 			if d.Load.Curve.ClientBoundCheck || d.StepsPlanned != 2 {
 				t.Fatalf("check %v, %d steps planned; want no check, 2 steps", d.Load.Curve.ClientBoundCheck, d.StepsPlanned)
+			}
+		})
+	}
+}
+
+// The clients' CPU reaches status: each step's busiest and most throttled
+// client and the clients past a bound, and the ClientCPUBound condition
+// naming them, stamped with the last measured step's end; absent when no
+// client measured its CPU.
+func TestProjectClientCPU(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		cpu        []results.ClientCPU
+		wantStatus metav1.ConditionStatus // "": no condition
+		wantReason string
+		wantText   string
+	}{
+		{"not measured", []results.ClientCPU{{}, {}}, "", "", ""},
+		{"headroom", []results.ClientCPU{{Measured: 3, MaxBusyPercent: 9.6}, {Measured: 3, MaxBusyPercent: 21.4}}, metav1.ConditionFalse, ReasonClientCPUHeadroom, "in steps 1, 2, the busiest client's fio used 21 %"},
+		{"throttled", []results.ClientCPU{{Measured: 3, MaxBusyPercent: 9.6}, {Measured: 3, MaxBusyPercent: 30, MaxThrottledPercent: 64.4, Bound: []int{0, 2}, BoundCount: 2}},
+			metav1.ConditionTrue, ReasonClientCPUThrottled, "in step 2, clients 0, 2 were past a bound"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBench(build.Load(func(l *v1alpha1.LoadSpec) { l.Rate = &v1alpha1.RateSteps{Steps: []int64{100, 200}} }))
+			b.CreationTimestamp = metav1.Time{Time: t0}
+			d := mustDesired(t, b)
+			obs := observedRun(allResults(5), func(o *observed) {
+				for k, cpu := range tc.cpu {
+					next, _, err := plan.Next(d.Load, outcomes(o.steps))
+					if err != nil || next == nil {
+						t.Fatalf("plan.Next after %d steps: %v", k, err)
+					}
+					agg := mkAgg(k, dirSpec{float64(100 * (k + 1)), time.Millisecond, 2 * time.Millisecond}, dirSpec{}, time.Millisecond)
+					agg.ClientCPU = cpu
+					o.steps = append(o.steps, rec(order(k, *next), agg, exchange.StepName(b.Name, k)))
+				}
+				o.order, o.ordered = protocol.StepOrder{Index: 2, Done: true, Reason: "all 2 steps completed", EndedAt: t0.Add(time.Hour)}, true
+			})
+			if err := project(b, &d, obs); err != nil {
+				t.Fatal(err)
+			}
+			c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionClientCPUBound)
+			if tc.wantStatus == "" {
+				if c != nil || b.Status.Steps[0].ClientCPU != nil {
+					t.Fatalf("condition %+v, step %+v; want neither", c, b.Status.Steps[0].ClientCPU)
+				}
+				return
+			}
+			if c == nil || c.Status != tc.wantStatus || c.Reason != tc.wantReason || !strings.Contains(c.Message, tc.wantText) {
+				t.Fatalf("ClientCPUBound %+v", c)
+			}
+			if want := obs.steps[1].Order.End(); !c.LastTransitionTime.Time.Equal(want) {
+				t.Errorf("stamped %v, want the last step's end %v", c.LastTransitionTime, want)
+			}
+			last := tc.cpu[1]
+			got := b.Status.Steps[1].ClientCPU
+			if got == nil || float64(got.BusyPercent) != math.Round(last.MaxBusyPercent) || float64(got.ThrottledPercent) != math.Round(last.MaxThrottledPercent) ||
+				int(got.BoundCount) != last.BoundCount || len(got.BoundClients) != len(last.Bound) {
+				t.Fatalf("step 2's clientCPU %+v, want %+v", got, last)
 			}
 		})
 	}

@@ -98,6 +98,9 @@ const (
 	ReasonVariationWithin     = run.ReasonVariationWithin
 	ReasonClientBound         = run.ReasonClientBound
 	ReasonStorageBound        = run.ReasonStorageBound
+	ReasonClientCPUBusy       = run.ReasonClientCPUBusy
+	ReasonClientCPUThrottled  = run.ReasonClientCPUThrottled
+	ReasonClientCPUHeadroom   = run.ReasonClientCPUHeadroom
 	ReasonOnDistinctNodes     = "OnDistinctNodes"
 	ReasonFewerNodes          = "FewerNodesThanClients"
 	ReasonSharingNodes        = "SharingNodes"

@@ -33,7 +33,7 @@ func clip(s string, n int) string { return protocol.Truncate(s, n) }
 var conditionOrder = append([]string{v1alpha1.ConditionReady, v1alpha1.ConditionReconciling, v1alpha1.ConditionStalled,
 	v1alpha1.ConditionComplete, v1alpha1.ConditionFailed, v1alpha1.ConditionSLOMet, v1alpha1.ConditionStorageWarning,
 	v1alpha1.ConditionClockSkew, v1alpha1.ConditionSteadyState, v1alpha1.ConditionUnstable, v1alpha1.ConditionClientBound,
-	v1alpha1.ConditionDataIntegrity,
+	v1alpha1.ConditionClientCPUBound, v1alpha1.ConditionDataIntegrity,
 }, verdictConditions()...)
 
 // setCondition sets a condition whose status changed at at (an observed
@@ -159,6 +159,13 @@ func stepStatus(rec run.Step) v1alpha1.StepStatus {
 		s.ClientIOPS = &v1alpha1.ClientSpreadStatus{MinIOPS: int64(math.Round(c.MinIOPS)), MaxIOPS: int64(math.Round(c.MaxIOPS)),
 			CVPercent: int32(math.Round(c.CVPercent))}
 	}
+	if c := agg.ClientCPU; c.Measured > 0 {
+		s.ClientCPU = &v1alpha1.ClientCPUStatus{BusyPercent: int32(min(math.Round(c.MaxBusyPercent), math.MaxInt32)),
+			ThrottledPercent: int32(math.Round(c.MaxThrottledPercent)), BoundCount: int32(min(c.BoundCount, math.MaxInt32))}
+		for _, i := range c.Bound[:min(len(c.Bound), results.MaxErrors)] {
+			s.ClientCPU.BoundClients = append(s.ClientCPU.BoundClients, int32(min(i, math.MaxInt32)))
+		}
+	}
 	if st := rec.Steady; st.Judged { // judged by the benchmark's options when read
 		s.SteadyState = &v1alpha1.SteadyStateStatus{Steady: st.Steady,
 			RangePercent: int32(min(math.Round(st.RangePercent), math.MaxInt32)),
@@ -236,6 +243,7 @@ func writeAnalysis(b *v1alpha1.StorageBenchmark, d *spec.Run, v run.View) {
 	setRepeatability(b, d.Analysis, v.Levels, v.Unstable, v.Steps)
 	// Informational, like SteadyState: it never ends the run.
 	showVerdict(b, v1alpha1.ConditionClientBound, v.ClientBound)
+	showVerdict(b, v1alpha1.ConditionClientCPUBound, v.ClientCPU)
 	b.Status.Summary = summaryStatus(b, v.Analysis.Summary, d.Analysis.WithDefaults().LatencyTarget)
 	entitlementPercents(b)
 	if v.Complete() && len(d.Objectives) > 0 {

@@ -49,6 +49,13 @@ const (
 	// maximum was the clients' (raise ioDepth, jobsPerClient or clients);
 	// False when it did not. Absent until the check ran, and without it.
 	ConditionClientBound = "ClientBound"
+	// ConditionClientCPUBound says whether the clients' CPU bounded the
+	// figures: True when, in a step that stands, a client's fio used more
+	// than 60 % of the CPU its jobs could use, or its container was
+	// throttled in more than 1 % of its CFS periods (the message names the
+	// steps, the clients and what to raise); False when none was. Absent
+	// when no client measured its CPU. It informs: the run goes on.
+	ConditionClientCPUBound = "ClientCPUBound"
 	// ConditionRegressed is the comparison with spec.regression's
 	// baseline: True when a step's IOPS or p99 latency is worse than the
 	// baseline's, significantly and by at least the minimum effect; False
@@ -473,6 +480,31 @@ type ClientSpreadStatus struct {
 	CVPercent int32 `json:"cvPercent"`
 }
 
+// ClientCPUStatus is the clients' CPU in a step: the busiest client's fio
+// and the most throttled client's container, and the clients past a bound
+// (fio busy above 60 % of the CPU its jobs could use, or the container
+// throttled in more than 1 % of its CFS periods).
+type ClientCPUStatus struct {
+	// busyPercent is the busiest client's fio CPU time (user and system)
+	// over what its jobs could use in their run time, in percent, rounded:
+	// one CPU per job, at most the CPUs of the node, at most the
+	// container's CPU limit.
+	BusyPercent int32 `json:"busyPercent"`
+	// throttledPercent is the most throttled container's share of CFS
+	// periods in which it was throttled, in percent, rounded; 0 without a
+	// CPU limit.
+	// +optional
+	ThrottledPercent int32 `json:"throttledPercent,omitempty"`
+	// boundClients are the indices of the clients past a bound (at most
+	// 20), and boundCount how many were.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=20
+	BoundClients []int32 `json:"boundClients,omitempty"`
+	// +optional
+	BoundCount int32 `json:"boundCount,omitempty"`
+}
+
 // StepStatus is one finished step, aggregated over all clients.
 type StepStatus struct {
 	// index of the step, from 0.
@@ -526,6 +558,10 @@ type StepStatus struct {
 	// with one client.
 	// +optional
 	ClientIOPS *ClientSpreadStatus `json:"clientIOPS,omitempty"`
+	// clientCPU is the clients' CPU in the step; unset when none measured
+	// it.
+	// +optional
+	ClientCPU *ClientCPUStatus `json:"clientCPU,omitempty"`
 	// latency is over all I/O of the step, reads and writes pooled.
 	// +optional
 	Latency *LatencyStatus `json:"latency,omitempty"`

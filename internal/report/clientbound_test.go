@@ -42,3 +42,26 @@ func TestCurveSeriesLeavesOutTheClientBoundCheck(t *testing.T) {
 		t.Fatalf("curve %+v, want steps 1 and 3 only", s)
 	}
 }
+
+// The clients' CPU: a step past a bound is marked with how many clients
+// were; the summary says so when it bounded the figures, and is silent on
+// headroom (status has it).
+func TestClientCPUMarkAndSummary(t *testing.T) {
+	if m := (&Step{Index: 0, CPUBoundClients: 2}).Marks(); !slices.Equal(m, []string{"client CPU (2)"}) {
+		t.Errorf("marks %v", m)
+	}
+	for _, tc := range []struct {
+		bound bool
+		want  string
+	}{{true, "CLIENT CPU-BOUND: ClientCPUThrottled: in step 1, clients 0, 1 were past a bound"}, {false, ""}} {
+		r := &Run{Name: "c", Unit: UnitIOPS, Steps: []Step{{Index: 0, AchievedIOPS: 1}}}
+		r.ClientCPU, r.ClientCPUTrue = "ClientCPUThrottled: in step 1, clients 0, 1 were past a bound", tc.bound
+		l := r.SummaryLines()
+		if tc.want != "" && !slices.Contains(l, tc.want) {
+			t.Errorf("summary %q lacks %q", l, tc.want)
+		}
+		if !tc.bound && slices.ContainsFunc(l, func(s string) bool { return strings.Contains(s, "CPU") }) {
+			t.Errorf("headroom in the summary: %q", l)
+		}
+	}
+}

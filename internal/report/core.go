@@ -30,7 +30,7 @@ func StepOf(s plan.Step, start time.Time, a results.StepAggregate, v analysis.St
 		ClosedLoop: v.Saturated && s.RateLimited(),
 		Overflow:   int64(min(a.Total.Latency.Overflow, math.MaxInt64)),
 
-		ClientCVPercent: a.ClientIOPS.CVPercent,
+		ClientCVPercent: a.ClientIOPS.CVPercent, CPUBoundClients: a.ClientCPU.BoundCount,
 	}
 	if v := analysis.Steady(a.Timeline, analysis.SteadyOptions{}); v.Judged && !v.Steady {
 		st.NotSteady = true

@@ -89,6 +89,10 @@ type Run struct {
 	// and ClientBoundTrue whether the maximum was the clients'.
 	ClientBound     string
 	ClientBoundTrue bool
+	// ClientCPU is the verdict on the clients' CPU, "reason: message",
+	// and ClientCPUTrue whether it bounded the figures.
+	ClientCPU     string
+	ClientCPUTrue bool
 	// Integrity is a verifying run's DataIntegrity condition, "reason:
 	// message", and IntegrityTrue whether every block read back intact.
 	Integrity     string
@@ -161,6 +165,9 @@ type Step struct {
 	// ClientCVPercent is the coefficient of variation of the clients'
 	// IOPS in percent (0: one client, or an even share).
 	ClientCVPercent float64
+	// CPUBoundClients is how many clients were past a CPU bound
+	// (results.CPU.Bound).
+	CPUBoundClients int
 	Stall           time.Duration
 	// Errors are fio's; a step with errors failed and is not evidence.
 	Errors []string

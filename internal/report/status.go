@@ -201,8 +201,8 @@ func (s *Step) Offered() string {
 
 // Marks are a step's flags: a rerun's attempt, superseded, the
 // client-bound check, saturated, queue full,
-// closed-loop, knee, not steady, stall, I/Os beyond fio's histogram,
-// interrupted, failed.
+// closed-loop, knee, not steady, stall, uneven clients, clients past a
+// CPU bound, I/Os beyond fio's histogram, interrupted, failed.
 func (s *Step) Marks() []string {
 	var m []string
 	if s.Attempt > 1 {
@@ -232,6 +232,9 @@ func (s *Step) Marks() []string {
 	// Rounded as status rounds it: a local report and the plugin's agree.
 	if analysis.Uneven(s.ClientCVPercent) {
 		m = append(m, fmt.Sprintf("uneven clients (CV %.0f %%)", math.Round(s.ClientCVPercent)))
+	}
+	if s.CPUBoundClients > 0 {
+		m = append(m, fmt.Sprintf("client CPU (%d)", s.CPUBoundClients))
 	}
 	if s.Overflow > 0 {
 		m = append(m, numfmt.Count(float64(s.Overflow))+" I/Os ≥ 17 s")
@@ -599,6 +602,9 @@ func (r *Run) verdictLines() []string {
 			what = "CLIENT-BOUND"
 		}
 		out = append(out, what+": "+r.ClientBound)
+	}
+	if r.ClientCPUTrue { // its headroom is in status, not worth a line
+		out = append(out, "CLIENT CPU-BOUND: "+r.ClientCPU)
 	}
 	if r.Integrity != "" {
 		what := "data integrity"

@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +29,9 @@ const (
 	ReasonEvenShare           = "EvenShare"
 	ReasonUnevenShare         = "UnevenShare"
 	ReasonNotMeasurable       = "NotMeasurable"
+	ReasonClientCPUBusy       = "ClientCPUBusy"
+	ReasonClientCPUThrottled  = "ClientCPUThrottled"
+	ReasonClientCPUHeadroom   = "ClientCPUHeadroom"
 )
 
 // SteadyVerdict says whether every judged step that stands held its IOPS
@@ -212,4 +216,65 @@ func StepList(steps []int) string {
 		return "step " + names[0]
 	}
 	return "steps " + strings.Join(names, ", ")
+}
+
+// ClientCPUVerdict says whether the clients measured their own CPU as much
+// as the storage in the steps that stand: a client past a bound
+// (results.CPU.Bound) in any of them makes it True, naming the steps, the
+// clients (the first results.MaxErrors of each step) and what to raise. Nil
+// when no client reported its CPU.
+func ClientCPUVerdict(steps []Step) *Verdict {
+	var bound, measured []int
+	var clients []int
+	var busy, throttled float64
+	count := 0
+	var at time.Time
+	for k, rec := range steps {
+		c := rec.Aggregate.ClientCPU
+		if rec.Superseded || c.Measured == 0 {
+			continue
+		}
+		measured = append(measured, k)
+		busy, throttled = max(busy, c.MaxBusyPercent), max(throttled, c.MaxThrottledPercent)
+		if e := rec.Order.End(); e.After(at) {
+			at = e
+		}
+		if c.BoundCount == 0 {
+			continue
+		}
+		bound = append(bound, k)
+		count = max(count, c.BoundCount)
+		for _, i := range c.Bound {
+			if !slices.Contains(clients, i) {
+				clients = append(clients, i)
+			}
+		}
+	}
+	if len(measured) == 0 {
+		return nil
+	}
+	figures := fmt.Sprintf("the busiest client's fio used %s %% of the CPU its jobs could use (bound %d %%), the most throttled container was throttled in %s %% of its CFS periods (bound %d %%)",
+		numfmt.Count(math.Round(busy)), results.CPUBusyBoundPercent, numfmt.Count(math.Round(throttled*10)/10), results.CPUThrottledBoundPercent)
+	if len(bound) == 0 {
+		v := Judged("", false, ReasonClientCPUHeadroom, fmt.Sprintf("in %s, %s: the clients' CPU did not bound the figures", StepList(measured), figures), at)
+		return &v
+	}
+	slices.Sort(clients)
+	names := make([]string, 0, len(clients)+1)
+	for _, i := range clients[:min(len(clients), results.MaxErrors)] {
+		names = append(names, fmt.Sprint(i))
+	}
+	if more := max(count, len(clients)) - len(names); more > 0 {
+		names = append(names, fmt.Sprintf("and %d more", more))
+	}
+	reason, raise := ReasonClientCPUBusy, "give the clients more CPU (clients.resources: the CPU request, or a CPU limit above what fio uses) or spread the load over more clients (clients.count)"
+	if throttled > results.CPUThrottledBoundPercent {
+		reason, raise = ReasonClientCPUThrottled, "raise the clients' CPU limit (clients.resources.limits.cpu) or remove it"
+	}
+	who := "client " + names[0] + " was"
+	if len(names) > 1 {
+		who = "clients " + strings.Join(names, ", ") + " were"
+	}
+	v := Judged("", true, reason, fmt.Sprintf("in %s, %s past a bound; %s: %s", StepList(bound), who, figures, raise), at)
+	return &v
 }

@@ -37,3 +37,52 @@ func TestClientsEven(t *testing.T) {
 		})
 	}
 }
+
+func TestClientCPUVerdict(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 3, 0, 0, 0, time.UTC)
+	step := func(index int, cpu results.ClientCPU, superseded bool) Step {
+		s := Step{Order: protocol.StepOrder{Index: index, StartAt: t0.Add(time.Duration(index) * time.Minute), Duration: 30 * time.Second}, Superseded: superseded}
+		s.Aggregate.ClientCPU = cpu
+		return s
+	}
+	idle := results.ClientCPU{Measured: 4, MaxBusyPercent: 12}
+	busy := results.ClientCPU{Measured: 4, MaxBusyPercent: 87, Bound: []int{1, 3}, BoundCount: 2}
+	throttled := results.ClientCPU{Measured: 4, MaxBusyPercent: 40, MaxThrottledPercent: 35, Bound: []int{0, 1, 2, 3}, BoundCount: 4}
+	many := results.ClientCPU{Measured: 50, MaxBusyPercent: 99, Bound: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}, BoundCount: 50}
+	for _, tc := range []struct {
+		name   string
+		steps  []Step
+		status string // "": no verdict
+		reason string
+		msg    []string
+		atStep int
+	}{
+		{"nothing measured", []Step{step(0, results.ClientCPU{}, false)}, "", "", nil, 0},
+		{"headroom", []Step{step(0, idle, false), step(1, idle, false)}, False, ReasonClientCPUHeadroom,
+			[]string{"in steps 1, 2, the busiest client's fio used 12 % of the CPU its jobs could use (bound 60 %)", "throttled in 0 % of its CFS periods (bound 1 %)"}, 1},
+		{"busy clients named", []Step{step(0, idle, false), step(1, busy, false), step(2, idle, false)}, True, ReasonClientCPUBusy,
+			[]string{"in step 2, clients 1, 3 were past a bound", "87 %", "clients.count"}, 2},
+		{"throttled: raise the limit", []Step{step(0, busy, false), step(1, throttled, false)}, True, ReasonClientCPUThrottled,
+			[]string{"in steps 1, 2, clients 0, 1, 2, 3 were past a bound", "35 % of its CFS periods", "clients.resources.limits.cpu"}, 1},
+		{"a superseded step does not stand", []Step{step(0, busy, true), step(1, idle, false)}, False, ReasonClientCPUHeadroom, []string{"in step 2,"}, 1},
+		{"many clients, the first 20 named", []Step{step(0, many, false)}, True, ReasonClientCPUBusy, []string{"clients 0, 1, 2,", "18, 19, and 30 more were past"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := ClientCPUVerdict(tc.steps)
+			if tc.status == "" {
+				if v != nil {
+					t.Fatalf("%+v, want none", v)
+				}
+				return
+			}
+			if v == nil || v.Status != tc.status || v.Reason != tc.reason || !v.Valid() || !v.At.Equal(tc.steps[tc.atStep].Order.End()) {
+				t.Fatalf("%+v, want %s %s at step %d's end", v, tc.status, tc.reason, tc.atStep+1)
+			}
+			for _, m := range tc.msg {
+				if !strings.Contains(v.Message, m) {
+					t.Errorf("message %q lacks %q", v.Message, m)
+				}
+			}
+		})
+	}
+}

@@ -39,8 +39,9 @@ type View struct {
 	// completed.
 	Analysis analysis.Result
 	// The verdicts on the steps (nil: none yet, or none asked for): steady
-	// state, the variation of repeated levels, the client-bound check.
-	Steady, Unstable, ClientBound *Verdict
+	// state, the variation of repeated levels, the client-bound check, the
+	// clients' CPU.
+	Steady, Unstable, ClientBound, ClientCPU *Verdict
 	// Levels are the repeated load levels' variation (load.repeat).
 	Levels []analysis.LevelVariation
 }
@@ -93,6 +94,7 @@ func ViewOf(s Spec, o analysis.Options, objectives []analysis.Objective, steps [
 	v.Steady = SteadyVerdict(v.Steps, o.Steady)
 	v.Levels, v.Unstable = Repeatability(v.Steps, o)
 	v.ClientBound = ClientBoundVerdict(v.Analysis.ClientBound, v.Steps, o.WithDefaults().Throughput)
+	v.ClientCPU = ClientCPUVerdict(v.Steps)
 	return v, nil
 }
 

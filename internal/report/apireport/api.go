@@ -52,6 +52,9 @@ func FromAPI(sb *v1alpha1.StorageBenchmark) *report.Run {
 	if c := condition(sb, v1alpha1.ConditionClientBound); c != nil {
 		r.ClientBound, r.ClientBoundTrue = c.Reason+": "+c.Message, c.Status == metav1.ConditionTrue
 	}
+	if c := condition(sb, v1alpha1.ConditionClientCPUBound); c != nil {
+		r.ClientCPU, r.ClientCPUTrue = c.Reason+": "+c.Message, c.Status == metav1.ConditionTrue
+	}
 	r.Repeat = int(sb.Spec.Load.Repeat)
 	for i := range st.Repeatability {
 		r.Repeatability = append(r.Repeatability, repeatabilityOfAPI(&st.Repeatability[i]))
@@ -171,6 +174,9 @@ func stepOfAPI(s *v1alpha1.StepStatus) report.Step {
 	}
 	if s.ClientIOPS != nil {
 		st.ClientCVPercent = float64(s.ClientIOPS.CVPercent)
+	}
+	if s.ClientCPU != nil {
+		st.CPUBoundClients = int(s.ClientCPU.BoundCount)
 	}
 	if v := s.Verification; v != nil {
 		st.Verify = &report.ReadBack{Verified: uint64(max(v.BlocksVerified, 0)), Bad: uint64(max(v.BadBlocks, 0)), Unread: uint64(max(v.Unverified, 0))}
