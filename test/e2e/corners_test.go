@@ -48,6 +48,7 @@ var _ = Describe("The four corners sample", func() {
 			apply(b)
 			cur := k8stest.WaitComplete(k8s, b, 4*time.Minute)
 
+			expectCPUHeadroom(cur)
 			Expect(cur.Status.Storage.VolumeMode).To(Equal(string(corev1.PersistentVolumeBlock)))
 			Expect(cur.Status.Storage.Claims).To(BeEquivalentTo(2))
 			Expect(cur.Status.Steps).To(HaveLen(2))
