@@ -7,11 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -55,8 +53,8 @@ func main() {
 	log := ctrl.Log.WithName("setup")
 
 	r.Jobs = controllers.JobOptions{Image: runnerImage, ImagePullPolicy: corev1.PullPolicy(pullPolicy)}
-	o.Namespaces = list(namespaces)
-	pol, err := policyOf(allowedImages, allowedTolerationKeys, allowedNodeSelectorKeys, maxClientMemory)
+	o.Namespaces = policy.List(namespaces)
+	pol, err := policy.FromFlags(allowedImages, allowedTolerationKeys, allowedNodeSelectorKeys, maxClientMemory)
 	if err == nil {
 		r.Policy = pol
 		r.Backend, err = backendSource()
@@ -135,26 +133,4 @@ func runKey(cfg *rest.Config, namespace, name string) (*controllers.RunKey, erro
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	return controllers.LoadRunKey(ctx, c, namespace, name)
-}
-
-// list splits a comma-separated flag value; spaces also separate.
-func list(s string) []string {
-	return strings.FieldsFunc(s, func(c rune) bool { return c == ',' || c == ' ' })
-}
-
-// policyOf maps the --allowed-* flags to the policy. Images are exact
-// references: a "*" among them is refused rather than read as "any".
-func policyOf(images, tolerationKeys, nodeSelectorKeys, maxMemory string) (policy.Policy, error) {
-	p := policy.Policy{AllowedImages: list(images), AllowedTolerationKeys: list(tolerationKeys), AllowedNodeSelectorKeys: list(nodeSelectorKeys)}
-	q, err := resource.ParseQuantity(maxMemory)
-	if err != nil || q.Sign() <= 0 {
-		return policy.Policy{}, fmt.Errorf("%s: %q is not a positive quantity of bytes, such as 8Gi", policy.FlagMaxClientMemory, maxMemory)
-	}
-	p.MaxClientMemory = &q
-	for _, img := range p.AllowedImages {
-		if strings.Contains(img, policy.Any) {
-			return policy.Policy{}, fmt.Errorf("%s: %q: list exact image references; wildcards are not supported", policy.FlagImages, img)
-		}
-	}
-	return p, nil
 }
