@@ -12,6 +12,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/internal/spec"
 )
 
 // The runner's user and group: non-root, as the restricted Pod Security
@@ -127,6 +128,14 @@ func buildClientConfigMap(b *v1alpha1.StorageBenchmark, i int) *corev1.ConfigMap
 	cm := &corev1.ConfigMap{ObjectMeta: objectMeta(b, exchange.ClientName(b.Name, i), exchange.RoleClient)}
 	cm.Labels[exchange.LabelClient] = strconv.Itoa(i)
 	return cm
+}
+
+// buildPlanConfigMap is the plan ConfigMap: the plan every client reads
+// (spec.ClientPlan), before any order.
+func buildPlanConfigMap(b *v1alpha1.StorageBenchmark, d *spec.Run) (*corev1.ConfigMap, error) {
+	value, err := exchange.Encode(spec.ClientPlan(b, d))
+	return &corev1.ConfigMap{ObjectMeta: objectMeta(b, exchange.PlanName(b.Name), exchange.RolePlan),
+		Data: map[string]string{exchange.KeyPlan: value}}, err
 }
 
 // JobOptions are the settings of client Jobs: the manager-wide image and

@@ -139,9 +139,7 @@ func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenc
 		if err := r.checkStepNames(ctx, b, d.StepsPlanned); err != nil {
 			return nil, err
 		}
-		value, err := exchange.Encode(spec.ClientPlan(b, d))
-		cm := &corev1.ConfigMap{ObjectMeta: objectMeta(b, exchange.PlanName(b.Name), exchange.RolePlan),
-			Data: map[string]string{exchange.KeyPlan: value}}
+		cm, err := buildPlanConfigMap(b, d)
 		// When the run began, on this manager's clock: its deadlines count
 		// from here, never from the API server's timestamps, which another
 		// clock wrote.
