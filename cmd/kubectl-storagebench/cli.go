@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -46,6 +47,10 @@ const (
 	// exitRegressed: compare --baseline found the run regressed against
 	// its baseline.
 	exitRegressed = 5
+	// exitRefused: plan found that the operator would refuse the
+	// benchmark (an invalid spec, a missing class or claim, the policy,
+	// storage that cannot serve it).
+	exitRefused = 6
 )
 
 // codeError ends the command with an exit code; err (optional) is printed.
@@ -137,7 +142,7 @@ kubectl) or, with --from-file, from saved objects (kubectl get sbench NAME
 
 Exit codes: 0 success; 1 error (usage, not found, API); 2 the run failed;
 3 SLOs not met (wait --for=slo); 4 timed out (wait); 5 regressed
-(compare --baseline).`,
+(compare --baseline); 6 the operator would refuse the benchmark (plan).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		CompletionOptions: cobra.CompletionOptions{
@@ -151,7 +156,7 @@ Exit codes: 0 success; 1 error (usage, not found, API); 2 the run failed;
 	clientcmd.BindOverrideFlags(a.overrides, flags, clientcmd.RecommendedConfigOverrideFlags(""))
 	flags.StringArrayVarP(&a.fromFiles, "from-file", "f", nil, "Read benchmarks from a saved object (YAML or JSON, a single object or a List) instead of the cluster; repeatable.")
 
-	root.AddCommand(a.listCommand(), a.statusCommand(), a.watchCommand(), a.waitCommand(), a.reportCommand(), a.compareCommand(), a.baselineCommand(), a.schedulesCommand())
+	root.AddCommand(a.listCommand(), a.statusCommand(), a.watchCommand(), a.waitCommand(), a.reportCommand(), a.compareCommand(), a.baselineCommand(), a.schedulesCommand(), a.planCommand())
 	return root
 }
 
@@ -177,7 +182,8 @@ func (a *app) connect() (client.WithWatch, string, error) {
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		return nil, "", err
 	}
-	if err := corev1.AddToScheme(scheme); err != nil {
+	// client-go's types: plan reads storage classes and claims.
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, "", err
 	}
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
