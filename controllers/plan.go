@@ -16,6 +16,10 @@ import (
 	"github.com/storagebench/storagebench/internal/trident"
 )
 
+// DefaultRunnerImage is the manager's default client image (its
+// --runner-image), which a dry run assumes unless told otherwise.
+const DefaultRunnerImage = "localhost/storagebench-runner:dev"
+
 // DryRun is what this reconciler would do with a new benchmark, worked out
 // without creating anything (`kubectl storagebench plan`): whether its
 // admission lets the run start, the children it would create and the

@@ -34,12 +34,11 @@ type managerFlags struct {
 	images, tolerationKeys, nodeSelectorKeys  string
 	maxClientMemory                           string
 	claimBind, ready, startLead, nextStepLead time.Duration
-	tridentNamespace                          string
 }
 
 func (f *managerFlags) bind(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.runnerImage, "runner-image", "localhost/storagebench-runner:dev", "the manager's --runner-image: the default client image")
+	fl.StringVar(&f.runnerImage, "runner-image", controllers.DefaultRunnerImage, "the manager's --runner-image: the default client image")
 	fl.StringVar(&f.pullPolicy, "runner-image-pull-policy", string(corev1.PullIfNotPresent), "the manager's --runner-image-pull-policy")
 	fl.StringVar(&f.images, "allowed-runner-images", "", "the manager's "+policy.FlagImages)
 	fl.StringVar(&f.tolerationKeys, "allowed-toleration-keys", "", "the manager's "+policy.FlagTolerationKeys)
@@ -49,7 +48,6 @@ func (f *managerFlags) bind(cmd *cobra.Command) {
 	fl.DurationVar(&f.ready, "ready-timeout", 0, "the manager's --ready-timeout (0: its default)")
 	fl.DurationVar(&f.startLead, "step-start-lead", 0, "the manager's --step-start-lead (0: its default)")
 	fl.DurationVar(&f.nextStepLead, "next-step-start-lead", 0, "the manager's --next-step-start-lead (0: its default)")
-	fl.StringVar(&f.tridentNamespace, "trident-namespace", controllers.DefaultTridentNamespace, "the manager's --trident-namespace")
 }
 
 // reconciler is a reconciler configured as the manager of these flags,
@@ -61,8 +59,7 @@ func (f *managerFlags) reconciler(c client.Client) (*controllers.Reconciler, err
 	}
 	return &controllers.Reconciler{Client: c, APIReader: c, Policy: pol,
 		Jobs:             controllers.JobOptions{Image: f.runnerImage, ImagePullPolicy: corev1.PullPolicy(f.pullPolicy)},
-		ClaimBindTimeout: f.claimBind, ReadyTimeout: f.ready, StartLead: f.startLead, NextStepLead: f.nextStepLead,
-		TridentNamespace: f.tridentNamespace}, nil
+		ClaimBindTimeout: f.claimBind, ReadyTimeout: f.ready, StartLead: f.startLead, NextStepLead: f.nextStepLead}, nil
 }
 
 func (a *app) planCommand() *cobra.Command {

@@ -34,7 +34,7 @@ func main() {
 	flag.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "address of the health and readiness probes")
 	flag.BoolVar(&o.LeaderElection, "leader-elect", false, "elect a leader, so several replicas run one active manager")
 	flag.StringVar(&namespaces, "watch-namespaces", "", "comma-separated namespaces to watch; empty watches all")
-	flag.StringVar(&runnerImage, "runner-image", "localhost/storagebench-runner:dev", "default client image (runner and fio)")
+	flag.StringVar(&runnerImage, "runner-image", controllers.DefaultRunnerImage, "default client image (runner and fio)")
 	flag.StringVar(&pullPolicy, "runner-image-pull-policy", string(corev1.PullIfNotPresent), "pull policy of the client image")
 	timingFlags(r)
 	flag.StringVar(&allowedImages, "allowed-runner-images", "", "comma-separated image references a benchmark's spec.clients.image may name besides --runner-image; empty: only --runner-image")
