@@ -364,6 +364,7 @@ func (r *Reconciler) collect(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 	// One client's result at a time: decoded, validated, merged, dropped,
 	// into the same storage.
 	merged := results.NewMerger(order.Index)
+	merged.Running(int(order.Step.ActiveClients)) // a scale-out step's others idle
 	var reader exchange.ResultReader
 	err := r.eachClientData(ctx, b, func(i int) bool { return obs.clients[i] != nil }, func(_ int, cm *corev1.ConfigMap) error {
 		res, found, err := reader.Read(cm)

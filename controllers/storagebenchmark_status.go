@@ -144,7 +144,7 @@ func stepStatus(rec run.Step) v1alpha1.StepStatus {
 	s := v1alpha1.StepStatus{
 		Index: int32(o.Index), Repetition: o.Step.Repetition, OfferedIOPS: o.Step.OfferedIOPS, OfferedBytesPerSecond: o.Step.OfferedBytesPerSec,
 		QueueDepthPerClient: o.Step.QueueDepthPerClient, PercentOfMax: o.Step.PercentOfMax, Unthrottled: o.Step.Unthrottled, ClientBoundCheck: o.Step.ClientBoundCheck,
-		Attempt: o.Step.Attempt, Superseded: rec.Superseded,
+		Attempt: o.Step.Attempt, Superseded: rec.Superseded, ActiveClients: o.Step.ActiveClients,
 		Clients: int32(agg.Clients), StartTime: *Stamp(o.StartAt), StartSkew: metav1.Duration{Duration: agg.StartSkew},
 		AchievedIOPS: int64(math.Round(agg.Total.IOPS)), AchievedBytesPerSecond: int64(math.Round(agg.Total.BytesPerSec)),
 		Read: operationStatus(agg.Read), Write: operationStatus(agg.Write), Sync: operationStatus(agg.Sync), Interrupted: agg.Interrupted, ConfigMap: rec.Name,

@@ -554,6 +554,11 @@ type StepStatus struct {
 	AchievedIOPS int64 `json:"achievedIOPS"`
 	// achievedBytesPerSecond is reads and writes together.
 	AchievedBytesPerSecond int64 `json:"achievedBytesPerSecond"`
+	// activeClients is how many clients ran a scale-out step
+	// (load.clients), the first ones; the others idled and are not in its
+	// figures. Unset when every client ran it.
+	// +optional
+	ActiveClients int32 `json:"activeClients,omitempty"`
 	// clientIOPS is how evenly the clients shared the step's I/O; unset
 	// with one client.
 	// +optional

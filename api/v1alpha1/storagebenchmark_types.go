@@ -57,14 +57,16 @@ func init() {
 // +kubebuilder:validation:XValidation:rule="self.storage.sharing != 'Shared' || self.clients.count == 1 || !has(self.storage.accessMode) || self.storage.accessMode == 'ReadWriteMany'",message="storage.sharing Shared with more than one client needs storage.accessMode ReadWriteMany (or leave accessMode unset)",fieldPath=".storage.accessMode"
 // +kubebuilder:validation:XValidation:rule="!has(self.storage.existingClaim) || self.storage.sharing == 'Shared' || self.clients.count == 1",message="storage.existingClaim is one volume: use storage.sharing Shared, or a single client",fieldPath=".storage.existingClaim"
 // +kubebuilder:validation:XValidation:rule="!has(self.load.queueDepth) || !has(self.load.stop) || !has(self.load.stop.saturationPercent)",message="load.stop.saturationPercent needs an offered rate: it cannot be used with load.queueDepth",fieldPath=".load.stop.saturationPercent"
+// +kubebuilder:validation:XValidation:rule="!has(self.load.clients) || self.load.clients.steps.all(n, n <= self.clients.count)",message="load.clients.steps: every step must be at most clients.count (the client pods the benchmark creates)",fieldPath=".load.clients.steps"
+// +kubebuilder:validation:XValidation:rule="!has(self.load.clients) || !has(self.load.stop) || !has(self.load.stop.saturationPercent) || has(self.load.clients.perClientIOPS)",message="load.stop.saturationPercent needs an offered rate: set load.clients.perClientIOPS",fieldPath=".load.stop.saturationPercent"
 // +kubebuilder:validation:XValidation:rule="!has(self.load.queueDepth) || !has(self.load.queueDepth.steps) || self.load.queueDepth.steps.all(d, d >= self.clients.jobsPerClient)",message="load.queueDepth.steps: every depth must be at least clients.jobsPerClient (each fio job needs at least one outstanding I/O)",fieldPath=".load.queueDepth.steps"
 // +kubebuilder:validation:XValidation:rule="!has(self.load.queueDepth) || !has(self.load.queueDepth.start) || self.load.queueDepth.start >= self.clients.jobsPerClient",message="load.queueDepth.start must be at least clients.jobsPerClient (each fio job needs at least one outstanding I/O)",fieldPath=".load.queueDepth.start"
 // +kubebuilder:validation:XValidation:rule="has(self.storage.existingClaim) || !isQuantity(string(self.storage.size)) || quantity(string(self.storage.size)).compareTo(quantity('1Mi')) < 0 || (has(self.workload.workingSetPerClient) && !isQuantity(string(self.workload.workingSetPerClient))) || (self.storage.sharing == 'Shared' ? (has(self.workload.workingSetPerClient) ? quantity(string(self.workload.workingSetPerClient)) : quantity('1Gi')).asApproximateFloat() * double(self.clients.count) <= quantity(string(self.storage.size)).asApproximateFloat() : (has(self.workload.workingSetPerClient) ? quantity(string(self.workload.workingSetPerClient)) : quantity('1Gi')).compareTo(quantity(string(self.storage.size))) <= 0)",message="workload.workingSetPerClient does not fit in storage.size: with PerClient volumes it must be at most storage.size, with a Shared volume (Filesystem or Block) clients.count × workingSetPerClient must be at most storage.size; unset, it is the profile's, 1Gi",fieldPath=".workload.workingSetPerClient"
 // +kubebuilder:validation:XValidation:rule="!has(self.load.extendUntilSteady) || duration(self.load.stepDuration).getSeconds() >= (has(self.analysis) && has(self.analysis.steadyState) && has(self.analysis.steadyState.rounds) ? self.analysis.steadyState.rounds : 5)",message="load.extendUntilSteady needs a load.stepDuration of at least analysis.steadyState.rounds seconds, one timeline second per round, or no step could be judged steady",fieldPath=".load.extendUntilSteady"
 // +kubebuilder:validation:XValidation:rule="!has(self.load.queueDepth) || (has(self.workload.ioEngine) ? !(self.workload.ioEngine in ['psync', 'sync']) : !(has(self.workload.profile) && self.workload.profile in ['db-log', 'etcd']))",message="load.queueDepth needs an asynchronous workload.ioEngine (libaio, io_uring or posixaio; the db-log and etcd profiles' is sync): synchronous engines keep one I/O in flight per job, so raising the queue depth would change nothing",fieldPath=".workload.ioEngine"
 // +kubebuilder:validation:XValidation:rule="!has(self.load.curve) || !has(self.load.curve.percents) || size(self.load.curve.percents) <= ((has(self.load.curve.clientBoundCheck) && !self.load.curve.clientBoundCheck) || (has(self.workload.ioEngine) ? self.workload.ioEngine in ['psync', 'sync'] : (has(self.workload.profile) && self.workload.profile in ['db-log', 'etcd'])) ? 99 : 98)",message="load.curve.percents may list at most 98 percentages with the client-bound check (99 with load.curve.clientBoundCheck false, or with a synchronous workload.ioEngine, psync or sync, which skips the check): with the unthrottled step and the check, a curve has at most 100 steps",fieldPath=".load.curve.percents"
-// +kubebuilder:validation:XValidation:rule="!has(self.load.repeat) || self.load.repeat <= 1 || self.load.repeat * (has(self.load.rate) ? (has(self.load.rate.steps) ? size(self.load.rate.steps) : (has(self.load.rate.start) && has(self.load.rate.max) && has(self.load.rate.increment) && self.load.rate.increment > 0 && self.load.rate.max >= self.load.rate.start ? (self.load.rate.max - self.load.rate.start) / self.load.rate.increment + 1 : 1)) : has(self.load.queueDepth) ? (has(self.load.queueDepth.steps) ? size(self.load.queueDepth.steps) : (has(self.load.queueDepth.start) && has(self.load.queueDepth.max) ? [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096].filter(f, self.load.queueDepth.start * f <= self.load.queueDepth.max).size() : 1)) : has(self.load.curve) ? (has(self.load.curve.percents) ? size(self.load.curve.percents) : 10) + ((has(self.load.curve.clientBoundCheck) && !self.load.curve.clientBoundCheck) || (has(self.workload.ioEngine) ? self.workload.ioEngine in ['psync', 'sync'] : (has(self.workload.profile) && self.workload.profile in ['db-log', 'etcd'])) ? 1 : 2) : 1) <= 100",message="load.repeat times the number of steps (a curve's unthrottled step and client-bound check included) must be at most 100: every run is a step; lower load.repeat or plan fewer steps",fieldPath=".load.repeat"
-// +kubebuilder:validation:XValidation:rule="!has(self.load.extendUntilSteady) || (has(self.load.repeat) ? self.load.repeat : 1) * self.load.extendUntilSteady.maxRuns * (has(self.load.rate) ? (has(self.load.rate.steps) ? size(self.load.rate.steps) : (has(self.load.rate.start) && has(self.load.rate.max) && has(self.load.rate.increment) && self.load.rate.increment > 0 && self.load.rate.max >= self.load.rate.start ? (self.load.rate.max - self.load.rate.start) / self.load.rate.increment + 1 : 1)) : has(self.load.queueDepth) ? (has(self.load.queueDepth.steps) ? size(self.load.queueDepth.steps) : (has(self.load.queueDepth.start) && has(self.load.queueDepth.max) ? [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096].filter(f, self.load.queueDepth.start * f <= self.load.queueDepth.max).size() : 1)) : has(self.load.curve) ? (has(self.load.curve.percents) ? size(self.load.curve.percents) : 10) + ((has(self.load.curve.clientBoundCheck) && !self.load.curve.clientBoundCheck) || (has(self.workload.ioEngine) ? self.workload.ioEngine in ['psync', 'sync'] : (has(self.workload.profile) && self.workload.profile in ['db-log', 'etcd'])) ? 1 : 2) : 1) <= 100",message="load.extendUntilSteady.maxRuns times load.repeat times the number of steps (a curve's unthrottled step and client-bound check included) must be at most 100: every run is a step; lower maxRuns or plan fewer steps",fieldPath=".load.extendUntilSteady.maxRuns"
+// +kubebuilder:validation:XValidation:rule="!has(self.load.repeat) || self.load.repeat <= 1 || self.load.repeat * (has(self.load.rate) ? (has(self.load.rate.steps) ? size(self.load.rate.steps) : (has(self.load.rate.start) && has(self.load.rate.max) && has(self.load.rate.increment) && self.load.rate.increment > 0 && self.load.rate.max >= self.load.rate.start ? (self.load.rate.max - self.load.rate.start) / self.load.rate.increment + 1 : 1)) : has(self.load.queueDepth) ? (has(self.load.queueDepth.steps) ? size(self.load.queueDepth.steps) : (has(self.load.queueDepth.start) && has(self.load.queueDepth.max) ? [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096].filter(f, self.load.queueDepth.start * f <= self.load.queueDepth.max).size() : 1)) : has(self.load.clients) ? size(self.load.clients.steps) : has(self.load.curve) ? (has(self.load.curve.percents) ? size(self.load.curve.percents) : 10) + ((has(self.load.curve.clientBoundCheck) && !self.load.curve.clientBoundCheck) || (has(self.workload.ioEngine) ? self.workload.ioEngine in ['psync', 'sync'] : (has(self.workload.profile) && self.workload.profile in ['db-log', 'etcd'])) ? 1 : 2) : 1) <= 100",message="load.repeat times the number of steps (a curve's unthrottled step and client-bound check included) must be at most 100: every run is a step; lower load.repeat or plan fewer steps",fieldPath=".load.repeat"
+// +kubebuilder:validation:XValidation:rule="!has(self.load.extendUntilSteady) || (has(self.load.repeat) ? self.load.repeat : 1) * self.load.extendUntilSteady.maxRuns * (has(self.load.rate) ? (has(self.load.rate.steps) ? size(self.load.rate.steps) : (has(self.load.rate.start) && has(self.load.rate.max) && has(self.load.rate.increment) && self.load.rate.increment > 0 && self.load.rate.max >= self.load.rate.start ? (self.load.rate.max - self.load.rate.start) / self.load.rate.increment + 1 : 1)) : has(self.load.queueDepth) ? (has(self.load.queueDepth.steps) ? size(self.load.queueDepth.steps) : (has(self.load.queueDepth.start) && has(self.load.queueDepth.max) ? [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096].filter(f, self.load.queueDepth.start * f <= self.load.queueDepth.max).size() : 1)) : has(self.load.clients) ? size(self.load.clients.steps) : has(self.load.curve) ? (has(self.load.curve.percents) ? size(self.load.curve.percents) : 10) + ((has(self.load.curve.clientBoundCheck) && !self.load.curve.clientBoundCheck) || (has(self.workload.ioEngine) ? self.workload.ioEngine in ['psync', 'sync'] : (has(self.workload.profile) && self.workload.profile in ['db-log', 'etcd'])) ? 1 : 2) : 1) <= 100",message="load.extendUntilSteady.maxRuns times load.repeat times the number of steps (a curve's unthrottled step and client-bound check included) must be at most 100: every run is a step; lower maxRuns or plan fewer steps",fieldPath=".load.extendUntilSteady.maxRuns"
 // +kubebuilder:validation:XValidation:rule="!has(self.verify) || (has(self.workload.direct) ? self.workload.direct : !(has(self.workload.profile) && self.workload.profile in ['db-log', 'etcd']))",message="verify needs workload.direct true (the db-log and etcd profiles write through the page cache): a read-back through the page cache would check the client's memory, not the storage",fieldPath=".workload.direct"
 // +kubebuilder:validation:XValidation:rule="!has(self.verify) || !has(self.workload.compressPercent) || self.workload.compressPercent == 0",message="verify needs workload.compressPercent 0: verified writes carry a pattern that describes their block instead of fio's buffers",fieldPath=".workload.compressPercent"
 // +kubebuilder:validation:XValidation:rule="!has(self.verify) || !has(self.workload.dedupePercent) || self.workload.dedupePercent == 0",message="verify needs workload.dedupePercent 0: verified writes carry a pattern that describes their block instead of fio's buffers",fieldPath=".workload.dedupePercent"
@@ -349,11 +351,12 @@ const (
 	ArrivalsPoisson Arrivals = "Poisson"
 )
 
-// LoadSpec is how the offered load steps. Exactly one of rate, queueDepth or
-// curve is set.
+// LoadSpec is how the offered load steps. Exactly one of rate, queueDepth,
+// curve or clients is set.
 //
-// +kubebuilder:validation:XValidation:rule="(has(self.rate) ? 1 : 0) + (has(self.queueDepth) ? 1 : 0) + (has(self.curve) ? 1 : 0) == 1",message="load must set exactly one of rate, queueDepth or curve"
+// +kubebuilder:validation:XValidation:rule="(has(self.rate) ? 1 : 0) + (has(self.queueDepth) ? 1 : 0) + (has(self.curve) ? 1 : 0) + (has(self.clients) ? 1 : 0) == 1",message="load must set exactly one of rate, queueDepth, curve or clients"
 // +kubebuilder:validation:XValidation:rule="!has(self.queueDepth) || !has(self.arrivals) || self.arrivals == 'Uniform'",message="load.arrivals Poisson needs an offered rate: use load.rate or load.curve, not load.queueDepth",fieldPath=".arrivals"
+// +kubebuilder:validation:XValidation:rule="!has(self.clients) || has(self.clients.perClientIOPS) || !has(self.arrivals) || self.arrivals == 'Uniform'",message="load.arrivals Poisson needs an offered rate: set load.clients.perClientIOPS",fieldPath=".arrivals"
 // +kubebuilder:validation:XValidation:rule="duration(self.rampTime) < duration(self.stepDuration)",message="load.rampTime must be shorter than load.stepDuration",fieldPath=".rampTime"
 type LoadSpec struct {
 	// rate offers a total rate across all clients per step; the operator
@@ -369,6 +372,13 @@ type LoadSpec struct {
 	// percentage of it per step (vdbench's curve).
 	// +optional
 	Curve *CurveSteps `json:"curve,omitempty"`
+
+	// clients steps the number of client pods that run, at a fixed load per
+	// client or unthrottled: a scale-out sweep. Every client pod is created
+	// once; those a step leaves out idle through it and are not in its
+	// figures.
+	// +optional
+	Clients *ClientSteps `json:"clients,omitempty"`
 
 	// stepDuration is how long each step measures, 5s to 24h.
 	// +optional
@@ -512,6 +522,28 @@ type QueueDepthSteps struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=4096
 	Max *int32 `json:"max,omitempty"`
+}
+
+// ClientSteps is a scale-out sweep: each step runs the first N of the
+// benchmark's clients (clients 0 to N-1), the others idle.
+type ClientSteps struct {
+	// steps lists how many clients run in each step, strictly increasing,
+	// each at most clients.count.
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=1000
+	// +kubebuilder:validation:XValidation:rule="self.isSorted()",message="load.clients.steps must be strictly increasing"
+	Steps []int32 `json:"steps"`
+
+	// perClientIOPS is the rate each running client offers, divided over
+	// its jobs; a step offers it times its clients. Unset: every step runs
+	// unthrottled, each job at workload.ioDepth.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1099511627776
+	PerClientIOPS *int64 `json:"perClientIOPS,omitempty"`
 }
 
 // CurveSteps runs an unthrottled step, then steps at percentages of the

@@ -253,9 +253,9 @@ var badSpecs = []badSpec{
 
 	// load: modes
 	{name: "no load mode", patch: `load: {rate: null, stepDuration: 60s}`,
-		field: "spec.load", msg: "load must set exactly one of rate, queueDepth or curve"},
+		field: "spec.load", msg: "load must set exactly one of rate, queueDepth, curve or clients"},
 	{name: "two load modes", patch: `load: {curve: {percents: [50, 100]}}`,
-		field: "spec.load", msg: "load must set exactly one of rate, queueDepth or curve"},
+		field: "spec.load", msg: "load must set exactly one of rate, queueDepth, curve or clients"},
 
 	// load.rate
 	{name: "rate steps decreasing", patch: `load: {rate: {steps: [2000, 1000]}}`,

@@ -115,6 +115,20 @@ func directionWords(w workload.Spec) string {
 // t and w must have passed Validate (or ValidateFor): Divide checks only the
 // step.
 func Divide(s Step, t Topology, w workload.Spec) ([][]JobLoad, error) {
+	if s.ActiveClients < 0 || s.ActiveClients > t.Clients {
+		return nil, fmt.Errorf("step %d: %d clients running, of %d", s.Index, s.ActiveClients, t.Clients)
+	}
+	if n := s.Running(t); n < t.Clients {
+		// A scale-out step: its load over the clients that run it, none
+		// for the others.
+		active := s
+		active.ActiveClients = 0
+		loads, err := Divide(active, Topology{Clients: n, JobsPerClient: t.JobsPerClient}, w)
+		if err != nil {
+			return nil, err
+		}
+		return append(loads, make([][]JobLoad, t.Clients-n)...), nil
+	}
 	switch {
 	case s.OfferedIOPS < 0 || s.OfferedBytesPerSec < 0 || s.QueueDepthPerClient < 0:
 		return nil, fmt.Errorf("step %d: negative offered load", s.Index)
@@ -215,5 +229,5 @@ func Outstanding(s Step, t Topology, w workload.Spec) int64 {
 	for j := range t.JobsPerClient {
 		perClient += int64(jobDepth(s, t, w, j))
 	}
-	return int64(t.Clients) * perClient
+	return int64(s.Running(t)) * perClient
 }

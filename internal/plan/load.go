@@ -91,6 +91,17 @@ type CurveSpec struct {
 	ClientBoundCheck bool
 }
 
+// ClientSteps is a scale-out sweep: step i runs the first Steps[i] clients
+// of the topology, the others idle, each running client at PerClientIOPS
+// (divided over its jobs) or, when 0, unthrottled at the workload's depth.
+type ClientSteps struct {
+	// Steps lists the clients that run in each step, strictly increasing,
+	// 1..Topology.Clients.
+	Steps []int32
+	// PerClientIOPS is each running client's offered rate; 0: unthrottled.
+	PerClientIOPS int64
+}
+
 // DefaultCurvePercents returns the percentages a curve uses when none are
 // given: 10, 20, …, 100.
 func DefaultCurvePercents() []int32 {
@@ -155,11 +166,12 @@ type LatencyStop struct {
 }
 
 // Load is how the offered load changes from step to step. Exactly one of
-// Rate, QueueDepth or Curve is set.
+// Rate, QueueDepth, Curve or Clients is set.
 type Load struct {
 	Rate       *RateSteps
 	QueueDepth *QueueDepthSteps
 	Curve      *CurveSpec
+	Clients    *ClientSteps
 	// StepDuration is how long each step measures, 5 s..24 h.
 	StepDuration time.Duration
 	// RampTime runs before each step's measurement and is excluded from its
@@ -262,7 +274,23 @@ type Step struct {
 	QueueDepthPerClient int32
 	// PercentOfMax is the curve percentage of this step, or 0.
 	PercentOfMax int32
+	// ActiveClients is how many clients run the step, the first ones of the
+	// topology, in a scale-out sweep (Load.Clients); the others idle. 0:
+	// every client runs it.
+	ActiveClients int32 `json:",omitempty"`
 }
+
+// Running is how many of t's clients run s: its ActiveClients, or all.
+func (s Step) Running(t Topology) int32 {
+	if s.ActiveClients > 0 && s.ActiveClients < t.Clients {
+		return s.ActiveClients
+	}
+	return t.Clients
+}
+
+// Idle says whether client c of t idles through s (a scale-out step that
+// leaves it out).
+func (s Step) Idle(c int, t Topology) bool { return int32(c) >= s.Running(t) }
 
 // Supersedes reports whether s is a rerun of the step just before it,
 // which was not steady: that earlier step is then superseded, not a figure

@@ -325,6 +325,12 @@ func (s Step) Load() string {
 	if s.PercentOfMax > 0 {
 		what = fmt.Sprintf("%d %% of max, %s", s.PercentOfMax, what)
 	}
+	switch {
+	case s.ActiveClients == 1:
+		what = "1 client, " + what
+	case s.ActiveClients > 1:
+		what = fmt.Sprintf("%d clients, %s", s.ActiveClients, what)
+	}
 	return what
 }
 

@@ -86,7 +86,7 @@ func (q *QueueDepthSteps) values() []int32 {
 	return out
 }
 
-// modes returns how many of Rate, QueueDepth and Curve are set.
+// modes returns how many of Rate, QueueDepth, Curve and Clients are set.
 func (l Load) modes() int {
 	n := 0
 	if l.Rate != nil {
@@ -96,6 +96,9 @@ func (l Load) modes() int {
 		n++
 	}
 	if l.Curve != nil {
+		n++
+	}
+	if l.Clients != nil {
 		n++
 	}
 	return n
@@ -146,6 +149,14 @@ func levels(l Load) []Step {
 	case l.QueueDepth != nil:
 		for i, v := range l.QueueDepth.values() {
 			steps = append(steps, Step{Index: i, QueueDepthPerClient: v})
+		}
+	case l.Clients != nil:
+		for i, n := range l.Clients.Steps {
+			s := Step{Index: i, ActiveClients: n, Unthrottled: l.Clients.PerClientIOPS == 0}
+			if l.Clients.PerClientIOPS > 0 {
+				s.OfferedIOPS = l.Clients.PerClientIOPS * int64(n)
+			}
+			steps = append(steps, s)
 		}
 	case l.Curve != nil:
 		steps = append(steps, Step{Index: 0, Unthrottled: true})

@@ -64,11 +64,14 @@ func validateLoad(l Load, t *Topology, w *workload.Spec) error {
 		if l.Curve != nil {
 			set = append(set, "curve")
 		}
+		if l.Clients != nil {
+			set = append(set, "clients")
+		}
 		v := "none"
 		if n > 1 {
 			v = strings.Join(set, " and ")
 		}
-		return fe("load", v, "must set exactly one of rate, queueDepth or curve")
+		return fe("load", v, "must set exactly one of rate, queueDepth, curve or clients")
 	}
 	var err error
 	switch {
@@ -78,6 +81,8 @@ func validateLoad(l Load, t *Topology, w *workload.Spec) error {
 		err = validateQueueDepth(l.QueueDepth, t, w)
 	case l.Curve != nil:
 		err = validateCurve(l.Curve)
+	case l.Clients != nil:
+		err = validateClientSteps(l.Clients, t, w)
 	}
 	if err != nil {
 		return err
@@ -97,6 +102,9 @@ func validateLoad(l Load, t *Topology, w *workload.Spec) error {
 	case Poisson:
 		if l.QueueDepth != nil {
 			return fe("load.arrivals", string(l.Arrivals), "needs an offered rate: use load.rate or load.curve, not load.queueDepth")
+		}
+		if l.Clients != nil && l.Clients.PerClientIOPS == 0 {
+			return fe("load.arrivals", string(l.Arrivals), "needs an offered rate: set load.clients.perClientIOPS")
 		}
 	default:
 		return fe("load.arrivals", strconv.Quote(string(l.Arrivals)), "must be Uniform or Poisson")
@@ -205,6 +213,36 @@ func validateRate(r *RateSteps, t *Topology, w *workload.Spec) error {
 	return checkMin("load.rate.start", r.Start)
 }
 
+// validateClientSteps checks a scale-out sweep: its client counts, within
+// the topology t when known, and its rate per client, at least the
+// minimum a client of w's jobs needs (MinimumRate).
+func validateClientSteps(c *ClientSteps, t *Topology, w *workload.Spec) error {
+	if len(c.Steps) == 0 || len(c.Steps) > MaxSteps {
+		return fe("load.clients.steps", fmt.Sprintf("%d steps", len(c.Steps)), "must list 1 to 100 steps")
+	}
+	for i, n := range c.Steps {
+		field := fmt.Sprintf("load.clients.steps[%d]", i)
+		switch {
+		case n < 1 || n > MaxClients:
+			return fe(field, i64(int64(n)), "must be between 1 and 1000")
+		case t != nil && n > t.Clients:
+			return fe(field, i64(int64(n)), fmt.Sprintf("must be at most clients.count (%d): every step runs some of the client pods the benchmark creates", t.Clients))
+		case i > 0 && n <= c.Steps[i-1]:
+			return fe(field, i64(int64(n)), "must be greater than the step before: steps are strictly increasing")
+		}
+	}
+	switch r := c.PerClientIOPS; {
+	case r < 0 || r > MaxRate:
+		return fe("load.clients.perClientIOPS", i64(r), fmt.Sprintf("must be between 1 and %d", int64(MaxRate)))
+	case r > 0 && t != nil && w != nil:
+		one := Topology{Clients: 1, JobsPerClient: t.JobsPerClient}
+		if need := MinimumRate(IOPS, one, *w); r < need {
+			return fe("load.clients.perClientIOPS", i64(r), fmt.Sprintf("must be at least %d: %s", need, whyMinimum(IOPS, one, *w)))
+		}
+	}
+	return nil
+}
+
 func validateQueueDepth(q *QueueDepthSteps, t *Topology, w *workload.Spec) error {
 	if w != nil && w.IOEngine.Synchronous() {
 		return fe("workload.ioEngine", strconv.Quote(string(w.IOEngine)),
@@ -308,6 +346,10 @@ func validateStop(l Load, w *workload.Spec) error {
 	if sp > 0 && l.QueueDepth != nil {
 		return fe("load.stop.saturationPercent", i64(int64(sp)),
 			"must be 0 with queue-depth steps: saturation compares the achieved rate with the offered rate, and queue-depth steps offer none")
+	}
+	if sp > 0 && l.Clients != nil && l.Clients.PerClientIOPS == 0 {
+		return fe("load.stop.saturationPercent", i64(int64(sp)),
+			"needs an offered rate: set load.clients.perClientIOPS (unthrottled steps offer none)")
 	}
 	if ms := l.Stop.MaxStallSeconds; ms < 0 || ms > MaxStallLimitSeconds {
 		return fe("load.stop.maxStall", i64(int64(ms))+"s", "must be between 0 (off) and 3600 s")

@@ -40,7 +40,7 @@ func TestValidate(t *testing.T) {
 		}(), "", ""},
 
 		// mode
-		{"no mode", Load{StepDuration: minute}, ok, rw, "load", "load: none is not allowed: must set exactly one of rate, queueDepth or curve"},
+		{"no mode", Load{StepDuration: minute}, ok, rw, "load", "load: none is not allowed: must set exactly one of rate, queueDepth, curve or clients"},
 		{"two modes", Load{Rate: &RateSteps{Steps: []int64{1000}}, Curve: &CurveSpec{}, StepDuration: minute}, ok, rw,
 			"load", "rate and curve is not allowed"},
 		{"three modes", Load{Rate: &RateSteps{Steps: []int64{1000}}, QueueDepth: &QueueDepthSteps{Start: 8, Max: 8}, Curve: &CurveSpec{}, StepDuration: minute}, ok, rw,

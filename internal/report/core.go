@@ -21,7 +21,7 @@ func StepOf(s plan.Step, start time.Time, a results.StepAggregate, v analysis.St
 	st := Step{
 		Index: a.Step, Repetition: int(s.Repetition), Attempt: int(s.Attempt), Superseded: v.Superseded,
 		OfferedIOPS: s.OfferedIOPS, OfferedBytesPerSec: s.OfferedBytesPerSec,
-		QueueDepthPerClient: s.QueueDepthPerClient, PercentOfMax: s.PercentOfMax, Unthrottled: s.Unthrottled,
+		QueueDepthPerClient: s.QueueDepthPerClient, PercentOfMax: s.PercentOfMax, Unthrottled: s.Unthrottled, ActiveClients: s.ActiveClients,
 		StartTime: start, StartSkew: a.StartSkew,
 		AchievedIOPS: a.Total.IOPS, AchievedBytesPerSec: a.Total.BytesPerSec,
 		Read: operationOf(a.Read), Write: operationOf(a.Write), Sync: operationOf(a.Sync),

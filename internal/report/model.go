@@ -165,6 +165,8 @@ type Step struct {
 	// ClientCVPercent is the coefficient of variation of the clients'
 	// IOPS in percent (0: one client, or an even share).
 	ClientCVPercent float64
+	// ActiveClients is how many clients ran a scale-out step (0: all).
+	ActiveClients int32
 	// CPUBoundClients is how many clients were past a CPU bound
 	// (results.CPU.Bound).
 	CPUBoundClients int

@@ -191,12 +191,24 @@ func (s *Step) Offered() string {
 	case s.QueueDepthPerClient > 0:
 		o = fmt.Sprintf("QD %d", s.QueueDepthPerClient)
 	default:
-		return "max"
+		o = "max"
 	}
-	if s.PercentOfMax > 0 {
+	if s.PercentOfMax > 0 && s.offersLoad() {
 		o += " (" + numfmt.Percent(float64(s.PercentOfMax), 0) + ")"
 	}
+	switch {
+	case s.ActiveClients == 1:
+		o = "1 client, " + o
+	case s.ActiveClients > 1:
+		o = fmt.Sprintf("%d clients, %s", s.ActiveClients, o)
+	}
 	return o
+}
+
+// offersLoad says whether the step offered a rate or a queue
+// depth (otherwise it ran at the most its clients could do: "max").
+func (s *Step) offersLoad() bool {
+	return s.OfferedIOPS > 0 || s.OfferedBytesPerSec > 0 || s.QueueDepthPerClient > 0
 }
 
 // Marks are a step's flags: a rerun's attempt, superseded, the

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"github.com/storagebench/storagebench/internal/fio"
 )
 
 func TestCPUBounds(t *testing.T) {
@@ -77,6 +79,43 @@ func TestClientStepValidateCPU(t *testing.T) {
 	for _, c := range []CPU{{Periods: 1, ThrottledPeriods: 2}, {AvailableMilli: MaxJobsPerClient*1000 + 1}} {
 		if err := (ClientStep{CPU: c}).Validate(); err == nil {
 			t.Errorf("%+v accepted", c)
+		}
+	}
+}
+
+// A scale-out step: the clients it leaves out report idle results, which
+// are counted and not merged; an idle result from a client that runs the
+// step, or a measured one from a client that does not, is refused, as is
+// an idle result that carries figures.
+func TestMergerRunningClients(t *testing.T) {
+	measured := func(c int) ClientStep {
+		return ClientStep{Client: c, Jobs: 1, Read: Operation{IOs: 10, IOPS: 1, Latency: fio.LatencyStats{Count: 10, MinNs: 1, MaxNs: 1, MeanNs: 1,
+			Hist: fio.Histogram{Bins: []fio.Bin{{Index: 1, Count: 10}}}}}}
+	}
+	idle := func(c int) ClientStep { return ClientStep{Client: c, Idle: true} }
+	m := NewMerger(0)
+	m.Running(2)
+	for _, c := range []ClientStep{measured(0), idle(3), measured(1), idle(2)} {
+		if err := m.Add(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if agg := m.Result(); agg.Clients != 2 || agg.IdleClients != 2 || agg.Read.IOs != 20 {
+		t.Fatalf("%d merged, %d idle, %d reads; want 2, 2, 20", agg.Clients, agg.IdleClients, agg.Read.IOs)
+	}
+	for name, tc := range map[string]struct {
+		running int
+		c       ClientStep
+	}{
+		"idle, but runs it":      {2, idle(1)},
+		"measured, but left out": {2, measured(2)},
+		"idle in a step all run": {0, idle(0)},
+		"idle with figures":      {2, func() ClientStep { c := measured(3); c.Idle = true; return c }()},
+	} {
+		m := NewMerger(0)
+		m.Running(tc.running)
+		if err := m.Add(tc.c); err == nil {
+			t.Errorf("%s: accepted", name)
 		}
 	}
 }

@@ -35,6 +35,10 @@ type ClientStep struct {
 	// CPU is what the step cost the client's CPU; zero when the runner did
 	// not measure it.
 	CPU CPU `json:"cpu,omitzero"`
+	// Idle says the client ran no I/O in the step: a scale-out step left
+	// it out (plan.Step.ActiveClients). Its result has no figures and is
+	// not merged; it only says the client is there.
+	Idle bool `json:"idle,omitempty"`
 	// Interrupted is set when the step was cut short (SIGTERM); the numbers
 	// are what fio measured until then.
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -142,11 +146,13 @@ type OperationSummary struct {
 // StepAggregate is one step of the benchmark, aggregated over all clients.
 type StepAggregate struct {
 	Step int `json:"step"`
-	// Clients is the number of client results merged.
-	Clients int              `json:"clients"`
-	Jobs    int              `json:"jobs"`
-	Read    OperationSummary `json:"read"`
-	Write   OperationSummary `json:"write"`
+	// Clients is the number of client results merged; IdleClients those
+	// that idled through the step (a scale-out step), not merged.
+	Clients     int              `json:"clients"`
+	IdleClients int              `json:"idleClients,omitempty"`
+	Jobs        int              `json:"jobs"`
+	Read        OperationSummary `json:"read"`
+	Write       OperationSummary `json:"write"`
 	// Total merges reads and writes: IOPS summed, latency over all I/O.
 	Total OperationSummary `json:"total"`
 	// Sync merges the clients' sync calls (fsync or fdatasync) as a
@@ -208,6 +214,8 @@ type Merger struct {
 	timeline    timelineMerger
 	first, last time.Time
 	seen        map[int]bool
+	// running is how many clients run the step (Running); 0: all.
+	running int
 	// clients' IOPS: count, mean, sum of squared deviations (Welford).
 	clientN                      int
 	clientMean, clientM2         float64
@@ -232,13 +240,31 @@ func (m *Merger) Add(c ClientStep) error {
 	if m.seen[c.Client] {
 		return fmt.Errorf("client %d: a second result for step %d", c.Client, c.Step)
 	}
+	if m.running > 0 && c.Idle != (c.Client >= m.running) {
+		if c.Idle {
+			return fmt.Errorf("client %d: an idle result for step %d, which its first %d clients run", c.Client, c.Step, m.running)
+		}
+		return fmt.Errorf("client %d: a measured result for step %d, which only its first %d clients run", c.Client, c.Step, m.running)
+	}
+	if m.running == 0 && c.Idle {
+		return fmt.Errorf("client %d: an idle result for step %d, which every client runs", c.Client, c.Step)
+	}
 	m.seen[c.Client] = true
 	m.merge(&c)
 	return nil
 }
 
+// Running tells the merger that only the first n clients run the step (a
+// scale-out step): the others' results must be idle ones. 0, as before it
+// is called: every client runs it.
+func (m *Merger) Running(n int) { m.running = n }
+
 func (m *Merger) merge(c *ClientStep) {
 	agg := &m.agg
+	if c.Idle {
+		agg.IdleClients++
+		return
+	}
 	agg.Clients++
 	agg.Jobs += c.Jobs
 	m.r.addOperation(&c.Read)

@@ -39,6 +39,9 @@ func (c ClientStep) Validate() error {
 	case c.Jobs < 0 || c.Jobs > MaxJobsPerClient:
 		return fmt.Errorf("client %d: %d jobs is outside [0, %d]", c.Client, c.Jobs, MaxJobsPerClient)
 	}
+	if c.Idle && (!c.Read.isZero() || !c.Write.isZero() || !c.Sync.isZero() || c.CPU != (CPU{}) || len(c.Timeline.Windows) > 0 || c.Verification != nil || c.Jobs != 0) {
+		return fmt.Errorf("client %d step %d: an idle result carries figures", c.Client, c.Step)
+	}
 	if err := c.Read.validate(); err != nil {
 		return fmt.Errorf("client %d step %d: read: %w", c.Client, c.Step, err)
 	}

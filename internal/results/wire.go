@@ -28,11 +28,12 @@ import (
 // bin the uvarint gap from the previous bin's index (the first: its index)
 // and its uvarint count. Nothing may follow.
 //
-// Version 2 is version 1 with two more flags: wireSync, when set, the sync
-// calls' operation follows the write's, encoded as they are; wireCPU, when
-// set, the client's CPU follows (after the sync calls' when both are):
-// uvarint fio µs, run µs, available thousandths of a CPU, CFS periods,
-// throttled periods and throttled µs.
+// Version 2 is version 1 with three more flags: wireSync, when set, the
+// sync calls' operation follows the write's, encoded as they are; wireCPU,
+// when set, the client's CPU follows (after the sync calls' when both
+// are): uvarint fio µs, run µs, available thousandths of a CPU, CFS
+// periods, throttled periods and throttled µs; wireIdle marks a client
+// that idled through the step.
 //
 // A later version gets a new header byte; a conductor lists the versions it
 // reads in the plan, and a runner writes the highest it knows among them
@@ -69,8 +70,9 @@ const (
 	wireEnd
 	wireSync
 	wireCPU
+	wireIdle
 	wireFlagsV1 = wireInterrupted | wirePlannedStart | wireActualStart | wireEnd
-	wireFlagsV2 = wireFlagsV1 | wireSync | wireCPU
+	wireFlagsV2 = wireFlagsV1 | wireSync | wireCPU | wireIdle
 )
 
 // AppendWire appends c's wire encoding in the newest version to buf.
@@ -79,9 +81,10 @@ func AppendWire(buf []byte, c *ClientStep) []byte {
 }
 
 // AppendWireVersion appends c's wire encoding in version v (one of
-// WireVersions) to buf. Version 1 has no sync calls: a writer that has
-// them needs version 2 (or JSON). Nor has it the CPU, which is left out: a
-// conductor that reads version 1 alone does not judge it.
+// WireVersions) to buf. Version 1 has no sync calls and no idle clients: a
+// writer that has them needs version 2 (or JSON). Nor has it the CPU,
+// which is left out: a conductor that reads version 1 alone does not judge
+// it.
 func AppendWireVersion(buf []byte, c *ClientStep, v int) []byte {
 	buf = append(buf, wireMagic...)
 	buf = append(buf, byte(v))
@@ -94,6 +97,9 @@ func AppendWireVersion(buf []byte, c *ClientStep, v int) []byte {
 	}
 	if v >= WireV2 && c.CPU != (CPU{}) {
 		flags |= wireCPU
+	}
+	if v >= WireV2 && c.Idle {
+		flags |= wireIdle
 	}
 	times := [...]struct {
 		flag byte
@@ -317,6 +323,7 @@ func (d *wireDecoder) client(c *ClientStep) error {
 		return fmt.Errorf("unknown flags %#x", flags&^d.flags)
 	}
 	c.Interrupted = flags&wireInterrupted != 0
+	c.Idle = flags&wireIdle != 0
 	c.Client, c.Step, c.Jobs = d.small(math.MaxInt32), d.small(math.MaxInt32), d.small(math.MaxInt32)
 	for _, t := range [...]struct {
 		flag byte

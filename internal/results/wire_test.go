@@ -41,6 +41,7 @@ func wireCases(t testing.TB) map[string]ClientStep {
 		"timeline with stalls":   idle,
 		"sync calls":             synced,
 		"client CPU":             cpu,
+		"idle":                   {Client: 7, Step: 2, PlannedStart: t0, End: t0.Add(time.Minute), Idle: true},
 		"before the Unix epoch":  {PlannedStart: time.Date(1900, 1, 1, 0, 0, 0, 1, time.UTC)},
 		"largest counts, floats": {Read: Operation{IOs: MaxCount, Bytes: 1<<64 - 1, IOPS: MaxFloat, BytesPerSec: 1e-300}},
 	}
@@ -73,7 +74,7 @@ func TestWireRoundTrip(t *testing.T) {
 // runner of such a conductor never has).
 func TestWireVersion1(t *testing.T) {
 	for name, c := range wireCases(t) {
-		if name == "sync calls" || name == "client CPU" {
+		if name == "sync calls" || name == "client CPU" || name == "idle" {
 			continue
 		}
 		data := AppendWireVersion(nil, &c, WireV1)

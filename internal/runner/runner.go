@@ -318,6 +318,25 @@ type launched struct {
 	// its CPU limit then (thousandths; 0: none).
 	cpu   cpuStat
 	limit uint64
+	// idle: the client runs no I/O in the step (a scale-out step leaves
+	// it out); nothing was launched, and exited closes at the step's end.
+	idle bool
+}
+
+// idle is a step the client sits out: no fio, only the wait until the
+// step's end, when its idle result is published like any other, so the
+// conductor hears from every client and the steps stay in lockstep.
+func (r *Runner) idle(ctx context.Context, s step, begin time.Time) *launched {
+	ictx, cancel := context.WithCancel(ctx)
+	l := &launched{order: s.order, name: s.run.Name, at: r.Now(), cancel: cancel, exited: make(chan struct{}), idle: true}
+	end := begin.Add(s.order.Ramp + s.order.Duration)
+	go func() {
+		defer close(l.exited)
+		if err := sleepUntil(ictx, r.Now, end); err != nil && ctx.Err() != nil {
+			l.ran = ranFio{err: ErrInterrupted}
+		}
+	}()
+	return l
 }
 
 type ranFio struct {
@@ -395,6 +414,9 @@ func (r *Runner) launch(ctx context.Context, exe fio.Executor, layout fio.Layout
 // start launches fio for s; with a Waiter its I/O is held until the
 // instant begin of the runner's clock.
 func (r *Runner) start(ctx context.Context, exe fio.Executor, layout fio.Layout, s step, begin time.Time) (*launched, error) {
+	if len(s.run.Jobs) == 0 {
+		return r.idle(ctx, s, begin), nil
+	}
 	run := s.run
 	if r.Waiter != "" {
 		// The waiter keeps the node's clock, which r.Now may shift.
@@ -471,8 +493,8 @@ func (r *Runner) ahead(ctx context.Context, exe fio.Executor, layout fio.Layout,
 	}
 	// cur's I/O ends its ramp and duration after its last job's waiter
 	// released it: on time, at next's instant.
-	var released time.Time
-	for ok := false; !ok; {
+	released := cur.order.StartAt.Add(r.offset) // an idle step "begins" on its instant
+	for ok := cur.idle; !ok; {
 		if released, ok = fio.Released(r.WorkDir, cur.name, cur.jobs); !ok && protocol.Pause(wctx, releasePoll) != nil {
 			return gaveUp()
 		}
@@ -512,9 +534,13 @@ func (r *Runner) finish(ctx context.Context, l *launched) error {
 	}
 	cs := results.ClientStep{Client: r.Plan.Client, Step: order.Index, Jobs: l.jobs, PlannedStart: order.StartAt,
 		ActualStart: l.at.Add(-r.offset), End: r.conductorNow()}
-	if runErr != nil {
+	switch {
+	case l.idle:
+		cs = results.ClientStep{Client: r.Plan.Client, Step: order.Index, PlannedStart: order.StartAt, End: cs.End, Idle: true,
+			Interrupted: errors.Is(runErr, ErrInterrupted)}
+	case runErr != nil:
 		cs.Error = protocol.Truncate(runErr.Error(), protocol.MaxErrorBytes)
-	} else {
+	default:
 		cs.Read, cs.Write, cs.Sync = results.FromFio(res.Output)
 		cs.CPU = r.cpuOf(l, res.Output)
 		tl := results.TimelineOf(res.Intervals)

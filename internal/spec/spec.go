@@ -189,6 +189,9 @@ func LoadOf(l *v1alpha1.LoadSpec) plan.Load {
 	if c := l.Curve; c != nil {
 		out.Curve = &plan.CurveSpec{Percents: c.Percents, Unit: plan.RateUnit(c.Unit)}
 	}
+	if c := l.Clients; c != nil {
+		out.Clients = &plan.ClientSteps{Steps: c.Steps, PerClientIOPS: ptr.Deref(c.PerClientIOPS, 0)}
+	}
 	out.Arrivals = plan.Arrivals(l.Arrivals)
 	out.Repeat = l.Repeat
 	if e := l.ExtendUntilSteady; e != nil {

@@ -186,6 +186,24 @@ var _ = Describe("A benchmark run", func() {
 		}
 	})
 
+	It("sweeps the number of running clients, the others idle and left out of each step", func() {
+		ns := newNamespace()
+		b := benchmark(ns, "scaleout", func(b *v1alpha1.StorageBenchmark) {
+			b.Spec.Load.Rate = nil
+			b.Spec.Load.Clients = &v1alpha1.ClientSteps{Steps: []int32{1, 3}, PerClientIOPS: ptr.To[int64](100)}
+		})
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		cur := waitComplete(b, 2*time.Minute)
+		Expect(cur.Status.Steps).To(HaveLen(2))
+		for i, n := range []int32{1, 3} {
+			s := cur.Status.Steps[i]
+			Expect(s.ActiveClients).To(Equal(n))
+			Expect(s.Clients).To(Equal(n), "only the running clients' results are merged")
+			Expect(s.OfferedIOPS).To(BeEquivalentTo(100 * int64(n)))
+			Expect(float64(s.AchievedIOPS)).To(BeNumerically("~", 100*float64(n), 2*float64(n)), "each running client offers 100 IOPS")
+		}
+	})
+
 	It("ends early on a stop rule and says why", func() {
 		ns := newNamespace()
 		b := benchmark(ns, "stop", func(b *v1alpha1.StorageBenchmark) {

@@ -160,7 +160,7 @@ func stepOfAPI(s *v1alpha1.StepStatus) report.Step {
 	st := report.Step{
 		Index: int(s.Index), Repetition: int(s.Repetition), Attempt: int(s.Attempt), Superseded: s.Superseded,
 		OfferedIOPS: s.OfferedIOPS, OfferedBytesPerSec: s.OfferedBytesPerSecond,
-		QueueDepthPerClient: s.QueueDepthPerClient, PercentOfMax: s.PercentOfMax, Unthrottled: s.Unthrottled,
+		QueueDepthPerClient: s.QueueDepthPerClient, PercentOfMax: s.PercentOfMax, Unthrottled: s.Unthrottled, ActiveClients: s.ActiveClients,
 		StartTime: s.StartTime.Time, StartSkew: s.StartSkew.Duration,
 		AchievedIOPS: float64(s.AchievedIOPS), AchievedBytesPerSec: float64(s.AchievedBytesPerSecond),
 		Read: operationOfAPI(s.Read), Write: operationOfAPI(s.Write), Sync: operationOfAPI(s.Sync),
