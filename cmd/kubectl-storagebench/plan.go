@@ -236,16 +236,11 @@ func writeSteps(w io.Writer, d *spec.Run) error {
 		if err != nil {
 			return err
 		}
-		offered := "unthrottled"
-		switch {
-		case s.QueueDepthPerClient > 0:
-			offered = fmt.Sprintf("queue depth %d per client", s.QueueDepthPerClient)
-		case s.ClientBoundCheck:
-			offered = "unthrottled, twice the depth (client-bound check)"
-		case s.RateLimited():
-			offered = fmt.Sprintf("%d %s", s.OfferedIOPS+s.OfferedBytesPerSec, unitOf(s))
-		}
+		offered := s.Load()
 		for ci, jobs := range loads {
+			if len(jobs) == 0 {
+				fmt.Fprintf(tw, "%d\t%s\t%d\t-\t-\tidle\tidle\n", s.Index+1, offered, ci)
+			}
 			for j, l := range jobs {
 				read, write := "-", "-"
 				if s.RateLimited() {
@@ -272,6 +267,10 @@ func writeJobFiles(w io.Writer, b *v1alpha1.StorageBenchmark, d *spec.Run, k int
 	}
 	order := protocol.StepOrder{Index: s.Index, Step: s, Duration: d.Load.StepDuration, Ramp: d.Load.RampTime}
 	for i := range int(d.Topology.Clients) {
+		if s.Idle(i, d.Topology) {
+			fmt.Fprintf(w, "\nclient %d idles through step %d: no fio\n", i, k)
+			continue
+		}
 		p := spec.ClientPlan(b, d)
 		// As each runner sets them (exchange.Client.LoadPlan).
 		p.Client, p.Seed = i, protocol.ClientSeed(b.Name, i)

@@ -100,7 +100,7 @@ func TestPlan(t *testing.T) {
 		var sum int64
 		for c, jobs := range loads {
 			for j, l := range jobs {
-				want := fmt.Sprintf("%d %d IOPS %d %d %d %d IOPS %d IOPS", s.Index+1, s.OfferedIOPS, c, j, l.IODepth, l.ReadIOPS, l.WriteIOPS)
+				want := fmt.Sprintf("%d %d IOPS offered %d %d %d %d IOPS %d IOPS", s.Index+1, s.OfferedIOPS, c, j, l.IODepth, l.ReadIOPS, l.WriteIOPS)
 				if got := rows[[3]int{s.Index, c, j}]; got != want {
 					t.Errorf("step %d client %d job %d: printed %q, want %q", s.Index+1, c, j, got, want)
 				}
@@ -210,10 +210,10 @@ func stepRows(out string) map[[3]int]string {
 	for _, line := range strings.Split(table, "\n")[1:] {
 		f := strings.Fields(line)
 		var k [3]int
-		if len(f) != 10 {
+		if len(f) != 11 { // step, "N IOPS offered", client, job, depth, read and write shares
 			continue
 		}
-		if _, err := fmt.Sscanf(strings.Join([]string{f[0], f[3], f[4]}, " "), "%d %d %d", &k[0], &k[1], &k[2]); err != nil {
+		if _, err := fmt.Sscanf(strings.Join([]string{f[0], f[4], f[5]}, " "), "%d %d %d", &k[0], &k[1], &k[2]); err != nil {
 			continue
 		}
 		k[0]--
