@@ -235,9 +235,15 @@ func validateClientSteps(c *ClientSteps, t *Topology, w *workload.Spec) error {
 	case r < 0 || r > MaxRate:
 		return fe("load.clients.perClientIOPS", i64(r), fmt.Sprintf("must be between 1 and %d", int64(MaxRate)))
 	case r > 0 && t != nil && w != nil:
-		one := Topology{Clients: 1, JobsPerClient: t.JobsPerClient}
-		if need := MinimumRate(IOPS, one, *w); r < need {
-			return fe("load.clients.perClientIOPS", i64(r), fmt.Sprintf("must be at least %d: %s", need, whyMinimum(IOPS, one, *w)))
+		// Every step's total over its running clients' jobs, as Divide
+		// divides it: the minimum grows faster than the clients (each
+		// direction's share is rounded down).
+		for _, n := range c.Steps {
+			running := Topology{Clients: n, JobsPerClient: t.JobsPerClient}
+			if need := MinimumRate(IOPS, running, *w); r*int64(n) < need {
+				return fe("load.clients.perClientIOPS", i64(r), fmt.Sprintf("must be at least %d: the step of %d clients offers %d IOPS, and %s",
+					(need+int64(n)-1)/int64(n), n, r*int64(n), whyMinimum(IOPS, running, *w)))
+			}
 		}
 	}
 	return nil
