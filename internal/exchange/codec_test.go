@@ -110,7 +110,7 @@ func TestWireResultIsBoundedAndValidated(t *testing.T) {
 	long.Error = strings.Repeat("é", 3*protocol.MaxErrorBytes)
 	negative := good
 	negative.Read.IOPS = -1
-	newer := append([]byte("SBR\x03"), wire[4:]...)
+	newer := append([]byte("SBR\x04"), wire[4:]...)
 	cases := []struct {
 		name          string
 		cm            *corev1.ConfigMap
@@ -122,7 +122,7 @@ func TestWireResultIsBoundedAndValidated(t *testing.T) {
 		{"over the cap", wireCM(make([]byte, MaxClientValueBytes+1), "2", "1"),
 			fmt.Sprintf("ConfigMap b-client-002 key result.bin: %d bytes exceed the %d-byte cap", MaxClientValueBytes+1, MaxClientValueBytes), 0},
 		{"not the wire encoding", wireCM([]byte(encode(t, good)), "2", "1"), "key result.bin: not an encoded result (no SBR header)", 0},
-		{"a newer version", wireCM(newer, "2", "1"), "unknown result encoding version 3 (this build reads [2 1])", 0},
+		{"a newer version", wireCM(newer, "2", "1"), "unknown result encoding version 4 (this build reads [3 2 1])", 0},
 		{"truncated", wireCM(wire[:len(wire)-1], "2", "1"), "key result.bin: encoded result", 0},
 		{"negative rate", wireCM(results.AppendWire(nil, &negative), "2", "1"), "iops -1", 0},
 		{"another client's result", wireCM(wire, "3", "1"), "reports client 2 but storagebench.io/client says 3", 0},

@@ -28,12 +28,14 @@ import (
 // bin the uvarint gap from the previous bin's index (the first: its index)
 // and its uvarint count. Nothing may follow.
 //
-// Version 2 is version 1 with three more flags: wireSync, when set, the
-// sync calls' operation follows the write's, encoded as they are; wireCPU,
-// when set, the client's CPU follows (after the sync calls' when both
-// are): uvarint fio µs, run µs, available thousandths of a CPU, CFS
-// periods, throttled periods and throttled µs; wireIdle marks a client
-// that idled through the step.
+// Version 2 is version 1 with one more flag, wireSync: when set, the sync
+// calls' operation follows the write's, encoded as they are.
+//
+// Version 3 is version 2 with two more flags: wireCPU, when set, the
+// client's CPU follows (after the sync calls' when both are): uvarint fio
+// µs, run µs, available thousandths of a CPU, CFS periods, throttled
+// periods and throttled µs; wireIdle marks a client that idled through the
+// step.
 //
 // A later version gets a new header byte; a conductor lists the versions it
 // reads in the plan, and a runner writes the highest it knows among them
@@ -43,13 +45,15 @@ const (
 	WireV1 = 1
 	// WireV2 adds the sync calls.
 	WireV2 = 2
+	// WireV3 adds the client's CPU and idle clients.
+	WireV3 = 3
 	// wireMagic starts every encoded result; its fourth byte is the version.
 	wireMagic = "SBR"
 )
 
 // WireVersions are the versions of the wire encoding this build reads and
 // writes, newest first.
-var WireVersions = []int{WireV2, WireV1}
+var WireVersions = []int{WireV3, WireV2, WireV1}
 
 // ChooseWire returns the newest version of WireVersions that offered (a
 // conductor's list) also holds, or 0 when there is none: JSON, then.
@@ -72,7 +76,8 @@ const (
 	wireCPU
 	wireIdle
 	wireFlagsV1 = wireInterrupted | wirePlannedStart | wireActualStart | wireEnd
-	wireFlagsV2 = wireFlagsV1 | wireSync | wireCPU | wireIdle
+	wireFlagsV2 = wireFlagsV1 | wireSync
+	wireFlagsV3 = wireFlagsV2 | wireCPU | wireIdle
 )
 
 // AppendWire appends c's wire encoding in the newest version to buf.
@@ -81,10 +86,10 @@ func AppendWire(buf []byte, c *ClientStep) []byte {
 }
 
 // AppendWireVersion appends c's wire encoding in version v (one of
-// WireVersions) to buf. Version 1 has no sync calls and no idle clients: a
-// writer that has them needs version 2 (or JSON). Nor has it the CPU,
-// which is left out: a conductor that reads version 1 alone does not judge
-// it.
+// WireVersions) to buf. Version 1 has no sync calls: a writer that has
+// them needs version 2 (or JSON). Versions 1 and 2 have no CPU, which is
+// left out (a conductor that reads neither does not judge it), and no idle
+// clients, which such a conductor never orders.
 func AppendWireVersion(buf []byte, c *ClientStep, v int) []byte {
 	buf = append(buf, wireMagic...)
 	buf = append(buf, byte(v))
@@ -95,10 +100,10 @@ func AppendWireVersion(buf []byte, c *ClientStep, v int) []byte {
 	if v >= WireV2 && !c.Sync.isZero() {
 		flags |= wireSync
 	}
-	if v >= WireV2 && c.CPU != (CPU{}) {
+	if v >= WireV3 && c.CPU != (CPU{}) {
 		flags |= wireCPU
 	}
-	if v >= WireV2 && c.Idle {
+	if v >= WireV3 && c.Idle {
 		flags |= wireIdle
 	}
 	times := [...]struct {
@@ -225,11 +230,13 @@ func (w *WireDecoder) Decode(data []byte) (*ClientStep, error) {
 	if err != nil {
 		return nil, err
 	}
-	mask := byte(wireFlagsV2)
+	mask := byte(wireFlagsV3)
 	switch v {
 	case WireV1:
 		mask = wireFlagsV1
 	case WireV2:
+		mask = wireFlagsV2
+	case WireV3:
 	default:
 		return nil, fmt.Errorf("%w %d (this build reads %v)", ErrWireVersion, v, WireVersions)
 	}

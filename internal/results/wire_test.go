@@ -152,7 +152,9 @@ func TestDecodeWireRefusesMalformedInput(t *testing.T) {
 		{"empty", nil, "not an encoded result (no SBR header)"},
 		{"JSON", []byte(`{"client":1}`), "no SBR header"},
 		{"version 0", []byte("SBR\x00"), "unknown result encoding version 0"},
-		{"a newer version", append([]byte("SBR\x03"), good[4:]...), "unknown result encoding version 3 (this build reads [2 1])"},
+		{"a newer version", append([]byte("SBR\x04"), good[4:]...), "unknown result encoding version 4 (this build reads [3 2 1])"},
+		{"the CPU in the second encoding", []byte("SBR\x02\x20"), "unknown flags 0x20"},
+		{"an idle client in the second encoding", []byte("SBR\x02\x40"), "unknown flags 0x40"},
 		{"sync calls in the first encoding", []byte("SBR\x01\x10"), "unknown flags 0x10"},
 		{"header alone", []byte("SBR\x01"), "truncated"},
 		{"unknown flag", []byte("SBR\x01\x80"), "unknown flags 0x80"},
@@ -189,13 +191,15 @@ func TestChooseWire(t *testing.T) {
 		offered []int
 		want    int
 	}{
-		{nil, 0},                 // a conductor from before the wire encoding: JSON
-		{[]int{}, 0},             // likewise
-		{[]int{7}, 0},            // only versions this runner does not know
-		{[]int{1}, WireV1},       // a conductor from before sync calls
-		{[]int{2, 1}, WireV2},    // today's conductor
-		{[]int{7, 1}, WireV1},    // a newer conductor that still reads version 1
-		{[]int{7, 2, 1}, WireV2}, // and version 2
+		{nil, 0},                    // a conductor from before the wire encoding: JSON
+		{[]int{}, 0},                // likewise
+		{[]int{7}, 0},               // only versions this runner does not know
+		{[]int{1}, WireV1},          // a conductor from before sync calls
+		{[]int{2, 1}, WireV2},       // a conductor from before the CPU
+		{[]int{3, 2, 1}, WireV3},    // today's conductor
+		{[]int{7, 1}, WireV1},       // a newer conductor that still reads version 1
+		{[]int{7, 2, 1}, WireV2},    // and version 2
+		{[]int{7, 3, 2, 1}, WireV3}, // and version 3
 	} {
 		if got := ChooseWire(c.offered); got != c.want {
 			t.Errorf("ChooseWire(%v) = %d, want %d", c.offered, got, c.want)
@@ -228,12 +232,15 @@ func FuzzDecodeWire(f *testing.F) {
 	})
 }
 
-// TestWireVersion1LeavesOutCPU: a conductor that reads version 1 alone gets
-// the result without the client's CPU, which it does not judge.
-func TestWireVersion1LeavesOutCPU(t *testing.T) {
+// TestOlderWiresLeaveOutCPU: a conductor that reads version 1 or 2 alone
+// gets the result without the client's CPU, which it does not judge, and
+// reads every flag it is sent.
+func TestOlderWiresLeaveOutCPU(t *testing.T) {
 	c := ClientStep{Client: 3, CPU: CPU{FioUs: 1, RunUs: 2, AvailableMilli: 1000}}
-	got, err := DecodeWire(AppendWireVersion(nil, &c, WireV1))
-	if err != nil || got.CPU != (CPU{}) || got.Client != 3 {
-		t.Fatalf("decoded %+v, %v; want client 3 without CPU", got, err)
+	for _, v := range []int{WireV1, WireV2} {
+		got, err := DecodeWire(AppendWireVersion(nil, &c, v))
+		if err != nil || got.CPU != (CPU{}) || got.Client != 3 {
+			t.Fatalf("version %d: decoded %+v, %v; want client 3 without CPU", v, got, err)
+		}
 	}
 }
