@@ -160,8 +160,10 @@ func stepStatus(rec run.Step) v1alpha1.StepStatus {
 			CVPercent: int32(math.Round(c.CVPercent))}
 	}
 	if c := agg.ClientCPU; c.Measured > 0 {
-		s.ClientCPU = &v1alpha1.ClientCPUStatus{BusyPercent: int32(min(math.Round(c.MaxBusyPercent), math.MaxInt32)),
-			ThrottledPercent: int32(math.Round(c.MaxThrottledPercent)), BoundCount: int32(min(c.BoundCount, math.MaxInt32))}
+		// Rounded up, so that a client is past a bound exactly when the
+		// figure shown is above it.
+		s.ClientCPU = &v1alpha1.ClientCPUStatus{BusyPercent: int32(min(math.Ceil(c.MaxBusyPercent), math.MaxInt32)),
+			ThrottledPercent: int32(math.Ceil(c.MaxThrottledPercent)), BoundCount: int32(min(c.BoundCount, math.MaxInt32))}
 		for _, i := range c.Bound[:min(len(c.Bound), results.MaxErrors)] {
 			s.ClientCPU.BoundClients = append(s.ClientCPU.BoundClients, int32(min(i, math.MaxInt32)))
 		}

@@ -486,13 +486,13 @@ type ClientSpreadStatus struct {
 // throttled in more than 1 % of its CFS periods).
 type ClientCPUStatus struct {
 	// busyPercent is the busiest client's fio CPU time (user and system)
-	// over what its jobs could use in their run time, in percent, rounded:
-	// one CPU per job, at most the CPUs of the node, at most the
+	// over what its jobs could use in their run time, in percent, rounded
+	// up: one CPU per job, at most the CPUs of the node, at most the
 	// container's CPU limit.
 	BusyPercent int32 `json:"busyPercent"`
 	// throttledPercent is the most throttled container's share of CFS
-	// periods in which it was throttled, in percent, rounded; 0 without a
-	// CPU limit.
+	// periods in which it was throttled, in percent, rounded up; 0 without
+	// a CPU limit.
 	// +optional
 	ThrottledPercent int32 `json:"throttledPercent,omitempty"`
 	// boundClients are the indices of the clients past a bound (at most
@@ -554,9 +554,9 @@ type StepStatus struct {
 	AchievedIOPS int64 `json:"achievedIOPS"`
 	// achievedBytesPerSecond is reads and writes together.
 	AchievedBytesPerSecond int64 `json:"achievedBytesPerSecond"`
-	// activeClients is how many clients ran a scale-out step
+	// activeClients is how many clients ran a step of a scale-out sweep
 	// (load.clients), the first ones; the others idled and are not in its
-	// figures. Unset when every client ran it.
+	// figures. Unset with any other load.
 	// +optional
 	ActiveClients int32 `json:"activeClients,omitempty"`
 	// clientIOPS is how evenly the clients shared the step's I/O; unset

@@ -138,7 +138,11 @@ func (a *app) plan(ctx context.Context, mf *managerFlags, fioStep int) error {
 	// sees the defaulted object.
 	stored := b.DeepCopy()
 	if err := c.Create(ctx, stored, client.DryRunAll); err != nil {
-		if !apierrors.IsInvalid(err) && !apierrors.IsBadRequest(err) && !apierrors.IsForbidden(err) && !apierrors.IsAlreadyExists(err) {
+		// The user's own permissions are not the operator's verdict: an
+		// RBAC refusal is an error (exit 1); an admission webhook's or
+		// policy's refusal, a schema's or an existing name is a refusal.
+		rbac := apierrors.IsForbidden(err) && strings.Contains(err.Error(), "cannot create resource")
+		if rbac || !apierrors.IsInvalid(err) && !apierrors.IsBadRequest(err) && !apierrors.IsForbidden(err) && !apierrors.IsAlreadyExists(err) {
 			return err
 		}
 		return a.refuse(refusal{"the CRD's schema and CEL rules (server dry run)", string(apierrors.ReasonForError(err)), err.Error()})

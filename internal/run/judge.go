@@ -222,7 +222,9 @@ func StepList(steps []int) string {
 // as the storage in the steps that stand: a client past a bound
 // (results.CPU.Bound) in any of them makes it True, naming the steps, the
 // clients (the first results.MaxErrors of each step) and what to raise. Nil
-// when no client reported its CPU.
+// when no client reported its CPU. It is stamped with the end of the step
+// that made it what it is (the first bound step, or else the first
+// measured one), as a status that lived through the run shows it.
 func ClientCPUVerdict(steps []Step) *Verdict {
 	var bound, measured []int
 	var clients []int
@@ -236,11 +238,14 @@ func ClientCPUVerdict(steps []Step) *Verdict {
 		}
 		measured = append(measured, k)
 		busy, throttled = max(busy, c.MaxBusyPercent), max(throttled, c.MaxThrottledPercent)
-		if e := rec.Order.End(); e.After(at) {
-			at = e
+		if len(measured) == 1 {
+			at = rec.Order.End() // False since the first measured step…
 		}
 		if c.BoundCount == 0 {
 			continue
+		}
+		if len(bound) == 0 {
+			at = rec.Order.End() // …True since the first bound one
 		}
 		bound = append(bound, k)
 		count = max(count, c.BoundCount)
@@ -264,8 +269,8 @@ func ClientCPUVerdict(steps []Step) *Verdict {
 	for _, i := range clients[:min(len(clients), results.MaxErrors)] {
 		names = append(names, fmt.Sprint(i))
 	}
-	if more := max(count, len(clients)) - len(names); more > 0 {
-		names = append(names, fmt.Sprintf("and %d more", more))
+	if count > len(names) || len(clients) > len(names) {
+		names = append(names, fmt.Sprintf("and more (%d in the step with the most)", count))
 	}
 	reason, raise := ReasonClientCPUBusy, "give the clients more CPU (clients.resources: the CPU request, or a CPU limit above what fio uses) or spread the load over more clients (clients.count)"
 	if throttled > results.CPUThrottledBoundPercent {

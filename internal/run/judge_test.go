@@ -55,17 +55,17 @@ func TestClientCPUVerdict(t *testing.T) {
 		status string // "": no verdict
 		reason string
 		msg    []string
-		atStep int
+		atStep int // the step whose end stamps it: the first bound, or the first measured
 	}{
 		{"nothing measured", []Step{step(0, results.ClientCPU{}, false)}, "", "", nil, 0},
 		{"headroom", []Step{step(0, idle, false), step(1, idle, false)}, False, ReasonClientCPUHeadroom,
-			[]string{"in steps 1, 2, the busiest client's fio used 12 % of the CPU its jobs could use (bound 60 %)", "throttled in 0 % of its CFS periods (bound 1 %)"}, 1},
+			[]string{"in steps 1, 2, the busiest client's fio used 12 % of the CPU its jobs could use (bound 60 %)", "throttled in 0 % of its CFS periods (bound 1 %)"}, 0},
 		{"busy clients named", []Step{step(0, idle, false), step(1, busy, false), step(2, idle, false)}, True, ReasonClientCPUBusy,
-			[]string{"in step 2, clients 1, 3 were past a bound", "87 %", "clients.count"}, 2},
+			[]string{"in step 2, clients 1, 3 were past a bound", "87 %", "clients.count"}, 1},
 		{"throttled: raise the limit", []Step{step(0, busy, false), step(1, throttled, false)}, True, ReasonClientCPUThrottled,
-			[]string{"in steps 1, 2, clients 0, 1, 2, 3 were past a bound", "35 % of its CFS periods", "clients.resources.limits.cpu"}, 1},
+			[]string{"in steps 1, 2, clients 0, 1, 2, 3 were past a bound", "35 % of its CFS periods", "clients.resources.limits.cpu"}, 0},
 		{"a superseded step does not stand", []Step{step(0, busy, true), step(1, idle, false)}, False, ReasonClientCPUHeadroom, []string{"in step 2,"}, 1},
-		{"many clients, the first 20 named", []Step{step(0, many, false)}, True, ReasonClientCPUBusy, []string{"clients 0, 1, 2,", "18, 19, and 30 more were past"}, 0},
+		{"many clients, the first 20 named", []Step{step(0, many, false)}, True, ReasonClientCPUBusy, []string{"clients 0, 1, 2,", "18, 19, and more (50 in the step with the most) were past"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := ClientCPUVerdict(tc.steps)

@@ -162,14 +162,12 @@ func (r *Runner) cgroupCPU() (cgroupCPU, bool) {
 
 // cpuOf is the CPU launched step l cost: fio's jobs' own time from its
 // report out, over what they could use on this node under the limit, and
-// the container's CFS periods since l was launched.
+// the container's CFS periods from l.cpu to its end.
 func (r *Runner) cpuOf(l *launched, out *fio.Output) results.CPU {
 	c := results.FioCPU(out, results.AvailableCPU(l.jobs, runtime.NumCPU(), l.limit))
-	if cg, ok := r.cgroupCPU(); ok {
-		if now, ok := cg.stat(); ok {
-			d := now.since(l.cpu)
-			c.Periods, c.ThrottledPeriods, c.ThrottledUs = d.periods, d.throttled, d.throttledUs
-		}
+	if l.cpuOK && l.cpuEndOK {
+		d := l.cpuEnd.since(l.cpu)
+		c.Periods, c.ThrottledPeriods, c.ThrottledUs = d.periods, d.throttled, d.throttledUs
 	}
 	return c
 }

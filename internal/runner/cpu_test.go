@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/storagebench/storagebench/internal/fio"
 )
 
 func TestParseCPUStat(t *testing.T) {
@@ -98,4 +100,20 @@ func TestFindCgroupCPU(t *testing.T) {
 			t.Fatalf("found %+v in an empty tree", cg)
 		}
 	})
+}
+
+// cpuOf counts the container's periods from the step's baseline to its
+// end, and none when either reading is missing (never since boot).
+func TestCPUOfCountsFromTheBaseline(t *testing.T) {
+	out := &fio.Output{Jobs: []fio.JobResult{{RuntimeMs: 10_000, UsrCPU: 10, SysCPU: 5}}}
+	r := &Runner{}
+	l := &launched{jobs: 1, cpu: cpuStat{100, 10, 1000}, cpuOK: true, cpuEnd: cpuStat{200, 15, 3000}, cpuEndOK: true}
+	c := r.cpuOf(l, out)
+	if c.Periods != 100 || c.ThrottledPeriods != 5 || c.ThrottledUs != 2000 || c.FioUs != 1_500_000 || c.RunUs != 10_000_000 {
+		t.Fatalf("%+v", c)
+	}
+	l.cpuOK = false
+	if c := r.cpuOf(l, out); c.Periods != 0 || c.ThrottledPeriods != 0 {
+		t.Fatalf("without a baseline: %+v", c)
+	}
 }

@@ -139,6 +139,11 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 			next.stop()
 			return err
 		}
+		if next != nil && cur.cpuEndOK {
+			// Launched ahead, next counts its CPU from cur's end: the
+			// second they overlapped is cur's alone.
+			next.cpu, next.cpuOK = cur.cpuEnd, true
+		}
 		switch {
 		case aheadErr != nil:
 			return aheadErr
@@ -314,10 +319,14 @@ type launched struct {
 	ran    ranFio
 	// follow reads the step's I/O logs when the run verifies.
 	follow *follower
-	// cpu is the container's cpu.stat when fio was launched, and limit
-	// its CPU limit then (thousandths; 0: none).
-	cpu   cpuStat
-	limit uint64
+	// cpu is the container's cpu.stat the step counts from: when fio was
+	// launched, or the step before's end when it was launched ahead; limit
+	// is its CPU limit at launch (thousandths; 0: none). cpuEnd is the
+	// reading when the step ended (cpuEndOK: there was one).
+	cpu             cpuStat
+	limit           uint64
+	cpuEnd          cpuStat
+	cpuOK, cpuEndOK bool
 	// idle: the client runs no I/O in the step (a scale-out step leaves
 	// it out); nothing was launched, and exited closes at the step's end.
 	idle bool
@@ -435,7 +444,7 @@ func (r *Runner) start(ctx context.Context, exe fio.Executor, layout fio.Layout,
 	fctx, cancel := context.WithCancel(ctx)
 	l := &launched{order: s.order, name: run.Name, jobs: len(run.Jobs), at: r.Now(), cancel: cancel, exited: make(chan struct{}), follow: follow}
 	if cg, ok := r.cgroupCPU(); ok {
-		l.cpu, _ = cg.stat()
+		l.cpu, l.cpuOK = cg.stat()
 		l.limit = cg.limitMilli()
 	}
 	exe.Timeline, exe.LatLogWindow = true, fio.LatLogWindow(run.Runtime)
@@ -493,7 +502,9 @@ func (r *Runner) ahead(ctx context.Context, exe fio.Executor, layout fio.Layout,
 	}
 	// cur's I/O ends its ramp and duration after its last job's waiter
 	// released it: on time, at next's instant.
-	released := cur.order.StartAt.Add(r.offset) // an idle step "begins" on its instant
+	// An idle step "begins" on its instant, on the node's clock as fio's
+	// release is.
+	released := cur.order.StartAt.Add(r.offset).Add(-time.Until(r.Now()))
 	for ok := cur.idle; !ok; {
 		if released, ok = fio.Released(r.WorkDir, cur.name, cur.jobs); !ok && protocol.Pause(wctx, releasePoll) != nil {
 			return gaveUp()
@@ -526,6 +537,9 @@ const releasePoll = 5 * time.Millisecond
 func (r *Runner) finish(ctx context.Context, l *launched) error {
 	<-l.exited
 	l.cancel()
+	if cg, ok := r.cgroupCPU(); ok {
+		l.cpuEnd, l.cpuEndOK = cg.stat()
+	}
 	order, res, runErr := l.order, l.ran.res, l.ran.err
 	var written uint64
 	var logErr error
