@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -41,7 +42,7 @@ func findCgroupCPU(root string, self []byte) (cgroupCPU, bool) {
 		switch {
 		case id == "0" && controllers == "":
 			v2Path = path
-		case controllers != "" && containsController(controllers, "cpu"):
+		case slices.Contains(strings.Split(controllers, ","), "cpu"):
 			v1Path = path
 		}
 	}
@@ -60,15 +61,6 @@ func findCgroupCPU(root string, self []byte) (cgroupCPU, bool) {
 		}
 	}
 	return cgroupCPU{}, false
-}
-
-func containsController(list, name string) bool {
-	for c := range strings.SplitSeq(list, ",") {
-		if c == name {
-			return true
-		}
-	}
-	return false
 }
 
 // stat reads cpu.stat; ok is false when it cannot.
@@ -143,21 +135,13 @@ func (s cpuStat) since(before cpuStat) cpuStat {
 	return cpuStat{s.periods - before.periods, s.throttled - before.throttled, s.throttledUs - before.throttledUs}
 }
 
-// cgroupCPU finds the runner's cgroup CPU files once.
-func (r *Runner) cgroupCPU() (cgroupCPU, bool) {
-	r.cgroupOnce.Do(func() {
-		root, self := r.cgroupRoot, r.cgroupSelf
-		if root == "" {
-			root = "/sys/fs/cgroup"
-		}
-		if self == "" {
-			self = "/proc/self/cgroup"
-		}
-		if text, err := os.ReadFile(self); err == nil {
-			r.cgroup, r.cgroupOK = findCgroupCPU(root, text)
-		}
-	})
-	return r.cgroup, r.cgroupOK
+// ownCgroupCPU finds the runner's own cgroup CPU files.
+func ownCgroupCPU() (cgroupCPU, bool) {
+	self, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return cgroupCPU{}, false
+	}
+	return findCgroupCPU("/sys/fs/cgroup", self)
 }
 
 // cpuOf is the CPU launched step l cost: fio's jobs' own time from its

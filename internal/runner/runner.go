@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/storagebench/storagebench/internal/fio"
@@ -73,12 +72,9 @@ type Runner struct {
 	// give one that reports a roomy file system.
 	statfs func(dir string) (fsSpace, error)
 	// cgroup is where the container's CPU bandwidth is read (cpu.go),
-	// found at the first step; cgroupOK says there is one.
-	cgroup     cgroupCPU
-	cgroupOK   bool
-	cgroupOnce sync.Once
-	cgroupRoot string // /sys/fs/cgroup when empty
-	cgroupSelf string // /proc/self/cgroup when empty
+	// found when the run starts; cgroupOK says there is one.
+	cgroup   cgroupCPU
+	cgroupOK bool
 }
 
 // Run prepares the client's files, then runs every ordered step in lockstep,
@@ -105,6 +101,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		}()
 	}
 	exe := fio.Executor{Binary: r.Plan.Fio, WorkDir: r.WorkDir}
+	r.cgroup, r.cgroupOK = ownCgroupCPU()
 	ready := protocol.Ready{Client: r.Plan.Client}
 	layout, err := r.prepare(ctx, exe, &ready)
 	if err != nil {
@@ -249,9 +246,8 @@ type measuredOffset struct {
 func (r *Runner) layout() (fio.Layout, error) {
 	p := r.Plan
 	// The plan passed plan.ValidateFor: at least one block per job.
-	jobs := int64(p.Topology.JobsPerClient)
-	bs := p.Workload.BlockSizeBytes
-	perJob := p.Workload.WorkingSetBytesPerClient / jobs / bs * bs
+	planned := PlannedLayout(p)
+	perJob := planned.BytesPerJob
 	fi, err := os.Stat(p.Volume.Path)
 	if err != nil {
 		return fio.Layout{}, fmt.Errorf("volume %s: %w", p.Volume.Path, err)
@@ -264,12 +260,7 @@ func (r *Runner) layout() (fio.Layout, error) {
 		if err := r.checkDevice(perJob); err != nil {
 			return fio.Layout{}, err
 		}
-		l := fio.Layout{Device: p.Volume.Path, BytesPerJob: perJob}
-		if p.Volume.Shared {
-			// Clients sharing the device get consecutive, disjoint ranges.
-			l.BaseOffset = int64(p.Client) * jobs * perJob
-		}
-		return l, nil
+		return planned, nil
 	}
 	if !fi.IsDir() {
 		return fio.Layout{}, fmt.Errorf("volume %s is not a directory", p.Volume.Path)
@@ -280,9 +271,9 @@ func (r *Runner) layout() (fio.Layout, error) {
 	}
 	r.created.files = nil
 	var names []string
-	for j := range jobs {
+	for j := range int(p.Topology.JobsPerClient) {
 		// fio.Render names job j's file so; fio creates the missing ones.
-		names = append(names, fio.JobFile(int(j)))
+		names = append(names, fio.JobFile(j))
 	}
 	if p.Verify {
 		names = append(names, WrittenState) // verify.go's
@@ -443,9 +434,9 @@ func (r *Runner) start(ctx context.Context, exe fio.Executor, layout fio.Layout,
 	}
 	fctx, cancel := context.WithCancel(ctx)
 	l := &launched{order: s.order, name: run.Name, jobs: len(run.Jobs), at: r.Now(), cancel: cancel, exited: make(chan struct{}), follow: follow}
-	if cg, ok := r.cgroupCPU(); ok {
-		l.cpu, l.cpuOK = cg.stat()
-		l.limit = cg.limitMilli()
+	if r.cgroupOK {
+		l.cpu, l.cpuOK = r.cgroup.stat()
+		l.limit = r.cgroup.limitMilli()
 	}
 	exe.Timeline, exe.LatLogWindow = true, fio.LatLogWindow(run.Runtime)
 	go func() {
@@ -537,8 +528,8 @@ const releasePoll = 5 * time.Millisecond
 func (r *Runner) finish(ctx context.Context, l *launched) error {
 	<-l.exited
 	l.cancel()
-	if cg, ok := r.cgroupCPU(); ok {
-		l.cpuEnd, l.cpuEndOK = cg.stat()
+	if r.cgroupOK {
+		l.cpuEnd, l.cpuEndOK = r.cgroup.stat()
 	}
 	order, res, runErr := l.order, l.ran.res, l.ran.err
 	var written uint64
@@ -549,9 +540,8 @@ func (r *Runner) finish(ctx context.Context, l *launched) error {
 	cs := results.ClientStep{Client: r.Plan.Client, Step: order.Index, Jobs: l.jobs, PlannedStart: order.StartAt,
 		ActualStart: l.at.Add(-r.offset), End: r.conductorNow()}
 	switch {
-	case l.idle:
-		cs = results.ClientStep{Client: r.Plan.Client, Step: order.Index, PlannedStart: order.StartAt, End: cs.End, Idle: true,
-			Interrupted: errors.Is(runErr, ErrInterrupted)}
+	case l.idle: // no fio, no figures: its I/O never began
+		cs.ActualStart, cs.Idle, cs.Interrupted = time.Time{}, true, errors.Is(runErr, ErrInterrupted)
 	case runErr != nil:
 		cs.Error = protocol.Truncate(runErr.Error(), protocol.MaxErrorBytes)
 	default:
