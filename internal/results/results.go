@@ -240,13 +240,13 @@ func (m *Merger) Add(c ClientStep) error {
 	if m.seen[c.Client] {
 		return fmt.Errorf("client %d: a second result for step %d", c.Client, c.Step)
 	}
-	if m.running > 0 && c.Idle != (c.Client >= m.running) {
-		if c.Idle {
+	if left := m.running > 0 && c.Client >= m.running; c.Idle != left {
+		switch {
+		case left:
+			return fmt.Errorf("client %d: a measured result for step %d, which only its first %d clients run", c.Client, c.Step, m.running)
+		case m.running > 0:
 			return fmt.Errorf("client %d: an idle result for step %d, which its first %d clients run", c.Client, c.Step, m.running)
 		}
-		return fmt.Errorf("client %d: a measured result for step %d, which only its first %d clients run", c.Client, c.Step, m.running)
-	}
-	if m.running == 0 && c.Idle {
 		return fmt.Errorf("client %d: an idle result for step %d, which every client runs", c.Client, c.Step)
 	}
 	m.seen[c.Client] = true
