@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/storagebench/storagebench/controllers"
+	"github.com/storagebench/storagebench/test/spectimes"
 )
 
 // The chart's release and what it names.
@@ -65,6 +66,11 @@ func TestE2E(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "e2e")
 }
+
+// The specs' times, for make test's list of the slowest (test/spectimes).
+var _ = ReportAfterSuite("spec times", func(r Report) {
+	Expect(spectimes.Record("e2e", r)).To(Succeed())
+})
 
 var _ = BeforeSuite(func() {
 	Expect(os.Geteuid()).To(BeZero(), "the e2e suite builds a real single-node cluster (containerd, kubelet, loop devices, iptables) and needs root")

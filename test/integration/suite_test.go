@@ -26,6 +26,7 @@ import (
 	"github.com/storagebench/storagebench/test/harness"
 	"github.com/storagebench/storagebench/test/k8stest"
 	"github.com/storagebench/storagebench/test/promtest"
+	"github.com/storagebench/storagebench/test/spectimes"
 )
 
 // Storage classes of the suite.
@@ -61,6 +62,11 @@ func TestIntegration(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "integration")
 }
+
+// The specs' times, for make test's list of the slowest (test/spectimes).
+var _ = ReportAfterSuite("spec times", func(r Report) {
+	Expect(spectimes.Record("integration", r)).To(Succeed())
+})
 
 var _ = BeforeSuite(func() {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))

@@ -30,6 +30,7 @@ import (
 	"github.com/storagebench/storagebench/test/build"
 	"github.com/storagebench/storagebench/test/harness"
 	"github.com/storagebench/storagebench/test/k8stest"
+	"github.com/storagebench/storagebench/test/spectimes"
 )
 
 const class = "local"
@@ -43,6 +44,11 @@ func TestOutage(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "outage")
 }
+
+// The specs' times, for make test's list of the slowest (test/spectimes).
+var _ = ReportAfterSuite("spec times", func(r Report) {
+	Expect(spectimes.Record("outage", r)).To(Succeed())
+})
 
 var _ = BeforeSuite(func() {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
