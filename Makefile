@@ -127,14 +127,17 @@ unit: setup-runtime
 ## chart and config/ rendered by bin/helm and bin/kustomize from make setup,
 ## then created with server-side dry run), then the operator against a real
 ## kube-apiserver, etcd and kube-controller-manager with real runners and
-## fio; one package at a time, as they measure I/O rates. test/outage, which
-## mostly waits for a stopped manager (10 minutes), runs beside them on a
-## control plane of its own.
+## fio; one package at a time, as they measure I/O rates. Beside them, on
+## control planes of their own, one after the other: test/outage, which
+## mostly waits for a stopped manager (4 minutes), then the short soak
+## (test/soak's simulated day, about 8 minutes), which measures no rate;
+## their output is printed at the end (_work/outage.log, _work/soak.log).
 integration: setup-runtime k8s-binaries
-	@mkdir -p _work; echo "integration: test/outage runs beside the others (_work/outage.log)"; \
-	$(GO) test -count=1 -timeout 40m ./test/outage/ >_work/outage.log 2>&1 & outage=$$!; \
-	$(GO) test -count=1 -p 1 -timeout 40m $(APISERVER_PKGS) $$($(GO) list ./test/... | grep -v -e /test/e2e -e /test/outage); main=$$?; \
-	wait $$outage; other=$$?; cat _work/outage.log; \
+	@mkdir -p _work; echo "integration: test/outage, then test/soak, run beside the others (_work/outage.log, _work/soak.log)"; \
+	( $(GO) test -count=1 -timeout 40m ./test/outage/ >_work/outage.log 2>&1; o=$$?; \
+	  $(GO) test -count=1 -timeout 40m ./test/soak/... >_work/soak.log 2>&1; s=$$?; [ $$o -eq 0 ] && [ $$s -eq 0 ] ) & beside=$$!; \
+	$(GO) test -count=1 -p 1 -timeout 40m $(APISERVER_PKGS) $$($(GO) list ./test/... | grep -v -e /test/e2e -e /test/outage -e /test/soak); main=$$?; \
+	wait $$beside; other=$$?; cat _work/outage.log _work/soak.log; \
 	[ $$main -eq 0 ] && [ $$other -eq 0 ]
 
 ## e2e: the whole product on a real Kubernetes on this machine
