@@ -40,10 +40,12 @@ var _ = Describe("Scale", func() {
 
 	// API writes of one step: each client's result, plus the operator's
 	// step ConfigMap, status and order (and events). The goal is linear
-	// growth with clients; the figures go to the closing note.
+	// growth with clients; the figures go to the closing note. 10 and 50
+	// clients show it (make bench counts them up to 3,000); 100 would
+	// spend most of a minute more starting runners.
 	It("costs API writes linear in the number of clients per step", Serial, func() {
 		perStep := map[int]float64{}
-		for _, n := range []int{10, 100} {
+		for _, n := range []int{10, 50} {
 			b := benchmark(newNamespace(), fmt.Sprintf("writes-%d", n), func(b *v1alpha1.StorageBenchmark) {
 				b.Spec.Clients.Count = int32(n)
 				b.Spec.Workload.Profile = "rand-read"
@@ -67,10 +69,10 @@ var _ = Describe("Scale", func() {
 			GinkgoWriter.Printf("API writes for one step with %d clients: %.0f (%.2f per client)\n", n, writes, writes/float64(n))
 			AddReportEntry(fmt.Sprintf("API writes per step, %d clients", n), writes)
 		}
-		// Linear: the per-client cost at 100 clients is no more than at 10
+		// Linear: the per-client cost at 50 clients is no more than at 10
 		// (constant operator writes are amortised, never multiplied).
-		Expect(perStep[100] / 100).To(BeNumerically("<=", perStep[10]/10))
-		Expect(perStep[100]).To(BeNumerically(">=", 100), "each client writes its result")
+		Expect(perStep[50] / 50).To(BeNumerically("<=", perStep[10]/10))
+		Expect(perStep[50]).To(BeNumerically(">=", 50), "each client writes its result")
 	})
 })
 

@@ -174,7 +174,9 @@ var _ = Describe("Left alone on a shared cluster", func() {
 			Expect(apierrors.IsForbidden(err)).To(BeTrue(), "client 0 writing client 1's result: %v", err)
 			own := &corev1.ConfigMap{ObjectMeta: meta2(b.Namespace, exchange.ClientName(b.Name, 0))}
 			Expect(c0.Patch(ctx, own, patch, client.DryRunAll)).To(Succeed(), "client 0 writing its own")
-			waitComplete(b, 3*time.Minute)
+			// The run itself needs not go on: its 30 s steps prove nothing
+			// more here.
+			deleteBenchmark(b)
 		})
 
 		It("never merges a client ConfigMap marked as holding a result but holding none", func() {
