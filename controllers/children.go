@@ -13,10 +13,13 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -117,41 +120,62 @@ func (r *Reconciler) storageClass(ctx context.Context, b *v1alpha1.StorageBenchm
 // ensureChildren creates whatever is missing, idempotently: runner RBAC,
 // claims, the plan and client ConfigMaps, and the client Jobs. Before it
 // creates the plan it also checks that no object holds a step ConfigMap's
-// name, so a conflict fails the run before any I/O.
+// name, so a conflict fails the run before any I/O. What the cache holds
+// as b's (ownedChildren) is taken as it is, without reading or building
+// each child again: once a run has its children, a pass costs a list per
+// kind, however many clients it has.
 func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenchmark, d *spec.Run) error {
+	have, err := r.ownedChildren(ctx, b)
+	if err != nil {
+		return err
+	}
+	ensure := func(obj client.Object, owned bool) error {
+		if have.has(obj) {
+			return nil
+		}
+		return r.ensure(ctx, b, obj, owned)
+	}
 	for i := range int(b.Spec.Clients.Count) {
+		if name := exchange.ClientName(b.Name, i); have.sas[name] && have.roles[name] && have.bindings[name] {
+			continue
+		}
 		sa, role, binding := buildClientRBAC(b, i)
 		for _, o := range []client.Object{sa, role, binding} {
-			if err := r.ensure(ctx, b, o, true); err != nil {
+			if err := ensure(o, true); err != nil {
 				return err
 			}
 		}
 	}
 	owned := b.Spec.Cleanup.Volumes != v1alpha1.VolumesRetain
 	for _, pvc := range buildClaims(b) {
-		if err := r.ensure(ctx, b, pvc, owned); err != nil {
+		if err := ensure(pvc, owned); err != nil {
 			return err
 		}
 	}
-	err := r.ensureExchange(ctx, b, exchange.PlanName(b.Name), exchange.ClientName(b.Name, 0), func() (*corev1.ConfigMap, error) {
-		// Before the first child of the exchange: a step ConfigMap's name
-		// held by somebody else fails the run before any I/O.
-		if err := r.checkStepNames(ctx, b, d.StepsPlanned); err != nil {
-			return nil, err
+	if !have.configMaps[exchange.PlanName(b.Name)] {
+		err := r.ensureExchange(ctx, b, exchange.PlanName(b.Name), exchange.ClientName(b.Name, 0), func() (*corev1.ConfigMap, error) {
+			// Before the first child of the exchange: a step ConfigMap's name
+			// held by somebody else fails the run before any I/O.
+			if err := r.checkStepNames(ctx, b, d.StepsPlanned); err != nil {
+				return nil, err
+			}
+			cm, err := buildPlanConfigMap(b, d)
+			// When the run began, on this manager's clock: its deadlines count
+			// from here, never from the API server's timestamps, which another
+			// clock wrote.
+			cm.Annotations = map[string]string{annotationBegan: r.now().UTC().Format(time.RFC3339Nano)}
+			return cm, err
+		})
+		if err != nil {
+			return err
 		}
-		cm, err := buildPlanConfigMap(b, d)
-		// When the run began, on this manager's clock: its deadlines count
-		// from here, never from the API server's timestamps, which another
-		// clock wrote.
-		cm.Annotations = map[string]string{annotationBegan: r.now().UTC().Format(time.RFC3339Nano)}
-		return cm, err
-	})
-	if err != nil {
-		return err
 	}
 	claims := claimNames(b)
 	for i := range claims {
 		name := exchange.ClientName(b.Name, i)
+		if have.configMaps[name] {
+			continue
+		}
 		build := func() (*corev1.ConfigMap, error) { return buildClientConfigMap(b, i), nil }
 		if err := r.ensureExchange(ctx, b, name, name, build); err != nil {
 			return err
@@ -159,11 +183,77 @@ func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenc
 	}
 	opts := r.jobOptions(b, d)
 	for i, claim := range claims {
-		if err := r.ensure(ctx, b, buildJob(b, i, claim, opts), true); err != nil {
+		if have.jobs[exchange.ClientName(b.Name, i)] {
+			continue
+		}
+		if err := ensure(buildJob(b, i, claim, opts), true); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// ownedSet is the names of b's children the cache holds, by kind.
+type ownedSet struct {
+	sas, roles, bindings, claims, configMaps, jobs map[string]bool
+}
+
+// has says whether obj's name is among b's children of obj's kind.
+func (c ownedSet) has(obj client.Object) bool {
+	var names map[string]bool
+	switch obj.(type) {
+	case *corev1.ServiceAccount:
+		names = c.sas
+	case *rbacv1.Role:
+		names = c.roles
+	case *rbacv1.RoleBinding:
+		names = c.bindings
+	case *corev1.PersistentVolumeClaim:
+		names = c.claims
+	case *batchv1.Job:
+		names = c.jobs
+	}
+	return names[obj.GetName()]
+}
+
+// ownedChildren lists, from the cache and without copying what it holds,
+// the objects in b's namespace that b owns (ownedBy): the ones examine
+// would take as b's from the cache, whatever their other labels say.
+// Nothing read here is kept or changed, only the names. An object the
+// cache does not hold as b's (a stranger under a child's name, one without
+// the operator's label) is left to examine, which asks the API server.
+func (r *Reconciler) ownedChildren(ctx context.Context, b *v1alpha1.StorageBenchmark) (ownedSet, error) {
+	var c ownedSet
+	opts := []client.ListOption{client.InNamespace(b.Namespace), client.UnsafeDisableDeepCopy}
+	cms := &metav1.PartialObjectMetadataList{}
+	cms.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
+	for _, l := range []struct {
+		list   client.ObjectList
+		reader client.Reader
+		names  *map[string]bool
+	}{
+		{&corev1.ServiceAccountList{}, r.Client, &c.sas},
+		{&rbacv1.RoleList{}, r.Client, &c.roles},
+		{&rbacv1.RoleBindingList{}, r.Client, &c.bindings},
+		{&corev1.PersistentVolumeClaimList{}, r.Client, &c.claims},
+		{cms, r.metadata(), &c.configMaps},
+		{&batchv1.JobList{}, r.Client, &c.jobs},
+	} {
+		if err := l.reader.List(ctx, l.list, opts...); err != nil {
+			return ownedSet{}, err
+		}
+		*l.names = map[string]bool{}
+		err := apimeta.EachListItem(l.list, func(o runtime.Object) error {
+			if m, ok := o.(metav1.Object); ok && ownedBy(m, b) {
+				(*l.names)[m.GetName()] = true
+			}
+			return nil
+		})
+		if err != nil {
+			return ownedSet{}, err
+		}
+	}
+	return c, nil
 }
 
 // LostError says an exchange ConfigMap was deleted during the run.
@@ -238,31 +328,38 @@ func (r *Reconciler) observe(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 
 // observeClaims reads the run's claims: an existing claim live (it is
 // not the operator's, so not in its cache), its own from the cache, and
-// only those b controls.
+// only those b controls. Its own are listed once, without copying what
+// the cache holds: the observation only reads them.
 func (r *Reconciler) observeClaims(ctx context.Context, b *v1alpha1.StorageBenchmark, o *observed) error {
+	var cached map[string]*corev1.PersistentVolumeClaim
+	existing := b.Spec.Storage.ExistingClaim != nil
+	if !existing {
+		var list corev1.PersistentVolumeClaimList
+		if err := r.List(ctx, &list, client.InNamespace(b.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+			return err
+		}
+		cached = make(map[string]*corev1.PersistentVolumeClaim, len(list.Items))
+		for i := range list.Items {
+			if pvc := &list.Items[i]; ownedBy(pvc, b) {
+				cached[pvc.Name] = pvc
+			}
+		}
+	}
 	for _, name := range claimNames(b) {
 		if _, seen := o.claims[name]; seen {
 			continue
 		}
-		var pvc corev1.PersistentVolumeClaim
-		existing := b.Spec.Storage.ExistingClaim != nil
-		reader := client.Reader(r.Client)
+		pvc := cached[name]
 		if existing {
-			reader = r.APIReader
-		}
-		if err := reader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, &pvc); err != nil {
-			if apierrors.IsNotFound(err) {
-				o.claims[name] = nil
-				continue
+			pvc = &corev1.PersistentVolumeClaim{}
+			if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, pvc); apierrors.IsNotFound(err) {
+				pvc = nil
+			} else if err != nil {
+				return err
 			}
-			return err
 		}
-		if !existing && !ownedBy(&pvc, b) {
-			o.claims[name] = nil
-			continue
-		}
-		o.claims[name] = &pvc
-		if pvc.Status.Phase == corev1.ClaimBound {
+		o.claims[name] = pvc
+		if pvc != nil && pvc.Status.Phase == corev1.ClaimBound {
 			o.bound++
 			if c, ok := pvc.Status.Capacity[corev1.ResourceStorage]; ok && (o.capacity == nil || c.Cmp(*o.capacity) < 0) {
 				o.capacity = &c
@@ -274,12 +371,14 @@ func (r *Reconciler) observeClaims(ctx context.Context, b *v1alpha1.StorageBench
 
 // observeClients reads each client's ConfigMap (metadata), Job and pods,
 // in creation order, keeping those b controls under the client's name.
+// The lists are not copied from the cache: the observation only reads
+// them.
 func (r *Reconciler) observeClients(ctx context.Context, b *v1alpha1.StorageBenchmark, o *observed) error {
 	n := len(o.clients)
 	sel := client.MatchingLabels{exchange.LabelBenchmark: b.Name, exchange.LabelRole: exchange.RoleClient}
 	cms := &metav1.PartialObjectMetadataList{}
 	cms.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
-	if err := r.metadata().List(ctx, cms, client.InNamespace(b.Namespace), sel); err != nil {
+	if err := r.metadata().List(ctx, cms, client.InNamespace(b.Namespace), sel, client.UnsafeDisableDeepCopy); err != nil {
 		return err
 	}
 	for i := range cms.Items {
@@ -289,7 +388,7 @@ func (r *Reconciler) observeClients(ctx context.Context, b *v1alpha1.StorageBenc
 		}
 	}
 	var jobs batchv1.JobList
-	if err := r.List(ctx, &jobs, client.InNamespace(b.Namespace), sel); err != nil {
+	if err := r.List(ctx, &jobs, client.InNamespace(b.Namespace), sel, client.UnsafeDisableDeepCopy); err != nil {
 		return err
 	}
 	jobUIDs := map[types.UID]int{}
@@ -301,7 +400,7 @@ func (r *Reconciler) observeClients(ctx context.Context, b *v1alpha1.StorageBenc
 		}
 	}
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(b.Namespace), sel); err != nil {
+	if err := r.List(ctx, &pods, client.InNamespace(b.Namespace), sel, client.UnsafeDisableDeepCopy); err != nil {
 		return err
 	}
 	sort.Slice(pods.Items, func(i, j int) bool {

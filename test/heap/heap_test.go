@@ -117,8 +117,10 @@ func run(b *testing.B, s scenario) managerCost {
 			switch n {
 			case 1:
 				atFirst, err = scrape(metricsAddr)
+				mgr.toggleCPUProfile(b)
 			case s.steps - 1:
 				atLastButOne, err = scrape(metricsAddr)
+				mgr.toggleCPUProfile(b)
 			}
 			if err != nil {
 				b.Fatal(err)

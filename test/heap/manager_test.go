@@ -36,6 +36,10 @@ const (
 	// envSettled is where the manager writes its live heap after a
 	// collection, in bytes, each time it gets SIGUSR1 (manager.settled).
 	envSettled = "STORAGEBENCH_HEAP_SETTLED"
+	// envCPUProfile, when set, is where the manager of
+	// BenchmarkManagerPerStep writes a CPU profile of the measured steps
+	// (go tool pprof): SIGUSR2 starts it, the next one stops it.
+	envCPUProfile = "STORAGEBENCH_CPU_PROFILE"
 )
 
 func TestMain(m *testing.M) {
@@ -76,6 +80,7 @@ func managerMain() int {
 	sampled := make(chan peaks)
 	go func() { sampled <- sample(ctx) }()
 	go reportSettled(ctx, os.Getenv(envSettled))
+	go profileCPU(ctx, os.Getenv(envCPUProfile))
 	err = mgr.Start(ctx)
 	stop()
 	p := <-sampled
@@ -138,6 +143,54 @@ func reportSettled(ctx context.Context, path string) {
 				_ = os.Rename(tmp, path)
 			}
 		}
+	}
+}
+
+// profileCPU profiles the process's CPU into path from one SIGUSR2 to the
+// next, until ctx ends; nothing when path is empty.
+func profileCPU(ctx context.Context, path string) {
+	if path == "" {
+		return
+	}
+	usr2 := make(chan os.Signal, 1)
+	signal.Notify(usr2, syscall.SIGUSR2)
+	defer signal.Stop(usr2)
+	var f *os.File
+	for {
+		select {
+		case <-ctx.Done():
+			if f != nil {
+				pprof.StopCPUProfile()
+				_ = f.Close()
+			}
+			return
+		case <-usr2:
+			if f != nil {
+				pprof.StopCPUProfile()
+				_ = f.Close()
+				f = nil
+				continue
+			}
+			var err error
+			if f, err = os.Create(path); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				continue
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+			}
+		}
+	}
+}
+
+// toggleCPUProfile starts or stops the manager's CPU profile, when
+// $STORAGEBENCH_CPU_PROFILE asks for one.
+func (m *manager) toggleCPUProfile(b *testing.B) {
+	if os.Getenv(envCPUProfile) == "" {
+		return
+	}
+	if err := m.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
+		b.Fatal(err)
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 const scalingSteps = 6
 
 // BenchmarkManagerPerStep measures what one step costs the manager at 10,
-// 100 and 1,000 clients, with the fake runners of BenchmarkManagerHeap:
+// 100 and 1,000 clients (a benchmark's most), with the fake runners of BenchmarkManagerHeap:
 // reconciles, API requests that write (POST, PUT, PATCH, DELETE) and that
 // read (GET: gets, lists and watches alike), and CPU seconds. The
 // manager's own metrics count them (controller-runtime's reconcile
@@ -30,8 +30,8 @@ const scalingSteps = 6
 // the difference is divided by the steps between, so neither the start
 // (Jobs, claims, readiness) nor the end (the final order, suspending and
 // deleting the clients' objects) is counted. The table printed last gives
-// each figure's growth from 10 to 100 and from 100 to 1,000 clients: 10
-// is linear in the clients, 1 flat.
+// each figure's growth from one count of clients to the next (×10): 10 is
+// linear growth, 1 flat.
 func BenchmarkManagerPerStep(b *testing.B) {
 	logf.SetLogger(logr.Discard())
 	counts := []int{10, 100, 1000}
