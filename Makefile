@@ -133,11 +133,11 @@ unit: setup-runtime
 ## (test/soak's simulated day, about 8 minutes), which measures no rate;
 ## their output is printed at the end (_work/outage.log, _work/soak.log).
 integration: setup-runtime k8s-binaries
-	@mkdir -p _work; echo "integration: test/outage, then test/soak, run beside the others (_work/outage.log, _work/soak.log)"; \
+	@mkdir -p _work; rm -f _work/outage.log _work/soak.log; echo "integration: test/outage, then test/soak, run beside the others (_work/outage.log, _work/soak.log)"; \
 	( $(GO) test -count=1 -timeout 40m ./test/outage/ >_work/outage.log 2>&1; o=$$?; \
 	  $(GO) test -count=1 -timeout 40m ./test/soak/... >_work/soak.log 2>&1; s=$$?; [ $$o -eq 0 ] && [ $$s -eq 0 ] ) & beside=$$!; \
 	$(GO) test -count=1 -p 1 -timeout 40m $(APISERVER_PKGS) $$($(GO) list ./test/... | grep -v -e /test/e2e -e /test/outage -e /test/soak); main=$$?; \
-	wait $$beside; other=$$?; cat _work/outage.log _work/soak.log; \
+	wait $$beside; other=$$?; cat _work/outage.log; [ ! -f _work/soak.log ] || cat _work/soak.log; \
 	[ $$main -eq 0 ] && [ $$other -eq 0 ]
 
 ## e2e: the whole product on a real Kubernetes on this machine

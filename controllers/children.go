@@ -45,7 +45,10 @@ func began(b *v1alpha1.StorageBenchmark, plan *metav1.PartialObjectMetadata) tim
 	return b.CreationTimestamp.Time
 }
 
-// observed is everything a reconcile looks at, read fresh every time.
+// observed is everything a reconcile looks at, read fresh every time. Its
+// claims, ConfigMaps, Jobs and pods are listed from the cache without
+// copying (observeClaims, observeClients): their maps and slices are the
+// cache's, so they are only read.
 type observed struct {
 	claims map[string]*corev1.PersistentVolumeClaim
 	// capacity is the smallest bound volume's real capacity.

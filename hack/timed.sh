@@ -4,6 +4,7 @@
 # a part that ran Ginkgo suites it lists the slowest specs, from the rows
 # the suites leave in _work/spec-times (test/spectimes).
 set -u
+export LC_ALL=C # the times' decimal point, whatever the locale
 cd "$(dirname "$0")/.."
 times=_work/spec-times
 slowest=${SLOWEST_SPECS:-6}

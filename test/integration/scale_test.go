@@ -41,7 +41,7 @@ var _ = Describe("Scale", func() {
 	// API writes of one step: each client's result, plus the operator's
 	// step ConfigMap, status and order (and events). The goal is linear
 	// growth with clients; the figures go to the closing note. 10 and 50
-	// clients show it (make bench counts them up to 3,000); 100 would
+	// clients show it (make bench counts them up to 1,000); 100 would
 	// spend most of a minute more starting runners.
 	It("costs API writes linear in the number of clients per step", Serial, func() {
 		perStep := map[int]float64{}
