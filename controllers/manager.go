@@ -47,10 +47,10 @@ func Scheme() *runtime.Scheme {
 }
 
 // Setup registers the benchmark reconciler r with mgr: its clients are
-// mgr's (and a dynamic client for cfg, unless r has one), its step memo
-// and order expectations new, its time clk's (nil: the real clock), and
-// workers benchmarks are reconciled at once. A nil r.RunKey becomes a key
-// of this process alone (EphemeralRunKey).
+// mgr's (and a dynamic client for cfg, unless r has one), its step memo,
+// order expectations and result gate new, its time clk's (nil: the real
+// clock), and workers benchmarks are reconciled at once. A nil r.RunKey
+// becomes a key of this process alone (EphemeralRunKey).
 func Setup(mgr ctrl.Manager, cfg *rest.Config, r Reconciler, clk Clock, workers int) (*Reconciler, error) {
 	r.Client, r.APIReader, r.Cache = mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache()
 	if clk != nil {
@@ -58,6 +58,7 @@ func Setup(mgr ctrl.Manager, cfg *rest.Config, r Reconciler, clk Clock, workers 
 	}
 	r.steps = &stepMemo{}
 	r.orders = &orderExpectations{}
+	r.results = &resultGate{}
 	r.since = r.now()
 	if r.Dynamic == nil {
 		var err error

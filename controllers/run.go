@@ -165,6 +165,9 @@ func (r *Reconciler) advance(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 	case dec.Act == run.ActEnded: // the final order came after the run's state was read
 		return ctrl.Result{}, nil // project marked it: finish follows the status write
 	case dec.Progress != "":
+		if dec.Act == run.ActWait {
+			r.awaitResults(b, obs, obs.order.Index)
+		}
 		setProgressing(b, dec.Reason, dec.Progress)
 		return ctrl.Result{RequeueAfter: dec.Retry}, nil
 	}

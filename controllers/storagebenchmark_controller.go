@@ -84,6 +84,9 @@ type Reconciler struct {
 	// orders remembers the orders written until the cache shows them
 	// (expect.go); nil: no waiting for the cache.
 	orders *orderExpectations
+	// results holds back the passes a step's results would queue while
+	// others are still out (resultgate.go); nil: every result queues one.
+	results *resultGate
 	// workers is ManagerOptions.Workers.
 	workers int
 	// wait turns a duration on the clock (Now) into a real one
@@ -122,6 +125,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			r.steps.forget(req.NamespacedName)
 			r.orders.forget(req.NamespacedName)
+			r.results.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -216,7 +220,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.StorageBenchmark{}).
 		Owns(&batchv1.Job{}).
-		Owns(&corev1.ConfigMap{}, builder.OnlyMetadata).
+		Watches(&corev1.ConfigMap{}, gatedConfigMaps{gate: r.results, owner: handler.EnqueueRequestForOwner(
+			mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.StorageBenchmark{}, handler.OnlyControllerOwner())},
+			builder.OnlyMetadata).
 		Owns(&corev1.ServiceAccount{}).
 		Owns(&rbacv1.Role{}).
 		Owns(&rbacv1.RoleBinding{}).
