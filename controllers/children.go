@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
@@ -46,8 +47,8 @@ func began(b *v1alpha1.StorageBenchmark, plan *metav1.PartialObjectMetadata) tim
 }
 
 // observed is everything a reconcile looks at, read fresh every time. Its
-// claims, ConfigMaps, Jobs and pods are listed from the cache without
-// copying (observeClaims, observeClients): their maps and slices are the
+// claims, ConfigMaps, Jobs and pods come from the pass's lists, made from
+// the cache without copying (readChildren): their maps and slices are the
 // cache's, so they are only read.
 type observed struct {
 	claims map[string]*corev1.PersistentVolumeClaim
@@ -123,23 +124,23 @@ func (r *Reconciler) storageClass(ctx context.Context, b *v1alpha1.StorageBenchm
 // ensureChildren creates whatever is missing, idempotently: runner RBAC,
 // claims, the plan and client ConfigMaps, and the client Jobs. Before it
 // creates the plan it also checks that no object holds a step ConfigMap's
-// name, so a conflict fails the run before any I/O. What the cache holds
-// as b's (ownedChildren) is taken as it is, without reading or building
-// each child again: once a run has its children, a pass costs a list per
-// kind, however many clients it has.
-func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenchmark, d *spec.Run) error {
-	have, err := r.ownedChildren(ctx, b)
-	if err != nil {
-		return err
-	}
+// name, so a conflict fails the run before any I/O. What the pass read as
+// b's (kids.owned) is taken as it is, without reading or building each
+// child again: once a run has its children, a pass costs a list per kind,
+// however many clients it has.
+func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenchmark, d *spec.Run, kids *childLists) error {
 	ensure := func(obj client.Object, owned bool) error {
-		if have.has(obj) {
+		gvk, err := apiutil.GVKForObject(obj, r.Scheme())
+		if err != nil {
+			return err
+		}
+		if kids.has(gvk.Kind, obj.GetName()) {
 			return nil
 		}
 		return r.ensure(ctx, b, obj, owned)
 	}
 	for i := range int(b.Spec.Clients.Count) {
-		if name := exchange.ClientName(b.Name, i); have.sas[name] && have.roles[name] && have.bindings[name] {
+		if name := exchange.ClientName(b.Name, i); kids.has("ServiceAccount", name) && kids.has("Role", name) && kids.has("RoleBinding", name) {
 			continue
 		}
 		sa, role, binding := buildClientRBAC(b, i)
@@ -149,13 +150,16 @@ func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenc
 			}
 		}
 	}
-	owned := b.Spec.Cleanup.Volumes != v1alpha1.VolumesRetain
-	for _, pvc := range buildClaims(b) {
-		if err := ensure(pvc, owned); err != nil {
-			return err
+	claims := claimNames(b)
+	if !kids.has("PersistentVolumeClaim", claims...) {
+		owned := b.Spec.Cleanup.Volumes != v1alpha1.VolumesRetain
+		for _, pvc := range buildClaims(b) {
+			if err := ensure(pvc, owned); err != nil {
+				return err
+			}
 		}
 	}
-	if !have.configMaps[exchange.PlanName(b.Name)] {
+	if !kids.has("ConfigMap", exchange.PlanName(b.Name)) {
 		err := r.ensureExchange(ctx, b, exchange.PlanName(b.Name), exchange.ClientName(b.Name, 0), func() (*corev1.ConfigMap, error) {
 			// Before the first child of the exchange: a step ConfigMap's name
 			// held by somebody else fails the run before any I/O.
@@ -173,10 +177,9 @@ func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenc
 			return err
 		}
 	}
-	claims := claimNames(b)
 	for i := range claims {
 		name := exchange.ClientName(b.Name, i)
-		if have.configMaps[name] {
+		if kids.has("ConfigMap", name) {
 			continue
 		}
 		build := func() (*corev1.ConfigMap, error) { return buildClientConfigMap(b, i), nil }
@@ -186,7 +189,7 @@ func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenc
 	}
 	opts := r.jobOptions(b, d)
 	for i, claim := range claims {
-		if have.jobs[exchange.ClientName(b.Name, i)] {
+		if kids.has("Job", exchange.ClientName(b.Name, i)) {
 			continue
 		}
 		if err := ensure(buildJob(b, i, claim, opts), true); err != nil {
@@ -196,66 +199,81 @@ func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenc
 	return nil
 }
 
-// ownedSet is the names of b's children the cache holds, by kind.
-type ownedSet struct {
-	sas, roles, bindings, claims, configMaps, jobs map[string]bool
+// childLists is one pass's read of b's namespace from the cache, for
+// ensureChildren and observe alike: each kind of child listed once, and
+// nothing copied from the cache, as a pass only reads what it lists (the
+// lists' slices are the pass's own, their objects' fields the cache's).
+type childLists struct {
+	// owned holds, by kind, the names of the objects b owns (ownedBy):
+	// the ones examine would take as b's from the cache, whatever their
+	// other labels say. An object the cache does not hold as b's (a
+	// stranger under a child's name, one without the operator's label) is
+	// left to examine, which asks the API server.
+	owned map[string]map[string]bool
+	// The lists the observation reads, of every object of the kind in the
+	// namespace, b's or not (observe keeps b's); the ConfigMaps are
+	// metadata, the pods those labelled as b's clients.
+	claims     []corev1.PersistentVolumeClaim
+	configMaps []metav1.PartialObjectMetadata
+	jobs       []batchv1.Job
+	pods       []corev1.Pod
 }
 
-// has says whether obj's name is among b's children of obj's kind.
-func (c ownedSet) has(obj client.Object) bool {
-	var names map[string]bool
-	switch obj.(type) {
-	case *corev1.ServiceAccount:
-		names = c.sas
-	case *rbacv1.Role:
-		names = c.roles
-	case *rbacv1.RoleBinding:
-		names = c.bindings
-	case *corev1.PersistentVolumeClaim:
-		names = c.claims
-	case *batchv1.Job:
-		names = c.jobs
+// has says whether b owns each of names of kind.
+func (c *childLists) has(kind string, names ...string) bool {
+	for _, name := range names {
+		if !c.owned[kind][name] {
+			return false
+		}
 	}
-	return names[obj.GetName()]
+	return true
 }
 
-// ownedChildren lists, from the cache and without copying what it holds,
-// the objects in b's namespace that b owns (ownedBy): the ones examine
-// would take as b's from the cache, whatever their other labels say.
-// Nothing read here is kept or changed, only the names. An object the
-// cache does not hold as b's (a stranger under a child's name, one without
-// the operator's label) is left to examine, which asks the API server.
-func (r *Reconciler) ownedChildren(ctx context.Context, b *v1alpha1.StorageBenchmark) (ownedSet, error) {
-	var c ownedSet
+// readChildren lists b's children from the cache, once per kind.
+func (r *Reconciler) readChildren(ctx context.Context, b *v1alpha1.StorageBenchmark) (*childLists, error) {
+	c := &childLists{owned: map[string]map[string]bool{}}
 	opts := []client.ListOption{client.InNamespace(b.Namespace), client.UnsafeDisableDeepCopy}
+	var (
+		claims corev1.PersistentVolumeClaimList
+		jobs   batchv1.JobList
+		pods   corev1.PodList
+	)
 	cms := &metav1.PartialObjectMetadataList{}
 	cms.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
 	for _, l := range []struct {
 		list   client.ObjectList
 		reader client.Reader
-		names  *map[string]bool
 	}{
-		{&corev1.ServiceAccountList{}, r.Client, &c.sas},
-		{&rbacv1.RoleList{}, r.Client, &c.roles},
-		{&rbacv1.RoleBindingList{}, r.Client, &c.bindings},
-		{&corev1.PersistentVolumeClaimList{}, r.Client, &c.claims},
-		{cms, r.metadata(), &c.configMaps},
-		{&batchv1.JobList{}, r.Client, &c.jobs},
+		{&corev1.ServiceAccountList{}, r.Client},
+		{&rbacv1.RoleList{}, r.Client},
+		{&rbacv1.RoleBindingList{}, r.Client},
+		{&claims, r.Client},
+		{cms, r.metadata()},
+		{&jobs, r.Client},
 	} {
-		if err := l.reader.List(ctx, l.list, opts...); err != nil {
-			return ownedSet{}, err
+		gvk, err := apiutil.GVKForObject(l.list, r.Scheme())
+		if err != nil {
+			return nil, err
 		}
-		*l.names = map[string]bool{}
-		err := apimeta.EachListItem(l.list, func(o runtime.Object) error {
+		if err := l.reader.List(ctx, l.list, opts...); err != nil {
+			return nil, err
+		}
+		names := map[string]bool{}
+		err = apimeta.EachListItem(l.list, func(o runtime.Object) error {
 			if m, ok := o.(metav1.Object); ok && ownedBy(m, b) {
-				(*l.names)[m.GetName()] = true
+				names[m.GetName()] = true
 			}
 			return nil
 		})
 		if err != nil {
-			return ownedSet{}, err
+			return nil, err
 		}
+		c.owned[strings.TrimSuffix(gvk.Kind, "List")] = names
 	}
+	if err := r.List(ctx, &pods, append(opts, clientLabels(b))...); err != nil {
+		return nil, err
+	}
+	c.claims, c.configMaps, c.jobs, c.pods = claims.Items, cms.Items, jobs.Items, pods.Items
 	return c, nil
 }
 
@@ -300,19 +318,18 @@ func (r *Reconciler) checkStepNames(ctx context.Context, b *v1alpha1.StorageBenc
 	return nil
 }
 
-// observe reads the benchmark's children from the cache, keeping only
-// those b controls: a labelled object of somebody else's is not a child.
-// Of the steps' ConfigMaps (at most planned) it reads the data too.
-func (r *Reconciler) observe(ctx context.Context, b *v1alpha1.StorageBenchmark, planned int, memo *stepMemo) (*observed, error) {
+// observe reads the benchmark's children from what the pass read (kids),
+// keeping only those b controls: a labelled object of somebody else's is
+// not a child. Of the steps' ConfigMaps (at most planned) it reads the
+// data too.
+func (r *Reconciler) observe(ctx context.Context, b *v1alpha1.StorageBenchmark, kids *childLists, planned int, memo *stepMemo) (*observed, error) {
 	n := int(b.Spec.Clients.Count)
 	o := &observed{claims: map[string]*corev1.PersistentVolumeClaim{}, clients: make([]*metav1.PartialObjectMetadata, n),
 		jobs: make([]*batchv1.Job, n), pods: map[int][]corev1.Pod{}}
-	if err := r.observeClaims(ctx, b, o); err != nil {
+	if err := r.observeClaims(ctx, b, kids, o); err != nil {
 		return nil, err
 	}
-	if err := r.observeClients(ctx, b, o); err != nil {
-		return nil, err
-	}
+	observeClients(b, kids, o)
 	if err := r.observeNodes(ctx, o); err != nil {
 		return nil, err
 	}
@@ -330,20 +347,15 @@ func (r *Reconciler) observe(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 }
 
 // observeClaims reads the run's claims: an existing claim live (it is
-// not the operator's, so not in its cache), its own from the cache, and
-// only those b controls. Its own are listed once, without copying what
-// the cache holds: the observation only reads them.
-func (r *Reconciler) observeClaims(ctx context.Context, b *v1alpha1.StorageBenchmark, o *observed) error {
+// not the operator's, so not in its cache), its own from what the pass
+// read, and only those b controls.
+func (r *Reconciler) observeClaims(ctx context.Context, b *v1alpha1.StorageBenchmark, kids *childLists, o *observed) error {
 	var cached map[string]*corev1.PersistentVolumeClaim
 	existing := b.Spec.Storage.ExistingClaim != nil
 	if !existing {
-		var list corev1.PersistentVolumeClaimList
-		if err := r.List(ctx, &list, client.InNamespace(b.Namespace), client.UnsafeDisableDeepCopy); err != nil {
-			return err
-		}
-		cached = make(map[string]*corev1.PersistentVolumeClaim, len(list.Items))
-		for i := range list.Items {
-			if pvc := &list.Items[i]; ownedBy(pvc, b) {
+		cached = make(map[string]*corev1.PersistentVolumeClaim, len(kids.claims))
+		for i := range kids.claims {
+			if pvc := &kids.claims[i]; ownedBy(pvc, b) {
 				cached[pvc.Name] = pvc
 			}
 		}
@@ -373,43 +385,29 @@ func (r *Reconciler) observeClaims(ctx context.Context, b *v1alpha1.StorageBench
 }
 
 // observeClients reads each client's ConfigMap (metadata), Job and pods,
-// in creation order, keeping those b controls under the client's name.
-// The lists are not copied from the cache: the observation only reads
-// them.
-func (r *Reconciler) observeClients(ctx context.Context, b *v1alpha1.StorageBenchmark, o *observed) error {
+// in creation order, keeping those b controls under the client's name and
+// labels.
+func observeClients(b *v1alpha1.StorageBenchmark, kids *childLists, o *observed) {
 	n := len(o.clients)
-	sel := client.MatchingLabels{exchange.LabelBenchmark: b.Name, exchange.LabelRole: exchange.RoleClient}
-	cms := &metav1.PartialObjectMetadataList{}
-	cms.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
-	if err := r.metadata().List(ctx, cms, client.InNamespace(b.Namespace), sel, client.UnsafeDisableDeepCopy); err != nil {
-		return err
-	}
-	for i := range cms.Items {
-		cm := &cms.Items[i]
-		if k := clientIndex(cm, n); k >= 0 && ownedBy(cm, b) && cm.Name == exchange.ClientName(b.Name, k) {
+	for i := range kids.configMaps {
+		cm := &kids.configMaps[i]
+		if k := clientOf(cm, b, n); k >= 0 {
 			o.clients[k] = cm
 		}
 	}
-	var jobs batchv1.JobList
-	if err := r.List(ctx, &jobs, client.InNamespace(b.Namespace), sel, client.UnsafeDisableDeepCopy); err != nil {
-		return err
-	}
 	jobUIDs := map[types.UID]int{}
-	for i := range jobs.Items {
-		j := &jobs.Items[i]
-		if k := clientIndex(j, n); k >= 0 && ownedBy(j, b) && j.Name == exchange.ClientName(b.Name, k) {
+	for i := range kids.jobs {
+		j := &kids.jobs[i]
+		if k := clientOf(j, b, n); k >= 0 {
 			o.jobs[k] = j
 			jobUIDs[j.UID] = k
 		}
 	}
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(b.Namespace), sel, client.UnsafeDisableDeepCopy); err != nil {
-		return err
-	}
-	sort.Slice(pods.Items, func(i, j int) bool {
-		return pods.Items[i].CreationTimestamp.Before(&pods.Items[j].CreationTimestamp)
+	pods := kids.pods // the pass's own slice: sorting it changes no object
+	sort.SliceStable(pods, func(i, j int) bool {
+		return pods[i].CreationTimestamp.Before(&pods[j].CreationTimestamp)
 	})
-	for _, p := range pods.Items {
+	for _, p := range pods {
 		ref := metav1.GetControllerOfNoCopy(&p)
 		if ref == nil {
 			continue
@@ -418,7 +416,26 @@ func (r *Reconciler) observeClients(ctx context.Context, b *v1alpha1.StorageBenc
 			o.pods[k] = append(o.pods[k], p)
 		}
 	}
-	return nil
+}
+
+// clientLabels are the labels of b's clients' objects.
+func clientLabels(b *v1alpha1.StorageBenchmark) client.MatchingLabels {
+	return client.MatchingLabels{exchange.LabelBenchmark: b.Name, exchange.LabelRole: exchange.RoleClient}
+}
+
+// clientOf is the client whose ConfigMap or Job o is: b controls it, it
+// has the client's name and labels (clientLabels); -1 otherwise.
+func clientOf(o client.Object, b *v1alpha1.StorageBenchmark, n int) int {
+	l := o.GetLabels()
+	for k, v := range clientLabels(b) {
+		if l[k] != v {
+			return -1
+		}
+	}
+	if k := clientIndex(o, n); k >= 0 && ownedBy(o, b) && o.GetName() == exchange.ClientName(b.Name, k) {
+		return k
+	}
+	return -1
 }
 
 // clientIndex reads the client label; -1 when absent or out of range.

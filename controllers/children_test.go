@@ -8,10 +8,12 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/spec"
 	"github.com/storagebench/storagebench/test/build"
@@ -24,33 +26,38 @@ import (
 func TestEnsureChildrenTakesWhatExists(t *testing.T) {
 	ctx := context.Background()
 	b := newBench(build.Clients(2))
-	creates := 0
+	creates, gets := 0, 0
 	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(b.DeepCopy()).WithInterceptorFuncs(interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			creates++
 			return c.Create(ctx, obj, opts...)
+		},
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			gets++
+			return c.Get(ctx, key, obj, opts...)
 		}}).Build()
 	d, err := spec.Of(b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &Reconciler{Client: c, APIReader: c, Jobs: JobOptions{Image: "runner:1"}}
-	if err := r.ensureChildren(ctx, b, &d); err != nil {
+	if err := ensureOnce(ctx, r, b, &d); err != nil {
 		t.Fatal(err)
 	}
 	first := creates
 	if first != countChildren(ctx, t, c) || first == 0 {
 		t.Fatalf("the first pass created %d objects, %d exist", first, countChildren(ctx, t, c))
 	}
-	if err := r.ensureChildren(ctx, b, &d); err != nil || creates != first {
-		t.Fatalf("a second pass created %d more objects (%v)", creates-first, err)
+	gets = 0
+	if err := ensureOnce(ctx, r, b, &d); err != nil || creates != first || gets != 0 {
+		t.Fatalf("a second pass created %d more objects and read %d by name (%v); want none: each kind of child is taken from its list", creates-first, gets, err)
 	}
 
 	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: exchange.ClientName(b.Name, 1)}}
 	if err := c.Delete(ctx, role); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.ensureChildren(ctx, b, &d); err != nil || creates != first+1 {
+	if err := ensureOnce(ctx, r, b, &d); err != nil || creates != first+1 {
 		t.Fatalf("after a Role was deleted, a pass created %d objects (%v), want 1", creates-first, err)
 	}
 
@@ -66,7 +73,58 @@ func TestEnsureChildrenTakesWhatExists(t *testing.T) {
 		t.Fatal(err)
 	}
 	var conflict *ConflictError
-	if err := r.ensureChildren(ctx, b, &d); !errors.As(err, &conflict) {
+	if err := ensureOnce(ctx, r, b, &d); !errors.As(err, &conflict) {
 		t.Fatalf("a stranger's Job under a child's name: %v, want a *ConflictError", err)
+	}
+}
+
+// ensureOnce is one pass's ensureChildren over what the pass read.
+func ensureOnce(ctx context.Context, r *Reconciler, b *v1alpha1.StorageBenchmark, d *spec.Run) error {
+	kids, err := r.readChildren(ctx, b)
+	if err != nil {
+		return err
+	}
+	return r.ensureChildren(ctx, b, d, kids)
+}
+
+// TestClientOf: a client's ConfigMap or Job is b's, under the client's
+// name, with the labels of b's clients; anything else is no client.
+func TestClientOf(t *testing.T) {
+	b := newBench(build.Clients(3))
+	b.UID = "u-1"
+	ref := []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "StorageBenchmark", Name: b.Name, UID: b.UID, Controller: ptr.To(true)}}
+	obj := func(name string, labels map[string]string, refs []metav1.OwnerReference) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, OwnerReferences: refs}}
+	}
+	labels := func(k string, drop string, over map[string]string) map[string]string {
+		l := map[string]string{exchange.LabelBenchmark: b.Name, exchange.LabelRole: exchange.RoleClient, exchange.LabelClient: k}
+		delete(l, drop)
+		for key, v := range over {
+			l[key] = v
+		}
+		return l
+	}
+	name := exchange.ClientName(b.Name, 1)
+	tests := []struct {
+		name string
+		o    *metav1.PartialObjectMetadata
+		want int
+	}{
+		{"b's client 1", obj(name, labels("1", "", nil), ref), 1},
+		{"without the role label", obj(name, labels("1", exchange.LabelRole, nil), ref), -1},
+		{"another role", obj(name, labels("1", "", map[string]string{exchange.LabelRole: "data"}), ref), -1},
+		{"another benchmark's label", obj(name, labels("1", "", map[string]string{exchange.LabelBenchmark: "other"}), ref), -1},
+		{"a stranger's", obj(name, labels("1", "", nil), nil), -1},
+		{"another benchmark of the same name", obj(name, labels("1", "", nil), []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "StorageBenchmark", Name: b.Name, UID: "u-2", Controller: ptr.To(true)}}), -1},
+		{"a name not the client's", obj(exchange.ClientName(b.Name, 2), labels("1", "", nil), ref), -1},
+		{"an index out of range", obj(exchange.ClientName(b.Name, 3), labels("3", "", nil), ref), -1},
+		{"no index", obj(name, labels("x", "", nil), ref), -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := clientOf(tt.o, b, 3); got != tt.want {
+				t.Errorf("clientOf = %d, want %d", got, tt.want)
+			}
+		})
 	}
 }

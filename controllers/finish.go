@@ -15,7 +15,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
-	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/protocol"
 )
 
@@ -156,7 +155,7 @@ func (r *Reconciler) deleteClaims(ctx context.Context, b *v1alpha1.StorageBenchm
 func (r *Reconciler) ownedJobs(ctx context.Context, b *v1alpha1.StorageBenchmark) ([]*batchv1.Job, error) {
 	var list batchv1.JobList
 	if err := r.List(ctx, &list, client.InNamespace(b.Namespace),
-		client.MatchingLabels{exchange.LabelBenchmark: b.Name, exchange.LabelRole: exchange.RoleClient}); err != nil {
+		clientLabels(b)); err != nil {
 		return nil, err
 	}
 	var out []*batchv1.Job

@@ -42,7 +42,7 @@ func TestDryRun(t *testing.T) {
 	if n := countChildren(ctx, t, c); n != 0 {
 		t.Fatalf("the dry run created %d objects", n)
 	}
-	if err := r.ensureChildren(ctx, b, &d); err != nil {
+	if err := ensureOnce(ctx, r, b, &d); err != nil {
 		t.Fatal(err)
 	}
 	if n := countChildren(ctx, t, c); n != len(dry.Objects) {

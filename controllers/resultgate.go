@@ -59,9 +59,11 @@ type awaited struct {
 // in, of the client ConfigMaps with the UIDs clients. Results counted since
 // the pass read the cache stay counted (a gate for the same benchmark and
 // step is merged), so none is lost between the pass's read and this call.
-func (g *resultGate) await(key types.NamespacedName, uid types.UID, step int, clients []types.UID, in []bool) {
+// When they make the step's results complete, the last of them was held:
+// await says so (all), and the pass must queue the next one itself.
+func (g *resultGate) await(key types.NamespacedName, uid types.UID, step int, clients []types.UID, in []bool) (all bool) {
 	if g == nil {
-		return
+		return false
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -81,9 +83,10 @@ func (g *resultGate) await(key types.NamespacedName, uid types.UID, step int, cl
 	}
 	if w.left == 0 {
 		delete(g.waits, key)
-		return
+		return true
 	}
 	g.waits[key] = w
+	return false
 }
 
 // hold counts client's result of step, on the ConfigMap with UID cm, for
@@ -122,8 +125,9 @@ func (g *resultGate) forget(key types.NamespacedName) {
 }
 
 // awaitResults tells the gate that b's pass waits for step's results, as
-// obs holds them.
-func (r *Reconciler) awaitResults(b *v1alpha1.StorageBenchmark, obs *observed, step int) {
+// obs holds them; true when results counted since obs was read make them
+// complete (await).
+func (r *Reconciler) awaitResults(b *v1alpha1.StorageBenchmark, obs *observed, step int) bool {
 	uids := make([]types.UID, len(obs.clients))
 	in := make([]bool, len(obs.clients))
 	for i, cm := range obs.clients {
@@ -132,7 +136,7 @@ func (r *Reconciler) awaitResults(b *v1alpha1.StorageBenchmark, obs *observed, s
 			in[i] = exchange.ResultStep(cm) == step
 		}
 	}
-	r.results.await(client.ObjectKeyFromObject(b), b.UID, step, uids, in)
+	return r.results.await(client.ObjectKeyFromObject(b), b.UID, step, uids, in)
 }
 
 // gatedConfigMaps queues a benchmark for its ConfigMaps' events as owner

@@ -149,3 +149,26 @@ func TestGatedConfigMapsQueue(t *testing.T) {
 		})
 	}
 }
+
+// The merge can complete a step's results: the last one was held, as the
+// gate still had a result out when it came, so await says so and the pass
+// queues the next one itself.
+func TestResultGateAwaitCompletes(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "bench"}
+	cms := []types.UID{"cm-0", "cm-1", "cm-2"}
+	g := &resultGate{}
+	// A pass read nothing in, then client 2's result came before its await.
+	if g.await(key, "b-1", 0, cms, []bool{false, false, false}) {
+		t.Fatal("await with every result out said they were all in")
+	}
+	// The next pass read client 2's; clients 0 and 1 came before its await.
+	if !g.hold(key, "b-1", 0, 0, "cm-0") || !g.hold(key, "b-1", 0, 1, "cm-1") {
+		t.Fatal("with client 2's result uncounted, clients 0 and 1 were not held")
+	}
+	if !g.await(key, "b-1", 0, cms, []bool{false, false, true}) {
+		t.Fatal("the merge made the results complete, and await did not say so: the last one waits for its hold")
+	}
+	if g.hold(key, "b-1", 0, 2, "cm-2") {
+		t.Fatal("after the results were complete, the gate still held one")
+	}
+}

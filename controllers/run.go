@@ -42,6 +42,7 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1alpha1.StorageBenchmark
 		return ctrl.Result{}, err
 	case specErr != nil && st.finished, st.finished && !st.ended:
 		r.orders.forget(client.ObjectKeyFromObject(b))
+		r.results.forget(client.ObjectKeyFromObject(b))
 		return r.finish(ctx, b, now) // the end is in status alone: write it out
 	case specErr != nil:
 		return fail(b, now, ReasonInvalidSpec, specErr.Error())
@@ -97,6 +98,7 @@ func (r *Reconciler) runState(ctx context.Context, b *v1alpha1.StorageBenchmark)
 func (r *Reconciler) reconcileEnded(ctx context.Context, b *v1alpha1.StorageBenchmark, d *spec.Run, st runState, now time.Time) (ctrl.Result, error) {
 	r.steps.forget(client.ObjectKeyFromObject(b))
 	r.orders.forget(client.ObjectKeyFromObject(b))
+	r.results.forget(client.ObjectKeyFromObject(b))
 	current, err := r.endedStatusCurrent(ctx, b, st.plan, st.order, d.StepsPlanned)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -104,7 +106,11 @@ func (r *Reconciler) reconcileEnded(ctx context.Context, b *v1alpha1.StorageBenc
 	if current {
 		return soonest(r.joinBackend(ctx, b, now))(r.finish(ctx, b, now))
 	}
-	obs, err := r.observe(ctx, b, d.StepsPlanned, nil)
+	kids, err := r.readChildren(ctx, b)
+	var obs *observed
+	if err == nil {
+		obs, err = r.observe(ctx, b, kids, d.StepsPlanned, nil)
+	}
 	if err == nil {
 		err = project(b, d, obs)
 	}
@@ -133,12 +139,16 @@ func soonest(after time.Duration) func(ctrl.Result, error) (ctrl.Result, error) 
 // observes its children into status, and moves the run on.
 func (r *Reconciler) reconcileRunning(ctx context.Context, b *v1alpha1.StorageBenchmark, d *spec.Run, now time.Time) (ctrl.Result, error) {
 	sc, err := r.admit(ctx, b, d)
+	var kids *childLists
 	if err == nil {
-		err = r.ensureChildren(ctx, b, d)
+		kids, err = r.readChildren(ctx, b)
+	}
+	if err == nil {
+		err = r.ensureChildren(ctx, b, d, kids)
 	}
 	var obs *observed
-	if err == nil {
-		obs, err = r.observe(ctx, b, d.StepsPlanned, r.steps)
+	if err == nil { // what ensureChildren created shows in a later pass
+		obs, err = r.observe(ctx, b, kids, d.StepsPlanned, r.steps)
 	}
 	if err != nil {
 		return endOn(b, now, err)
@@ -165,10 +175,12 @@ func (r *Reconciler) advance(ctx context.Context, b *v1alpha1.StorageBenchmark, 
 	case dec.Act == run.ActEnded: // the final order came after the run's state was read
 		return ctrl.Result{}, nil // project marked it: finish follows the status write
 	case dec.Progress != "":
-		if dec.Act == run.ActWait {
-			r.awaitResults(b, obs, obs.order.Index)
-		}
 		setProgressing(b, dec.Reason, dec.Progress)
+		if dec.Act == run.ActWait && r.awaitResults(b, obs, obs.order.Index) {
+			// The last result came while this pass ran, and the gate held
+			// it: the pass that records the step follows now.
+			return ctrl.Result{RequeueAfter: time.Millisecond}, nil
+		}
 		return ctrl.Result{RequeueAfter: dec.Retry}, nil
 	}
 	if dec.Act == run.ActCollect {
