@@ -273,3 +273,21 @@ helm-uninstall: setup
 
 clean:
 	rm -rf _work
+
+## csi-sidecars: build the pinned kubernetes-csi sidecars (external-provisioner,
+## external-snapshotter with the snapshot-controller, external-resizer) from the
+## Go module proxy into a cache outside the clone and print its directory. The
+## versions live in hack/csi-sidecars.sh; a second run costs nothing.
+## csi-up / csi-down: start (or reuse) / stop the CSI path of the local cluster
+## on node 0: the test-bed driver hack/csidriver, the sidecars, the
+## snapshot-controller, the classes csi-local (hack/cluster/csi.sh). Not part
+## of cluster-up, test or demo yet.
+.PHONY: csi-sidecars csi-up csi-down
+csi-sidecars:
+	@./hack/csi-sidecars.sh
+
+csi-up:
+	@hack/cluster/csi.sh up
+
+csi-down:
+	@hack/cluster/csi.sh down

@@ -77,6 +77,9 @@ for pid in $(pids_with "-address $SOCK"); do
 	for c in $(pgrep -P "$pid" 2>/dev/null || true); do kill -KILL "$c" 2>/dev/null || true; done
 	stop_pid "$pid" containerd-shim 5
 done
+# The CSI path (hack/cluster/csi.sh), if it was started: its processes, and
+# the mounts and loop devices of its volumes (the pods are gone).
+[ ! -d "$RUN/csi" ] || hack/cluster/csi.sh down --force || true
 stop 20 containerd
 # kube-apiserver may ignore SIGTERM for a long time; give it 15 s.
 stop 15 kube-scheduler kube-controller-manager kube-apiserver

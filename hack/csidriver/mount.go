@@ -53,7 +53,13 @@ func attachLoop(file string, ro bool) (string, error) {
 	return strings.TrimSpace(out), err
 }
 
+// detachLoop detaches a loop device; one detached already (while the
+// driver was down, say) is not an error, or its volume's pods could never
+// be unpublished.
 func detachLoop(dev string) error {
+	if _, err := os.Stat(filepath.Join("/sys/block", filepath.Base(dev), "loop", "backing_file")); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
 	_, err := command("losetup", "--detach", dev)
 	return err
 }

@@ -205,3 +205,27 @@ func tryWrite(dev string) error {
 	}
 	return f.Sync()
 }
+
+// A loop device detached behind the driver's back (while it was down) is
+// no reason to fail: detaching it again succeeds, so its pods can go.
+func TestDetachLoopDetachedAlready(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "vol")
+	if err := os.WriteFile(file, make([]byte, 1<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dev, err := attachLoop(file, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if loopBacks(dev, file) { // never another's device that took the number since
+			_, _ = command("losetup", "--detach", dev)
+		}
+	})
+	if _, err := command("losetup", "--detach", dev); err != nil {
+		t.Fatal(err)
+	}
+	if err := detachLoop(dev); err != nil {
+		t.Fatalf("detaching %s, detached already: %v", dev, err)
+	}
+}
