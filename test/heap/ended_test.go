@@ -71,7 +71,7 @@ func endedRuns(b *testing.B) {
 	errs := make(chan error, 2)
 	go func() { errs <- bindClaims(ctx, t.k8s, namespace) }()
 	go func() { errs <- runners(ctx, t.k8s, t.cs, namespace, benchName, s.clients, t.result) }()
-	waitComplete(ctx, b, t.k8s, ref, s.bound, mgr, errs, nil)
+	waitComplete(ctx, b, t.k8s, []*v1alpha1.StorageBenchmark{ref}, s.bound, mgr, errs, nil)
 	_ = mgr.stop(b)
 	cms, recordBytes := runConfigMaps(ctx, b, t.k8s, ref)
 	doc, err := json.Marshal(ref)
@@ -128,10 +128,11 @@ func endedRuns(b *testing.B) {
 	fmt.Print(tab.String())
 }
 
-// waitComplete waits until bench is Complete, polling it every second
-// and calling polled (when not nil) after each poll; it fails on bench's
-// failure, on an error from errs, on the manager's exit or after bound.
-func waitComplete(ctx context.Context, b *testing.B, k8s client.Client, bench *v1alpha1.StorageBenchmark, bound time.Duration, mgr *manager, errs <-chan error, polled func()) {
+// waitComplete waits until every one of benches is Complete, polling them
+// every second and calling polled (when not nil) after each poll; it fails
+// on a benchmark's failure, on an error from errs, on the manager's exit
+// or after bound.
+func waitComplete(ctx context.Context, b *testing.B, k8s client.Client, benches []*v1alpha1.StorageBenchmark, bound time.Duration, mgr *manager, errs <-chan error, polled func()) {
 	b.Helper()
 	deadline := time.After(bound)
 	for {
@@ -143,19 +144,27 @@ func waitComplete(ctx context.Context, b *testing.B, k8s client.Client, bench *v
 		case <-mgr.done:
 			b.Fatalf("the manager exited: %v; its log:\n%s", mgr.err, mgr.tail())
 		case <-deadline:
-			b.Fatalf("the benchmark did not complete within %s (progress %q, %d clients ready); the manager's log:\n%s",
-				bound, bench.Status.Progress, bench.Status.ClientsReady, mgr.tail())
-		case <-time.After(time.Second):
-			if err := k8s.Get(ctx, client.ObjectKeyFromObject(bench), bench); err != nil {
-				b.Fatal(err)
+			for _, bench := range benches {
+				b.Logf("%s: progress %q, %d clients ready", bench.Name, bench.Status.Progress, bench.Status.ClientsReady)
 			}
-			if c := meta.FindStatusCondition(bench.Status.Conditions, v1alpha1.ConditionFailed); c != nil && c.Status == metav1.ConditionTrue {
-				b.Fatalf("the benchmark failed: %s: %s; the manager's log:\n%s", c.Reason, c.Message, mgr.tail())
+			b.Fatalf("the benchmarks did not complete within %s; the manager's log:\n%s", bound, mgr.tail())
+		case <-time.After(time.Second):
+			complete := 0
+			for _, bench := range benches {
+				if err := k8s.Get(ctx, client.ObjectKeyFromObject(bench), bench); err != nil {
+					b.Fatal(err)
+				}
+				if c := meta.FindStatusCondition(bench.Status.Conditions, v1alpha1.ConditionFailed); c != nil && c.Status == metav1.ConditionTrue {
+					b.Fatalf("benchmark %s failed: %s: %s; the manager's log:\n%s", bench.Name, c.Reason, c.Message, mgr.tail())
+				}
+				if meta.IsStatusConditionTrue(bench.Status.Conditions, v1alpha1.ConditionComplete) {
+					complete++
+				}
 			}
 			if polled != nil {
 				polled()
 			}
-			if meta.IsStatusConditionTrue(bench.Status.Conditions, v1alpha1.ConditionComplete) {
+			if complete == len(benches) {
 				return
 			}
 		}

@@ -2,6 +2,7 @@ package heap
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -44,6 +45,10 @@ const (
 // scenario is one case.
 type scenario struct {
 	clients, steps int
+	// benchmarks share the clients equally (0: one); the first is named
+	// benchName, the others benchName-<i>. A benchmark has at most 1,000
+	// clients, so more take several.
+	benchmarks int
 	// foreign ConfigMaps of foreignSize bytes with the operator's labels
 	// exist before the manager starts.
 	foreign int
@@ -94,52 +99,74 @@ func run(b *testing.B, s scenario) managerCost {
 		metricsAddr = freeLoopbackAddr(b)
 	}
 	mgr := startManager(b, kubeconfig, filepath.Join(dir, "manager.log"), metricsAddr)
-	bench := benchmark(s, result.Jobs)
-	if err := k8s.Create(ctx, bench); err != nil {
-		b.Fatal(err)
-	}
-	errs := make(chan error, 2)
+	benches := make([]*v1alpha1.StorageBenchmark, max(s.benchmarks, 1))
+	errs := make(chan error, 1+len(benches))
 	go func() { errs <- bindClaims(ctx, k8s, namespace) }()
-	go func() { errs <- runners(ctx, k8s, cs, namespace, benchName, s.clients, result) }()
+	for i := range benches {
+		bench := benchmark(s, result.Jobs)
+		if i > 0 {
+			bench.Name = fmt.Sprintf("%s-%d", benchName, i)
+		}
+		bench.Spec.Clients.Count = int32(s.clients / len(benches))
+		if err := k8s.Create(ctx, bench); err != nil {
+			b.Fatal(err)
+		}
+		benches[i] = bench
+		go func() { errs <- runners(ctx, k8s, cs, namespace, bench.Name, int(bench.Spec.Clients.Count), result) }()
+	}
 	var ready time.Duration // until every client was ready
-	// With perStep, the manager's counters when the first step and when
-	// the last but one were recorded: the steps between are the steady
-	// state, without the first order's or the run's end.
+	// With perStep, the manager's counters when every benchmark has
+	// recorded its first step and when the first one has recorded its last
+	// but one: between, every benchmark is past its start and none at its
+	// end (its final order, its clients' objects cleaned up), so the steps
+	// between are the steady state. Steps counts the steps the benchmarks
+	// recorded between, in all.
 	var atFirst, atLastButOne managerCost
-	recorded := 0
-	waitComplete(ctx, b, k8s, bench, s.bound, mgr, errs, func() {
-		if ready == 0 && bench.Status.ClientsReady == int32(s.clients) {
+	var stepsAtFirst, steps int
+	waitComplete(ctx, b, k8s, benches, s.bound, mgr, errs, func() {
+		fewest, most, recorded, readyClients := s.steps, 0, 0, 0
+		for _, bench := range benches {
+			fewest, most = min(fewest, len(bench.Status.Steps)), max(most, len(bench.Status.Steps))
+			recorded += len(bench.Status.Steps)
+			readyClients += int(bench.Status.ClientsReady)
+		}
+		if ready == 0 && readyClients == s.clients {
 			ready = time.Since(began)
 		}
-		if n := len(bench.Status.Steps); s.perStep && n != recorded {
-			recorded = n
-			var err error
-			switch n {
-			case 1:
-				atFirst, err = scrape(metricsAddr)
-				mgr.toggleCPUProfile(b)
-			case s.steps - 1:
-				atLastButOne, err = scrape(metricsAddr)
-				mgr.toggleCPUProfile(b)
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
+		if !s.perStep {
+			return
+		}
+		var err error
+		switch {
+		case fewest >= 1 && atFirst == (managerCost{}):
+			atFirst, err = scrape(metricsAddr)
+			stepsAtFirst = recorded
+			mgr.toggleCPUProfile(b)
+		case most >= s.steps-1 && atFirst != (managerCost{}) && atLastButOne == (managerCost{}):
+			atLastButOne, err = scrape(metricsAddr)
+			steps = recorded - stepsAtFirst
+			mgr.toggleCPUProfile(b)
+		}
+		if err != nil {
+			b.Fatal(err)
 		}
 	})
 	took := time.Since(began)
 	var cost managerCost
 	if s.perStep {
-		if atFirst == (managerCost{}) || atLastButOne == (managerCost{}) {
-			b.Fatalf("the status skipped from one recorded step to another past the measured window (polled every second)")
+		if atFirst == (managerCost{}) || atLastButOne == (managerCost{}) || steps == 0 {
+			b.Fatalf("no steady window: a benchmark recorded its last step but one before every one had recorded its first, or the status skipped past the window (polled every second)")
 		}
-		cost = atLastButOne.perStep(atFirst, s.steps-2)
+		// A step of the whole: one step of each benchmark.
+		cost = atLastButOne.perStep(atFirst, float64(steps)/float64(len(benches)))
 		b.Logf("%d clients: per step %.1f reconciles, %.1f API writes, %.1f API reads, %.3f CPU s",
 			s.clients, cost.reconciles, cost.writes, cost.reads, cost.cpu)
 	}
 	b.StopTimer()
-	if len(bench.Status.Steps) != s.steps {
-		b.Fatalf("the benchmark completed with %d steps, want %d", len(bench.Status.Steps), s.steps)
+	for _, bench := range benches {
+		if len(bench.Status.Steps) != s.steps {
+			b.Fatalf("benchmark %s completed with %d steps, want %d", bench.Name, len(bench.Status.Steps), s.steps)
+		}
 	}
 	p := mgr.stop(b)
 	b.ReportMetric(float64(p.heap)/(1<<20), "peak-heap-MiB")
