@@ -139,24 +139,12 @@ func (r *Reconciler) awaitResults(b *v1alpha1.StorageBenchmark, obs *observed, s
 	return r.results.await(client.ObjectKeyFromObject(b), b.UID, step, uids, in)
 }
 
-// gatedConfigMaps queues a benchmark for its ConfigMaps' events as owner
-// does (the benchmark that controls them), except the results the gate
-// holds (above).
+// gatedConfigMaps queues a benchmark for its ConfigMaps' events as its
+// EventHandler does (the benchmark that controls them), except the results
+// the gate holds (above): only Update differs.
 type gatedConfigMaps struct {
-	owner handler.EventHandler
-	gate  *resultGate
-}
-
-func (h gatedConfigMaps) Create(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	h.owner.Create(ctx, e, q)
-}
-
-func (h gatedConfigMaps) Delete(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	h.owner.Delete(ctx, e, q)
-}
-
-func (h gatedConfigMaps) Generic(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	h.owner.Generic(ctx, e, q)
+	handler.EventHandler
+	gate *resultGate
 }
 
 func (h gatedConfigMaps) Update(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
@@ -164,7 +152,7 @@ func (h gatedConfigMaps) Update(ctx context.Context, e event.UpdateEvent, q work
 		q.AddAfter(req, resultHold)
 		return
 	}
-	h.owner.Update(ctx, e, q)
+	h.EventHandler.Update(ctx, e, q)
 }
 
 // held says whether an update of a ConfigMap is a result the gate holds,

@@ -115,7 +115,7 @@ func TestGatedConfigMapsQueue(t *testing.T) {
 	mapper := apimeta.NewDefaultRESTMapper([]schema.GroupVersion{gv})
 	mapper.Add(gv.WithKind("StorageBenchmark"), apimeta.RESTScopeNamespace)
 	gate := &resultGate{}
-	h := gatedConfigMaps{gate: gate, owner: handler.EnqueueRequestForOwner(Scheme(), mapper, &v1alpha1.StorageBenchmark{}, handler.OnlyControllerOwner())}
+	h := gatedConfigMaps{gate: gate, EventHandler: handler.EnqueueRequestForOwner(Scheme(), mapper, &v1alpha1.StorageBenchmark{}, handler.OnlyControllerOwner())}
 	key := types.NamespacedName{Namespace: "ns", Name: "bench"}
 	cm := func(client, step int) *metav1.PartialObjectMetadata {
 		m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: exchange.ClientName("bench", client),

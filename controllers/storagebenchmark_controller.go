@@ -220,7 +220,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.StorageBenchmark{}).
 		Owns(&batchv1.Job{}).
-		Watches(&corev1.ConfigMap{}, gatedConfigMaps{gate: r.results, owner: handler.EnqueueRequestForOwner(
+		Watches(&corev1.ConfigMap{}, gatedConfigMaps{gate: r.results, EventHandler: handler.EnqueueRequestForOwner(
 			mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.StorageBenchmark{}, handler.OnlyControllerOwner())},
 			builder.OnlyMetadata).
 		Owns(&corev1.ServiceAccount{}).

@@ -123,9 +123,10 @@ down() {
 	# What the driver published and nothing unpublished yet: pods still
 	# using its volumes, or a crash. Left alone unless --force: the driver's
 	# records name these mounts and loop devices, and a driver started again
-	# (csi.sh up) unpublishes them when the kubelet asks; torn out from
-	# under it, its NodeUnpublishVolume fails on the loop device already
-	# gone, and the pod never finishes terminating.
+	# (csi.sh up) unpublishes them when the kubelet asks, while pods still
+	# running keep their volumes. Torn out (--force), a pod loses its
+	# volume under it; the driver, started again, takes the loop device it
+	# finds gone as detached, so the pod can still end.
 	local published=()
 	for f in "$ROOT"/volumes/*/node-*.json; do
 		[ -f "$f" ] || continue
