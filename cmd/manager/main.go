@@ -51,6 +51,7 @@ func main() {
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zo)))
 	log := ctrl.Log.WithName("setup")
+	log.Info("garbage collection", "GOGC", manager.TuneGC())
 
 	r.Jobs = controllers.JobOptions{Image: runnerImage, ImagePullPolicy: corev1.PullPolicy(pullPolicy)}
 	o.Namespaces = policy.List(namespaces)

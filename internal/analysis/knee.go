@@ -101,3 +101,18 @@ func bends(p []curvePoint, k int, yMin float64, xn, yn func(float64) float64) bo
 	after := slope(p[k], p[len(p)-1])
 	return after > 0 && after >= kneeMinBend*max(slope(p[0], p[k]), 0)
 }
+
+// Knee returns the index into xs and ys of the knee of the curve whose
+// points are (xs[i], ys[i]), by the rule kneeIndex applies (see the package
+// documentation), or -1 when the curve has none. Slices of different
+// lengths have no knee.
+func Knee(xs, ys []float64) int {
+	if len(xs) != len(ys) {
+		return -1
+	}
+	points := make([]curvePoint, len(xs))
+	for i := range xs {
+		points[i] = curvePoint{x: xs[i], y: ys[i], index: i}
+	}
+	return kneeIndex(points)
+}

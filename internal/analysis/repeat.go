@@ -13,9 +13,10 @@ import (
 // load.repeat's maximum.
 const MaxRuns = 10
 
-// t975 is Student's t quantile t(0.975, df): the factor of the two-sided
-// 95 % confidence interval of a mean of df+1 values.
-func t975(df int) float64 {
+// T975 is Student's t quantile t(0.975, df): the factor of a two-sided
+// 95 % confidence interval (of a mean of df+1 values; of a fitted slope
+// with df = points − 2).
+func T975(df int) float64 {
 	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(0.975)
 }
 
@@ -54,7 +55,7 @@ func VariationOf(xs []float64) (v Variation, ok bool) {
 		ss += (x - mean) * (x - mean)
 	}
 	sd := math.Sqrt(ss / float64(n-1))
-	half := t975(n-1) * sd / math.Sqrt(float64(n))
+	half := T975(n-1) * sd / math.Sqrt(float64(n))
 	v = Variation{Mean: mean, CI95Low: mean - half, CI95High: mean + half}
 	if mean != 0 {
 		v.CVPercent = 100 * sd / math.Abs(mean)

@@ -57,7 +57,7 @@ func TestT975Table(t *testing.T) {
 	// The printed table, to 3 decimals, and falling towards z = 1.96.
 	printed := []float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262}
 	for df, want := range printed {
-		if got := t975(df + 1); math.Abs(got-want) > 0.0005 {
+		if got := T975(df + 1); math.Abs(got-want) > 0.0005 {
 			t.Errorf("t(0.975, %d) = %v, want %v", df+1, got, want)
 		}
 	}

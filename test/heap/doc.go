@@ -28,9 +28,10 @@
 // subprocess, the test binary re-executed, so that its heap is measured
 // alone: it samples runtime/metrics every 50 ms and reports its peak heap
 // (/memory/classes/heap/objects:bytes, live and not yet swept objects) and
-// its peak live heap after GC (/gc/heap/live:bytes). No GOMEMLIMIT is set
-// (unless the environment sets one), so the figures are those of an
-// unconstrained manager at GOGC=100. The benchmark fails when a peak heap
+// its peak live heap after GC (/gc/heap/live:bytes). It sets the
+// garbage collector's target as cmd/manager does (manager.TuneGC), and no
+// GOMEMLIMIT (unless the environment sets one), so the figures are those
+// of an unconstrained manager as it ships. The benchmark fails when a peak heap
 // exceeds 512 MiB or a run does not complete within its bound.
 //
 // Run it (a few minutes; it needs more than go test's default timeout):

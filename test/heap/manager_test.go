@@ -61,6 +61,7 @@ type peaks struct {
 // every 50 ms and, when stopped, prints its peaks as the last stdout line.
 func managerMain() int {
 	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
+	sbmanager.TuneGC() // as cmd/manager does
 	cfg, err := config.GetConfig()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -1,0 +1,70 @@
+package volops
+
+import "fmt"
+
+// Plan is what a volume-operations benchmark will run, as the spec checks
+// need it: the operations, the concurrency of each step, and the most
+// objects the benchmark may keep alive at once.
+type Plan struct {
+	Operations  []Operation
+	Concurrency []int
+	// MaxObjects bounds Objects; 0 means no bound.
+	MaxObjects int
+}
+
+// Validate checks p and returns the first violated rule: at least one
+// operation, each known and listed once; at least one step, each ≥ 1,
+// strictly ascending; MaxObjects ≥ 0 and, when positive, Objects() ≤
+// MaxObjects. There is no rule between operations: each brings its own
+// source objects.
+func (p Plan) Validate() error {
+	if len(p.Operations) == 0 {
+		return fmt.Errorf("%w: choose at least one of %s", ErrNoOperations, allowed())
+	}
+	for i, op := range p.Operations {
+		if _, err := ParseOperation(string(op)); err != nil {
+			return fmt.Errorf("operations[%d]: %w", i, err)
+		}
+		for j, prev := range p.Operations[:i] {
+			if prev == op {
+				return fmt.Errorf("operations[%d]: %w: %s is also operations[%d]", i, ErrDuplicateOperation, op, j)
+			}
+		}
+	}
+	if len(p.Concurrency) == 0 {
+		return fmt.Errorf("%w: give at least one concurrency", ErrNoSteps)
+	}
+	for i, c := range p.Concurrency {
+		if c < 1 {
+			return fmt.Errorf("concurrency[%d]: %w: %d, must be at least 1", i, ErrInvalidConcurrency, c)
+		}
+		if i > 0 && c <= p.Concurrency[i-1] {
+			return fmt.Errorf("concurrency[%d]: %w: %d follows %d", i, ErrConcurrencyOrder, c, p.Concurrency[i-1])
+		}
+	}
+	if p.MaxObjects < 0 {
+		return fmt.Errorf("%w: MaxObjects must be 0 (no bound) or positive, got %d", ErrInvalidThreshold, p.MaxObjects)
+	}
+	if n := p.Objects(); p.MaxObjects > 0 && n > p.MaxObjects {
+		return fmt.Errorf("%w: the largest step keeps %d objects alive at once, more than the %d allowed", ErrTooManyObjects, n, p.MaxObjects)
+	}
+	return nil
+}
+
+// Objects is the most objects the plan keeps alive at once when the steps
+// run one after another and each step's objects are deleted before the
+// next: over the steps, the largest sum over the operations of concurrency
+// × the objects per timed object plus the step's shared source objects
+// (the table in the package documentation). Unknown operations count 0.
+func (p Plan) Objects() int {
+	most := 0
+	for _, c := range p.Concurrency {
+		n := 0
+		for _, op := range p.Operations {
+			oc, _ := lookup(op)
+			n += c*oc.perObject + oc.shared
+		}
+		most = max(most, n)
+	}
+	return most
+}
