@@ -184,7 +184,7 @@ func summarizeStep(concurrency int, ss []Sample) StepSummary {
 	slices.Sort(ds)
 	st.Min, st.Max = ds[0], ds[len(ds)-1]
 	st.Mean = mean(ds)
-	st.P50, st.P90, st.P99 = nearestRank(ds, 50), nearestRank(ds, 90), nearestRank(ds, 99)
+	st.P50, st.P90, st.P99 = NearestRank(ds, 50), NearestRank(ds, 90), NearestRank(ds, 99)
 	if span := last.Sub(first); span > 0 {
 		st.PerMinute = float64(st.Succeeded) / span.Minutes()
 	}
@@ -194,7 +194,7 @@ func summarizeStep(concurrency int, ss []Sample) StepSummary {
 // nearestRank is the percent-th percentile of the ascending ds by the
 // nearest-rank rule: the ⌈percent·n/100⌉-th smallest (1-based), computed in
 // integers so that no rounding moves the rank.
-func nearestRank(ds []time.Duration, percent int) time.Duration {
+func NearestRank(ds []time.Duration, percent int) time.Duration {
 	k := (percent*len(ds) + 99) / 100
 	return ds[max(k, 1)-1]
 }
