@@ -191,9 +191,10 @@ func summarizeStep(concurrency int, ss []Sample) StepSummary {
 	return st
 }
 
-// nearestRank is the percent-th percentile of the ascending ds by the
-// nearest-rank rule: the ⌈percent·n/100⌉-th smallest (1-based), computed in
-// integers so that no rounding moves the rank.
+// NearestRank is the percent-th percentile (1…100) of the ascending,
+// non-empty ds by the nearest-rank rule: the ⌈percent·n/100⌉-th smallest
+// (1-based), computed in integers so that no rounding moves the rank (the
+// p50 of n is the ⌈n/2⌉-th smallest). It is always one of ds.
 func NearestRank(ds []time.Duration, percent int) time.Duration {
 	k := (percent*len(ds) + 99) / 100
 	return ds[max(k, 1)-1]
