@@ -86,9 +86,12 @@ plugin-image:
 ## cluster-up: start (or reuse) a real Kubernetes on this machine (etcd,
 ## control plane, containerd, kubelet, kube-proxy, bridge CNI, a default
 ## local-path class and raw block PVs on loop devices, the storagebench images
-## imported); prints its kubeconfig (hack/cluster/up.sh). NODES=3 adds two
-## nodes in network namespaces of their own (hack/cluster/node.sh); the
-## default, one node, removes them.
+## imported, and the CSI path: the class csi-local of the test-bed CSI driver
+## on every node, csi-up); prints its kubeconfig (hack/cluster/up.sh). On a
+## cold machine it first builds the CSI sidecars (csi-sidecars, about 10
+## minutes, cached). NODES=3 adds two nodes in network namespaces of their
+## own (hack/cluster/node.sh), each with its own CSI driver; the default, one
+## node, removes them.
 NODES ?= 1
 cluster-up:
 	@STORAGEBENCH_NODES=$(NODES) hack/cluster/up.sh
@@ -148,8 +151,10 @@ integration: setup-runtime k8s-binaries
 ## the manager, crash the control plane and go back to one node. Ginkgo
 ## shuffles top-level specs, so in one run they could land between two
 ## single-node specs and leave them a cluster in the middle of a change.
-## Needs root.
-e2e: setup
+## The CSI sidecars the cluster's csi-local class needs are built first
+## (csi-sidecars: about 10 minutes on a cold machine, then cached), outside
+## the suite's timeout. Needs root.
+e2e: setup csi-sidecars
 	$(GO) test -count=1 -timeout 40m ./test/e2e/ -ginkgo.v -ginkgo.label-filter '!multinode && !fp'
 	$(GO) test -count=1 -timeout 30m ./test/e2e/ -ginkgo.v -ginkgo.label-filter 'multinode'
 
@@ -278,10 +283,11 @@ clean:
 ## external-snapshotter with the snapshot-controller, external-resizer) from the
 ## Go module proxy into a cache outside the clone and print its directory. The
 ## versions live in hack/csi-sidecars.sh; a second run costs nothing.
-## csi-up / csi-down: start (or reuse) / stop the CSI path of the local cluster
-## on node 0: the test-bed driver hack/csidriver, the sidecars, the
-## snapshot-controller, the classes csi-local (hack/cluster/csi.sh). Not part
-## of cluster-up, test or demo yet.
+## csi-up / csi-down: start (or reuse) / stop the CSI path of the local
+## cluster: the test-bed driver hack/csidriver on every node (node 0's also
+## serves the controller), the sidecars and the snapshot-controller on node 0,
+## the classes csi-local (hack/cluster/csi.sh). cluster-up (and so cluster-install,
+## demo and e2e) runs csi-up; cluster-down stops it too.
 .PHONY: csi-sidecars csi-up csi-down
 csi-sidecars:
 	@./hack/csi-sidecars.sh

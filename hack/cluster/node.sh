@@ -16,7 +16,9 @@
 # Needs cgroup v1, as node 0's blkcap does. A node's pods
 # live in the cgroup /storagebench-nK, its files under $W/nodes/nK (kubelet
 # root, containerd, pod logs, local-path volumes), its daemons' PIDs under
-# $W/run/nK/. Its Node object is <this machine's name>-nK.
+# $W/run/nK/. Its Node object is <this machine's name>-nK. When the CSI path
+# runs (hack/cluster/csi.sh), node K has its own CSI driver (node service),
+# which up starts, down stops and kill kills with the node's daemons.
 #
 #   hack/cluster/node.sh up K      start node K (or reuse it) and wait for Ready
 #   hack/cluster/node.sh down K    stop node K, clean up what it left, delete its Node
@@ -94,8 +96,9 @@ case "$cmd" in
 name) echo "$NAME" ;;
 
 kill)
-	log "node $NAME: lost (SIGKILL to its kubelet, kube-proxy, containerd and containers)"
+	log "node $NAME: lost (SIGKILL to its kubelet, kube-proxy, containerd, CSI driver and containers)"
 	kill_node
+	hack/cluster/csi.sh node-down "$k" --kill || true
 	;;
 
 down)
@@ -116,6 +119,9 @@ down)
 	fi
 	kill_node
 	rm -f "$RUN/n$k"/*.pid
+	# Its CSI driver, and what that published to the pods just removed,
+	# while their mounts still name the files its loop devices are on.
+	hack/cluster/csi.sh node-down "$k" || true
 	for ((round = 0; round < 3; round++)); do
 		mounts="$(awk -v d="$N/" 'index($2, d) == 1 { print $2 }' /proc/self/mounts | sort -r)"
 		[ -n "$mounts" ] || break
@@ -205,6 +211,8 @@ up)
 		--proxy-mode iptables --conntrack-max-per-core=0 --hostname-override "$NAME" --cluster-cidr "$CLUSTER_CIDR" \
 		--bind-address "$IP" --metrics-bind-address 127.0.0.1:10249 --healthz-bind-address 127.0.0.1:10256
 	wait_for "node $NAME" 120 node_ready "$NAME" "$since"
+	# Its CSI driver, when the CSI path runs (otherwise csi.sh up starts it).
+	hack/cluster/csi.sh node-up "$k"
 	log "$(awk -v s="$t0" -v e="$(date +%s.%N)" -v n="$NAME" 'BEGIN { printf "node %s Ready in %.1f s", n, e - s }')"
 	;;
 *) die "usage: hack/cluster/node.sh up|down|kill|name K" ;;

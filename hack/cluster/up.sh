@@ -22,7 +22,11 @@
 # each; hack/blkcap, started here too, enforces their caps: docs/local-cluster.md),
 # and local-block-pausable (one raw block PV whose backing file lies on a
 # filesystem of its own, $W/block/pausable, which a test freezes to pause the
-# storage on command).
+# storage on command), and csi-local (hack/cluster/csi.sh, run last: the
+# test-bed CSI driver hack/csidriver on every node, its controller and the
+# kubernetes-csi sidecars on node 0, the StorageClass and VolumeSnapshotClass
+# csi-local; the sidecars are built once from the Go module proxy by
+# hack/csi-sidecars.sh, cached by version).
 # Images: the pause image (hack/pause, made with umoci and skopeo) and the
 # storagebench manager and runner images (hack/images.sh) are imported into
 # containerd; pods use them with imagePullPolicy Never or IfNotPresent.
@@ -438,6 +442,8 @@ for ns in "$W"/nodes/n*/netns; do
 	((k < NODES)) || hack/cluster/node.sh down "$k"
 done
 
+# --- the CSI path: csi-local on every node (hack/cluster/csi.sh) -----------
+hack/cluster/csi.sh up
 t_end=$(date +%s.%N)
 log "$(awk -v s="$t_start" -v a="$t_api" -v r="$t_ready" -v e="$t_end" 'BEGIN {
 	printf "up in %.1f s (API server ready at %.1f s, node Ready at %.1f s)", e - s, a - s, r - s }')"

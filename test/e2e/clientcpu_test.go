@@ -39,7 +39,7 @@ spec:
     stepDuration: 5s
     rampTime: 1s
   cleanup: {volumes: Delete}
-`, newNamespace("cpu-starved"), classPath)
+`, newNamespace("cpu-starved"), classCSI)
 		var b v1alpha1.StorageBenchmark
 		Expect(yaml.UnmarshalStrict([]byte(doc), &b)).To(Succeed())
 		apply(&b)

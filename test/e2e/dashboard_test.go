@@ -35,7 +35,7 @@ var _ = Describe("The chart's Grafana dashboard", func() {
 		stop := keepVolumesFree(classQoS)
 		defer stop()
 
-		By("a schedule's run, on local-path, while the benchmark runs")
+		By("a schedule's run, on csi-local, while the benchmark runs")
 		s := dashboardSchedule(ns)
 		defer deleteSchedule(s)
 
@@ -115,7 +115,7 @@ spec:
         rate: {unit: IOPS, steps: [100]}
         stepDuration: 5s
         rampTime: 1s
-`, ns, classPath)
+`, ns, classCSI)
 	return applySchedule(doc)
 }
 

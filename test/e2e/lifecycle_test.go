@@ -21,10 +21,10 @@ import (
 	"github.com/storagebench/storagebench/test/k8stest"
 )
 
-// small is a small OLTP benchmark on local-path: 2 clients with a volume
+// small is a small OLTP benchmark on csi-local: 2 clients with a volume
 // each, the given rate steps.
 func small(ns, name string, stepDuration time.Duration, rates ...int64) *v1alpha1.StorageBenchmark {
-	return build.Benchmark(ns, name, build.Typed(), build.Class(classPath), build.Clients(2), build.WorkingSet("64Mi"),
+	return build.Benchmark(ns, name, build.Typed(), build.Class(classCSI), build.Clients(2), build.WorkingSet("64Mi"),
 		build.Rates(rates...), build.StepDuration(stepDuration))
 }
 

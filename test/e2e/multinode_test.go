@@ -31,9 +31,18 @@ import (
 // _work/e2e/faults.md (docs/faults.md is written from it). The cluster goes
 // back to one node afterwards.
 
-// spread3 is small with three clients spread across nodes.
-func spread3(ns, name string, stepDuration time.Duration, rates ...int64) *v1alpha1.StorageBenchmark {
+// smallOnNodes is small on local-path, whose volumes belong to one node
+// each (node affinity): a client's volume is made on the node its pod is
+// scheduled to, the multi-node behaviour these specs run on.
+func smallOnNodes(ns, name string, stepDuration time.Duration, rates ...int64) *v1alpha1.StorageBenchmark {
 	b := small(ns, name, stepDuration, rates...)
+	b.Spec.Storage.StorageClassName = ptr.To(classPath)
+	return b
+}
+
+// spread3 is smallOnNodes with three clients spread across nodes.
+func spread3(ns, name string, stepDuration time.Duration, rates ...int64) *v1alpha1.StorageBenchmark {
+	b := smallOnNodes(ns, name, stepDuration, rates...)
 	b.Spec.Clients.Count = 3
 	b.Spec.Clients.SpreadAcrossNodes = true
 	return b
@@ -144,11 +153,11 @@ var _ = Describe("Several nodes", Ordered, Label("multinode"), func() {
 		DeferCleanup(func() { _, _, _ = kubectl("", "taint", "node", extra[1], dedicatedTaint+"-") })
 
 		ns := newNamespace("placement")
-		tolerant := small(ns, "tolerant", 5*time.Second, 200)
+		tolerant := smallOnNodes(ns, "tolerant", 5*time.Second, 200)
 		tolerant.Spec.Clients.SpreadAcrossNodes = true
 		tolerant.Spec.Clients.NodeSelector = map[string]string{poolLabel: "bench"}
 		tolerant.Spec.Clients.Tolerations = []corev1.Toleration{{Key: dedicatedTaint, Operator: corev1.TolerationOpEqual, Value: "bench", Effect: corev1.TaintEffectNoSchedule}}
-		intolerant := small(ns, "intolerant", 5*time.Second, 200)
+		intolerant := smallOnNodes(ns, "intolerant", 5*time.Second, 200)
 		intolerant.Spec.Clients.SpreadAcrossNodes = true
 		intolerant.Spec.Clients.NodeSelector = map[string]string{poolLabel: "bench"}
 		for _, b := range []*v1alpha1.StorageBenchmark{tolerant, intolerant} {
