@@ -46,6 +46,14 @@ type Fit struct {
 	Points int
 }
 
+// CurveOf is op's curve over steps, which are in ascending concurrency
+// (steps recorded one at a time and summarised again).
+func CurveOf(op Operation, steps []StepSummary) Curve {
+	c := Curve{Operation: op, Steps: steps}
+	c.analyse()
+	return c
+}
+
 // analyse fills the knee and the fits from c.Steps.
 func (c *Curve) analyse() {
 	var xs, p50s, maxes, means []float64

@@ -94,11 +94,12 @@
 //
 // # Objects
 //
-// Plan.Objects bounds the objects a plan keeps alive at once, assuming the
-// steps run one after another and each step's objects are deleted before
-// the next starts. Each operation creates, per step of concurrency N:
+// Plan.Objects bounds the objects a plan keeps alive at once: the
+// operations run one after another, in each step in turn, and each one's
+// objects are deleted before the next starts. Each operation creates, at
+// concurrency N:
 //
-//	operation          per timed object     shared by the step
+//	operation          per timed object     shared
 //	provision          1 claim              —
 //	attach             1 claim + 1 pod      —
 //	snapshot           1 VolumeSnapshot     1 source claim
@@ -107,8 +108,8 @@
 //	expand             1 claim              —
 //	delete             1 claim              —
 //
-// A step keeps Σ over its operations of N × per-object + shared objects;
-// Objects is the largest step. Objects made by others for these (the
+// One operation at N keeps N × per-object + shared objects; Objects is
+// the largest. Objects made by others for these (the
 // PersistentVolumes, VolumeSnapshotContents) are not counted. Each
 // operation brings its own source objects, so there is no dependency
 // between operations: a clone from a snapshot needs no snapshot operation

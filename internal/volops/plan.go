@@ -46,25 +46,24 @@ func (p Plan) Validate() error {
 		return fmt.Errorf("%w: MaxObjects must be 0 (no bound) or positive, got %d", ErrInvalidThreshold, p.MaxObjects)
 	}
 	if n := p.Objects(); p.MaxObjects > 0 && n > p.MaxObjects {
-		return fmt.Errorf("%w: the largest step keeps %d objects alive at once, more than the %d allowed", ErrTooManyObjects, n, p.MaxObjects)
+		return fmt.Errorf("%w: the largest operation step keeps %d objects alive at once, more than the %d allowed", ErrTooManyObjects, n, p.MaxObjects)
 	}
 	return nil
 }
 
-// Objects is the most objects the plan keeps alive at once when the steps
-// run one after another and each step's objects are deleted before the
-// next: over the steps, the largest sum over the operations of concurrency
-// × the objects per timed object plus the step's shared source objects
-// (the table in the package documentation). Unknown operations count 0.
+// Objects is the most objects the plan keeps alive at once when its
+// operations run one after another, in each step in turn, and each one's
+// objects are deleted before the next starts: over the steps and
+// operations, the largest concurrency × the objects per timed object plus
+// the shared source objects (the table in the package documentation).
+// Unknown operations count 0.
 func (p Plan) Objects() int {
 	most := 0
 	for _, c := range p.Concurrency {
-		n := 0
 		for _, op := range p.Operations {
 			oc, _ := lookup(op)
-			n += c*oc.perObject + oc.shared
+			most = max(most, c*oc.perObject+oc.shared)
 		}
-		most = max(most, n)
 	}
 	return most
 }

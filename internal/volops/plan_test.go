@@ -21,10 +21,11 @@ func TestPlanObjects(t *testing.T) {
 		{"expand", Plan{Operations: []Operation{Expand}, Concurrency: []int{10}}, 10},
 		{"delete", Plan{Operations: []Operation{Delete}, Concurrency: []int{10}}, 10},
 		{
-			// At 50: 50 + 100 + 51 + 52 + 51 + 50 + 50.
-			"every operation, the largest step counts",
+			// At 50, one operation at a time: the most of 50, 100, 51,
+			// 52, 51, 50 and 50.
+			"every operation, the largest operation step counts",
 			Plan{Operations: Operations(), Concurrency: []int{1, 5, 10, 25, 50}},
-			404,
+			100,
 		},
 		{"unknown operations count nothing", Plan{Operations: []Operation{"resize", Provision}, Concurrency: []int{3}}, 3},
 	} {
@@ -44,7 +45,7 @@ func TestPlanValidate(t *testing.T) {
 		is   error
 		msg  string
 	}{
-		{"valid", Plan{Operations: Operations(), Concurrency: all, MaxObjects: 404}, nil, ""},
+		{"valid", Plan{Operations: Operations(), Concurrency: all, MaxObjects: 100}, nil, ""},
 		{"no bound", Plan{Operations: Operations(), Concurrency: all}, nil, ""},
 		{
 			// No dependency between operations: a clone brings its own
@@ -64,8 +65,8 @@ func TestPlanValidate(t *testing.T) {
 		{"descending steps", Plan{Operations: []Operation{Provision}, Concurrency: []int{10, 5}}, ErrConcurrencyOrder, "5 follows 10"},
 		{"negative bound", Plan{Operations: []Operation{Provision}, Concurrency: all, MaxObjects: -1}, ErrInvalidThreshold,
 			"MaxObjects must be 0 (no bound) or positive, got -1"},
-		{"over the bound", Plan{Operations: Operations(), Concurrency: all, MaxObjects: 403}, ErrTooManyObjects,
-			"too many objects: the largest step keeps 404 objects alive at once, more than the 403 allowed"},
+		{"over the bound", Plan{Operations: Operations(), Concurrency: all, MaxObjects: 99}, ErrTooManyObjects,
+			"too many objects: the largest operation step keeps 100 objects alive at once, more than the 99 allowed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.plan.Validate()

@@ -50,6 +50,8 @@ type StepSummary struct {
 	// span, from its earliest Start to its latest End (failed and timed-out
 	// samples included); 0 when none succeeded or the span is 0.
 	PerMinute float64
+	// Span is the step's span, from its earliest Start to its latest End.
+	Span time.Duration
 	// FirstReason is the Reason of the failed or timed-out sample with the
 	// lowest Index; empty when all succeeded.
 	FirstReason string
@@ -178,6 +180,7 @@ func summarizeStep(concurrency int, ss []Sample) StepSummary {
 			firstFailed, st.FirstReason = s.Index, s.Reason
 		}
 	}
+	st.Span = last.Sub(first)
 	if len(ds) == 0 {
 		return st
 	}
@@ -185,7 +188,7 @@ func summarizeStep(concurrency int, ss []Sample) StepSummary {
 	st.Min, st.Max = ds[0], ds[len(ds)-1]
 	st.Mean = mean(ds)
 	st.P50, st.P90, st.P99 = NearestRank(ds, 50), NearestRank(ds, 90), NearestRank(ds, 99)
-	if span := last.Sub(first); span > 0 {
+	if span := st.Span; span > 0 {
 		st.PerMinute = float64(st.Succeeded) / span.Minutes()
 	}
 	return st

@@ -84,20 +84,20 @@ func TestSummarizeSteps(t *testing.T) {
 			"one sample",
 			step(Provision, 1500*ms),
 			StepSummary{Concurrency: 1, Count: 1, Succeeded: 1, Min: 1500 * ms, Mean: 1500 * ms,
-				P50: 1500 * ms, P90: 1500 * ms, P99: 1500 * ms, Max: 1500 * ms, PerMinute: 40},
+				P50: 1500 * ms, P90: 1500 * ms, P99: 1500 * ms, Max: 1500 * ms, PerMinute: 40, Span: 1500 * ms},
 		},
 		{
 			// Nearest rank of 4: p50 is the 2nd, p90 and p99 the 4th.
 			"four samples, any order",
 			step(Provision, 400*ms, 100*ms, 300*ms, 200*ms),
 			StepSummary{Concurrency: 4, Count: 4, Succeeded: 4, Min: 100 * ms, Mean: 250 * ms,
-				P50: 200 * ms, P90: 400 * ms, P99: 400 * ms, Max: 400 * ms, PerMinute: 600},
+				P50: 200 * ms, P90: 400 * ms, P99: 400 * ms, Max: 400 * ms, PerMinute: 600, Span: 400 * ms},
 		},
 		{
 			// The mean of 1, 2 and 2 ns is 5/3 ns, rounded to 2.
 			"mean rounds to the nearest nanosecond",
 			step(Provision, 1, 2, 2),
-			StepSummary{Concurrency: 3, Count: 3, Succeeded: 3, Min: 1, Mean: 2, P50: 2, P90: 2, P99: 2, Max: 2, PerMinute: 3 * 60e9 / 2},
+			StepSummary{Concurrency: 3, Count: 3, Succeeded: 3, Min: 1, Mean: 2, P50: 2, P90: 2, P99: 2, Max: 2, PerMinute: 3 * 60e9 / 2, Span: 2},
 		},
 		{
 			// Latencies over the succeeded ones; the span over all; the
@@ -111,12 +111,12 @@ func TestSummarizeSteps(t *testing.T) {
 			}(),
 			StepSummary{Concurrency: 4, Count: 4, Succeeded: 2, Failed: 1, TimedOut: 1,
 				Min: time.Second, Mean: 1500 * ms, P50: time.Second, P90: 2 * time.Second, P99: 2 * time.Second,
-				Max: 2 * time.Second, PerMinute: 12, FirstReason: "pod not running after 10s"},
+				Max: 2 * time.Second, PerMinute: 12, Span: 10 * time.Second, FirstReason: "pod not running after 10s"},
 		},
 		{
 			"nothing succeeded",
 			with(with(step(Snapshot, time.Second, time.Second), 0, Failed, ""), 1, Failed, "no snapshot class"),
-			StepSummary{Concurrency: 2, Count: 2, Failed: 2, FirstReason: ""},
+			StepSummary{Concurrency: 2, Count: 2, Failed: 2, Span: time.Second, FirstReason: ""},
 		},
 		{
 			"staggered starts: the span runs from the first start to the last end",
@@ -126,7 +126,7 @@ func TestSummarizeSteps(t *testing.T) {
 				return ss
 			}(),
 			StepSummary{Concurrency: 2, Count: 2, Succeeded: 2, Min: time.Second, Mean: time.Second,
-				P50: time.Second, P90: time.Second, P99: time.Second, Max: time.Second, PerMinute: 40},
+				P50: time.Second, P90: time.Second, P99: time.Second, Max: time.Second, PerMinute: 40, Span: 3 * time.Second},
 		},
 		{
 			"zero span: no rate",
