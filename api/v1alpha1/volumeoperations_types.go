@@ -108,7 +108,7 @@ type VolumeOperationsBenchmarkSpec struct {
 	// +kubebuilder:validation:MaxItems=10
 	// +kubebuilder:validation:items:Minimum=1
 	// +kubebuilder:validation:items:Maximum=100
-	// +kubebuilder:validation:XValidation:rule="self.all(i, i == 0 || self[i - 1] < self[i])",message="concurrency must be strictly ascending"
+	// +kubebuilder:validation:XValidation:rule="[1, 2, 3, 4, 5, 6, 7, 8, 9].all(i, i >= size(self) || self[i - 1] < self[i])",message="concurrency must be strictly ascending"
 	Concurrency []int32 `json:"concurrency,omitempty"`
 
 	// operationTimeout is how long one operation may take. One that takes
@@ -130,7 +130,8 @@ type VolumeOperationsBenchmarkSpec struct {
 }
 
 // OperationsStorage is what every timed operation asks of the storage.
-// +kubebuilder:validation:XValidation:rule="!has(self.expandTo) || !isQuantity(string(self.expandTo)) || !isQuantity(string(self.size)) || quantity(string(self.expandTo)).compareTo(quantity(string(self.size))) > 0",message="storage.expandTo must be larger than storage.size",fieldPath=".expandTo"
+// +kubebuilder:validation:XValidation:rule="!has(self.expandTo) || !isQuantity(string(self.expandTo)) || quantity(string(self.expandTo)).compareTo(quantity(has(self.size) && isQuantity(string(self.size)) ? string(self.size) : '1Gi')) > 0",message="storage.expandTo must be larger than storage.size (default 1Gi)",fieldPath=".expandTo"
+// +kubebuilder:validation:XValidation:rule="!has(self.size) || !isQuantity(string(self.size)) || quantity(string(self.size)).isGreaterThan(quantity('0'))",message="storage.size must be positive",fieldPath=".size"
 type OperationsStorage struct {
 	// storageClassName is the class under test.
 	// +required
@@ -148,7 +149,7 @@ type OperationsStorage struct {
 	// size of each claim.
 	// +optional
 	// +kubebuilder:default="1Gi"
-	Size resource.Quantity `json:"size,omitempty"`
+	Size *resource.Quantity `json:"size,omitempty"`
 
 	// expandTo is the size operation expand grows a claim to.
 	// +optional
@@ -221,13 +222,15 @@ type VolumeOperationsBenchmarkStatus struct {
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// progress is "step k of n" while running.
+	// progress says where the run is, for people: "step 2 of 5 (10 at
+	// once): snapshot".
 	// +optional
 	Progress string `json:"progress,omitempty"`
 
-	// currentStep is the index in spec.concurrency of the step running.
+	// current is the operation step under way; unset before the first and
+	// after the last.
 	// +optional
-	CurrentStep *int32 `json:"currentStep,omitempty"`
+	Current *OperationsCurrent `json:"current,omitempty"`
 
 	// startTime is when the first step started.
 	// +optional
@@ -260,6 +263,48 @@ type VolumeOperationsBenchmarkStatus struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=8
 	Notes []string `json:"notes,omitempty"`
+}
+
+// OperationStage is where an operation step is.
+// +kubebuilder:validation:Enum=Preparing;Timing;Clearing
+type OperationStage string
+
+// The stages of an operation step.
+const (
+	// StagePreparing: what the operation starts from is made and waited
+	// for (claims bound, a source snapshot ready), untimed.
+	StagePreparing OperationStage = "Preparing"
+	// StageTiming: the operations were requested and are timed.
+	StageTiming OperationStage = "Timing"
+	// StageClearing: everything the step made is deleted, and waited for,
+	// volumes included, before the next step.
+	StageClearing OperationStage = "Clearing"
+)
+
+// OperationsCurrent is the operation step under way.
+type OperationsCurrent struct {
+	// index of the operation step: spec.concurrency's index × the number
+	// of operations + the operation's index in spec.operations.
+	Index int32 `json:"index"`
+	// operation and concurrency of the step.
+	Operation   VolumeOperation `json:"operation"`
+	Concurrency int32           `json:"concurrency"`
+	// stage the step is in, since when.
+	Stage OperationStage `json:"stage"`
+	Since metav1.Time    `json:"since"`
+	// attempt counts the step's starts: a manager that restarted while
+	// operations were timed lost their timings, and the step runs again.
+	Attempt int32 `json:"attempt"`
+	// recorded is true once the step's figures are in operations[] (set
+	// while clearing).
+	// +optional
+	Recorded bool `json:"recorded,omitempty"`
+	// volumes are the PersistentVolumes of the step's claims, noted while
+	// clearing: the next step waits until the storage deleted them.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=128
+	Volumes []string `json:"volumes,omitempty"`
 }
 
 // OperationCurveStatus is one operation's steps and their curve.

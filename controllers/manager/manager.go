@@ -22,6 +22,7 @@ import (
 
 	"github.com/storagebench/storagebench/controllers"
 	"github.com/storagebench/storagebench/controllers/benchmarkschedule"
+	"github.com/storagebench/storagebench/controllers/volumeoperations"
 	sbmetrics "github.com/storagebench/storagebench/internal/metrics"
 )
 
@@ -120,6 +121,22 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	sr := &benchmarkschedule.Reconciler{Client: mgr.GetClient(), Recorder: br.Recorder, Clock: o.ScheduleClock, Key: o.RunKey, Workers: o.Workers, Wait: wait}
 	if err := sr.SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	w, err := volumeoperations.NewWatchers(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// The operations are timed on the manager's clock (not the schedules',
+	// which tests move by hand).
+	var opsClock clock.PassiveClock
+	if o.Clock != nil {
+		opsClock = passiveClock{o.Clock}
+	}
+	vr := &volumeoperations.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Watchers: w,
+		Recorder: br.Recorder, Clock: opsClock, Workers: o.Workers,
+		Options: volumeoperations.Options{Image: r.Jobs.Image, ImagePullPolicy: r.Jobs.ImagePullPolicy}}
+	if err := vr.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
 	// metrics: the benchmarks' series, read from the cache at scrape time

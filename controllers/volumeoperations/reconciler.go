@@ -1,0 +1,455 @@
+package volumeoperations
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/storagebench/storagebench/api/v1alpha1"
+	"github.com/storagebench/storagebench/controllers"
+	"github.com/storagebench/storagebench/internal/volops"
+)
+
+// Options are the manager's settings for the pods operation attach makes.
+type Options struct {
+	// Image is the client image (its sleep keeps the pod running).
+	Image           string
+	ImagePullPolicy corev1.PullPolicy
+}
+
+// Reconciler runs VolumeOperationsBenchmarks.
+type Reconciler struct {
+	client.Client
+	// APIReader reads what the cache does not hold (VolumeSnapshots go
+	// through Watchers.dynamic).
+	APIReader client.Reader
+	Watchers  Watchers
+	Recorder  record.EventRecorder
+	// Clock is the manager's time; nil is the real clock.
+	Clock   clock.PassiveClock
+	Options Options
+	Workers int
+
+	mu     sync.Mutex
+	timers map[types.NamespacedName]*timer
+	wake   chan event.TypedGenericEvent[*v1alpha1.VolumeOperationsBenchmark]
+}
+
+// maxAttempts bounds the starts of one operation step: each restart of the
+// manager while it timed loses the timings.
+const maxAttempts = 3
+
+// parallelRequests bounds the requests sent at once: a step's objects are
+// requested together, each timed from its own request.
+const parallelRequests = 16
+
+// prepareRetry is how often a preparing or clearing step looks again when
+// nothing it watches wakes it (snapshots and volumes are not cached).
+const prepareRetry = time.Second
+
+// +kubebuilder:rbac:groups=storagebench.io,resources=volumeoperationsbenchmarks,verbs=get;list;watch
+// +kubebuilder:rbac:groups=storagebench.io,resources=volumeoperationsbenchmarks/status,verbs=update
+// +kubebuilder:rbac:groups=storagebench.io,resources=volumeoperationsbenchmarks/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=snapshot.storage.k8s.io,resources=volumesnapshots,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=snapshot.storage.k8s.io,resources=volumesnapshotclasses,verbs=get
+
+// SetupWithManager registers the reconciler: its benchmarks, their claims
+// and pods (by label), and the timers' wake-ups.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.timers = map[types.NamespacedName]*timer{}
+	r.wake = make(chan event.TypedGenericEvent[*v1alpha1.VolumeOperationsBenchmark], 64)
+	byLabel := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		name := o.GetLabels()[LabelBenchmark]
+		if name == "" {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.VolumeOperationsBenchmark{}).
+		Watches(&corev1.PersistentVolumeClaim{}, byLabel).
+		Watches(&corev1.Pod{}, byLabel).
+		WatchesRawSource(source.Channel(r.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.VolumeOperationsBenchmark]{})).
+		Named("volumeoperationsbenchmark").
+		WithOptions(controllers.ControllerOptions(r.Workers)).
+		Complete(r)
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Clock != nil {
+		return r.Clock.Now()
+	}
+	return time.Now()
+}
+
+func (r *Reconciler) clock() clock.PassiveClock {
+	if r.Clock != nil {
+		return r.Clock
+	}
+	return clock.RealClock{}
+}
+
+// Reconcile moves a benchmark through its operation steps: start, then
+// for each, Preparing → Timing → Clearing, then the verdicts.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var b v1alpha1.VolumeOperationsBenchmark
+	if err := r.Get(ctx, req.NamespacedName, &b); err != nil {
+		r.forget(req.NamespacedName, "")
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if b.DeletionTimestamp != nil || ended(&b) {
+		// The garbage collector deletes what it made (owner references).
+		r.forget(req.NamespacedName, "")
+		return ctrl.Result{}, nil
+	}
+	r.forget(req.NamespacedName, b.UID) // a timer of an earlier benchmark of that name
+	if b.Status.Current == nil {
+		return r.start(ctx, &b)
+	}
+	ph, ok := phaseOf(&b, int(b.Status.Current.Index))
+	if !ok {
+		return r.fail(ctx, &b, "InvalidState", fmt.Sprintf("status.current.index %d is not an operation step of this benchmark", b.Status.Current.Index))
+	}
+	switch b.Status.Current.Stage {
+	case v1alpha1.StagePreparing:
+		return r.prepare(ctx, &b, ph)
+	case v1alpha1.StageTiming:
+		return r.timing(ctx, &b, ph)
+	default:
+		return r.clear(ctx, &b, ph)
+	}
+}
+
+// ended: the run is Complete or Failed.
+func ended(b *v1alpha1.VolumeOperationsBenchmark) bool {
+	c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionReady)
+	return c != nil && (c.Reason == ReasonComplete || c.Status == metav1.ConditionFalse && c.Reason != ReasonRunning && c.Reason != ReasonPending)
+}
+
+// The Ready condition's reasons besides the failures'.
+const (
+	ReasonPending  = "Pending"
+	ReasonRunning  = "Running"
+	ReasonComplete = "Complete"
+)
+
+// forget stops and drops the timer of key, unless it belongs to keep.
+func (r *Reconciler) forget(key types.NamespacedName, keep types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t := r.timers[key]; t != nil && (keep == "" || t.key.uid != keep) {
+		t.stop()
+		delete(r.timers, key)
+	}
+}
+
+// start checks what the run needs of the cluster and begins the first
+// operation step. What cannot work ends the run at once, with a reason.
+func (r *Reconciler) start(ctx context.Context, b *v1alpha1.VolumeOperationsBenchmark) (ctrl.Result, error) {
+	if reason, msg := r.check(ctx, b); reason != "" {
+		return r.fail(ctx, b, reason, msg)
+	}
+	var sc storagev1.StorageClass
+	if err := r.Get(ctx, client.ObjectKey{Name: b.Spec.Storage.StorageClassName}, &sc); err == nil {
+		b.Status.Provisioner = sc.Provisioner
+	}
+	now := metav1.NewTime(r.now())
+	b.Status.StartTime = &now
+	r.enter(b, 0, v1alpha1.StagePreparing, 1)
+	setReady(b, metav1.ConditionFalse, ReasonRunning, "timing the storage's operations")
+	return ctrl.Result{}, r.Status().Update(ctx, b)
+}
+
+// check is what start refuses: a plan the core rejects, a class that
+// cannot serve the operations.
+func (r *Reconciler) check(ctx context.Context, b *v1alpha1.VolumeOperationsBenchmark) (reason, message string) {
+	if err := planOf(b).Validate(); err != nil {
+		return "InvalidSpec", err.Error()
+	}
+	for _, o := range objectivesOf(b) {
+		if err := volops.ValidateObjective(o); err != nil {
+			return "InvalidSpec", err.Error()
+		}
+	}
+	var sc storagev1.StorageClass
+	if err := r.Get(ctx, client.ObjectKey{Name: b.Spec.Storage.StorageClassName}, &sc); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "StorageClassNotFound", fmt.Sprintf("StorageClass %s does not exist", b.Spec.Storage.StorageClassName)
+		}
+		return "StorageClassUnreadable", err.Error()
+	}
+	has := func(op v1alpha1.VolumeOperation) bool {
+		for _, o := range b.Spec.Operations {
+			if o == op {
+				return true
+			}
+		}
+		return false
+	}
+	if sc.VolumeBindingMode != nil && *sc.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer {
+		for _, op := range b.Spec.Operations {
+			if op != v1alpha1.OperationAttach {
+				return "WaitForFirstConsumer", fmt.Sprintf("StorageClass %s binds a claim only when a pod uses it (volumeBindingMode WaitForFirstConsumer), so operation %s cannot be timed on its own: use a class that binds Immediately, or time attach alone", sc.Name, op)
+			}
+		}
+	}
+	if has(v1alpha1.OperationDelete) && sc.ReclaimPolicy != nil && *sc.ReclaimPolicy == corev1.PersistentVolumeReclaimRetain {
+		return "ReclaimPolicyRetain", fmt.Sprintf("StorageClass %s retains volumes (reclaimPolicy Retain): operation delete would wait for volumes nobody deletes", sc.Name)
+	}
+	if has(v1alpha1.OperationExpand) && !ptr.Deref(sc.AllowVolumeExpansion, false) {
+		return "ExpansionNotAllowed", fmt.Sprintf("StorageClass %s does not allow volume expansion (allowVolumeExpansion)", sc.Name)
+	}
+	if has(v1alpha1.OperationSnapshot) || has(v1alpha1.OperationCloneFromSnapshot) {
+		name := ptr.Deref(b.Spec.Storage.VolumeSnapshotClassName, "")
+		vsc, err := r.Watchers.dynamic.Resource(snapshotClassGVR).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return "VolumeSnapshotClassNotFound", fmt.Sprintf("VolumeSnapshotClass %s does not exist (or the cluster has no snapshot CRDs)", name)
+		case err != nil:
+			return "VolumeSnapshotClassUnreadable", err.Error()
+		}
+		if driver, _, _ := unstructuredString(vsc.Object, "driver"); driver != sc.Provisioner {
+			return "VolumeSnapshotClassMismatch", fmt.Sprintf("VolumeSnapshotClass %s is for driver %q, StorageClass %s's provisioner is %q", name, driver, sc.Name, sc.Provisioner)
+		}
+	}
+	return "", ""
+}
+
+// enter puts b in operation step p's stage.
+func (r *Reconciler) enter(b *v1alpha1.VolumeOperationsBenchmark, p int, stage v1alpha1.OperationStage, attempt int32) {
+	ph, _ := phaseOf(b, p)
+	b.Status.Current = &v1alpha1.OperationsCurrent{Index: int32(p), Operation: ph.op, Concurrency: int32(ph.concurrency),
+		Stage: stage, Since: metav1.NewTime(r.now()), Attempt: attempt}
+	b.Status.Progress = fmt.Sprintf("step %d of %d (%d at once): %s", ph.step+1, len(b.Spec.Concurrency), ph.concurrency, ph.op)
+}
+
+// timeout is one operation's bound.
+func timeout(b *v1alpha1.VolumeOperationsBenchmark) time.Duration {
+	if b.Spec.OperationTimeout != nil {
+		return b.Spec.OperationTimeout.Duration
+	}
+	return 5 * time.Minute
+}
+
+// fail ends the run with reason.
+func (r *Reconciler) fail(ctx context.Context, b *v1alpha1.VolumeOperationsBenchmark, reason, message string) (ctrl.Result, error) {
+	r.forget(client.ObjectKeyFromObject(b), "")
+	now := metav1.NewTime(r.now())
+	b.Status.CompletionTime = &now
+	b.Status.Progress = ""
+	setReady(b, metav1.ConditionFalse, reason, message)
+	if r.Recorder != nil {
+		r.Recorder.Event(b, corev1.EventTypeWarning, reason, message)
+	}
+	return ctrl.Result{}, r.Status().Update(ctx, b)
+}
+
+func setReady(b *v1alpha1.VolumeOperationsBenchmark, status metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionReady, Status: status,
+		Reason: reason, Message: clip(message), ObservedGeneration: b.Generation})
+}
+
+// errNotReady says a preparation is still under way.
+var errNotReady = errors.New("not ready")
+
+// prepare makes what ph's operation starts from and waits for it; when
+// it is there, it starts the timing.
+func (r *Reconciler) prepare(ctx context.Context, b *v1alpha1.VolumeOperationsBenchmark, ph phase) (ctrl.Result, error) {
+	pvs, err := r.prepared(ctx, b, ph)
+	switch {
+	case errors.Is(err, errNotReady):
+		if r.now().Sub(b.Status.Current.Since.Time) > timeout(b) {
+			return r.record(ctx, b, ph, failedAll(ph, b.Status.Current.Since.Time, r.now(), fmt.Sprintf("not prepared after %s: %v", timeout(b), err)))
+		}
+		return ctrl.Result{RequeueAfter: prepareRetry}, nil
+	case err != nil:
+		var conflict *conflictError
+		switch {
+		case errors.As(err, &conflict):
+			return r.fail(ctx, b, "NameConflict", err.Error())
+		case apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err):
+			// Refused for good (quota, admission, the class's rules): the
+			// step's operations fail, the run goes on.
+			return r.record(ctx, b, ph, failedAll(ph, b.Status.Current.Since.Time, r.now(), "preparing: "+err.Error()))
+		case r.now().Sub(b.Status.Current.Since.Time) > timeout(b):
+			return r.record(ctx, b, ph, failedAll(ph, b.Status.Current.Since.Time, r.now(), fmt.Sprintf("not prepared after %s: %v", timeout(b), err)))
+		}
+		return ctrl.Result{}, err
+	}
+	// Timing from here: said in status first, so that a manager that
+	// restarts finds the step's timings lost rather than never started.
+	attempt := b.Status.Current.Attempt
+	r.enter(b, int(b.Status.Current.Index), v1alpha1.StageTiming, attempt)
+	if err := r.Status().Update(ctx, b); err != nil {
+		return ctrl.Result{}, err
+	}
+	key := client.ObjectKeyFromObject(b)
+	t := newTimer(timerKey{uid: b.UID, index: b.Status.Current.Index, attempt: attempt}, ph.op, ph.concurrency, timeout(b), r.clock(),
+		func() { r.wake <- event.TypedGenericEvent[*v1alpha1.VolumeOperationsBenchmark]{Object: b.DeepCopy()} })
+	if b.Spec.Storage.ExpandTo != nil {
+		t.expand = *b.Spec.Storage.ExpandTo
+	}
+	if err := t.run(context.WithoutCancel(ctx), r.Watchers, b, ph, pvs); err != nil {
+		return r.record(ctx, b, ph, failedAll(ph, r.now(), r.now(), err.Error()))
+	}
+	r.mu.Lock()
+	r.timers[key] = t
+	r.mu.Unlock()
+	r.requestAll(ctx, b, ph, t)
+	return ctrl.Result{RequeueAfter: timeout(b)}, nil
+}
+
+// failedAll is a step in which no operation could be started.
+func failedAll(ph phase, start, end time.Time, reason string) []volops.Sample {
+	out := make([]volops.Sample, ph.concurrency)
+	for i := range out {
+		out[i] = volops.Sample{Operation: volops.Operation(ph.op), Concurrency: ph.concurrency, Index: i,
+			Start: start, End: end, Outcome: volops.Failed, Reason: clip(reason)}
+	}
+	return out
+}
+
+// timing waits for the step's timer; with every object done or past its
+// deadline, it records the step.
+func (r *Reconciler) timing(ctx context.Context, b *v1alpha1.VolumeOperationsBenchmark, ph phase) (ctrl.Result, error) {
+	cur := b.Status.Current
+	r.mu.Lock()
+	t := r.timers[client.ObjectKeyFromObject(b)]
+	r.mu.Unlock()
+	if t == nil || t.key != (timerKey{uid: b.UID, index: cur.Index, attempt: cur.Attempt}) {
+		// The manager restarted while timing: the timings are gone. Clear
+		// the step and run it again.
+		if cur.Attempt >= maxAttempts {
+			return r.fail(ctx, b, "TimingsLost", fmt.Sprintf("the %s step at %d was started %d times and its timings were lost each time (the manager restarted while it ran)", ph.op, ph.concurrency, cur.Attempt))
+		}
+		r.enter(b, int(cur.Index), v1alpha1.StageClearing, cur.Attempt)
+		return ctrl.Result{}, r.Status().Update(ctx, b)
+	}
+	samples, wait := t.samples(ph.concurrency)
+	if samples == nil {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	return r.record(ctx, b, ph, samples)
+}
+
+// record adds ph's samples to status and clears the step.
+func (r *Reconciler) record(ctx context.Context, b *v1alpha1.VolumeOperationsBenchmark, ph phase, samples []volops.Sample) (ctrl.Result, error) {
+	if err := recordStep(b, ph, samples); err != nil {
+		return r.fail(ctx, b, "InvalidTimings", err.Error())
+	}
+	r.forget(client.ObjectKeyFromObject(b), "")
+	cur := b.Status.Current
+	r.enter(b, int(cur.Index), v1alpha1.StageClearing, cur.Attempt)
+	b.Status.Current.Recorded = true
+	return ctrl.Result{}, r.Status().Update(ctx, b)
+}
+
+// clear deletes what ph made and waits until it is gone, volumes
+// included; then the next step (or the same again, when its timings were
+// lost), or the end.
+func (r *Reconciler) clear(ctx context.Context, b *v1alpha1.VolumeOperationsBenchmark, ph phase) (ctrl.Result, error) {
+	left, err := r.deleteAll(ctx, b, ph)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	cur := b.Status.Current
+	if left != "" {
+		if r.now().Sub(cur.Since.Time) > 2*timeout(b) {
+			return r.fail(ctx, b, "ClearingTimedOut", fmt.Sprintf("the %s step's objects were not gone %s after their deletion: %s", ph.op, 2*timeout(b), left))
+		}
+		return ctrl.Result{RequeueAfter: prepareRetry}, nil
+	}
+	switch {
+	case !cur.Recorded:
+		r.enter(b, int(cur.Index), v1alpha1.StagePreparing, cur.Attempt+1)
+	case int(cur.Index)+1 < phases(b):
+		r.enter(b, int(cur.Index)+1, v1alpha1.StagePreparing, 1)
+	default:
+		r.complete(b)
+	}
+	return ctrl.Result{}, r.Status().Update(ctx, b)
+}
+
+// complete ends the run with its verdicts.
+func (r *Reconciler) complete(b *v1alpha1.VolumeOperationsBenchmark) {
+	now := metav1.NewTime(r.now())
+	b.Status.Current, b.Status.Progress, b.Status.CompletionTime = nil, "", &now
+	judge(b)
+	setReady(b, metav1.ConditionTrue, ReasonComplete, fmt.Sprintf("%d operation steps timed", phases(b)))
+	if r.Recorder != nil {
+		r.Recorder.Event(b, corev1.EventTypeNormal, ReasonComplete, "every operation step timed")
+	}
+}
+
+// requestAll sends ph's n requests, parallelRequests at a time, each
+// timed from the instant before it is sent.
+func (r *Reconciler) requestAll(ctx context.Context, b *v1alpha1.VolumeOperationsBenchmark, ph phase, t *timer) {
+	var g errgroup.Group
+	g.SetLimit(parallelRequests)
+	for i := range ph.concurrency {
+		g.Go(func() error {
+			t.request(i)
+			if err := r.request(ctx, b, ph, i); err != nil {
+				t.refuse(i, err)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait() // every error is recorded on its object
+}
+
+// request is object i's timed operation.
+func (r *Reconciler) request(ctx context.Context, b *v1alpha1.VolumeOperationsBenchmark, ph phase, i int) error {
+	name := timedName(b, ph, i)
+	switch ph.op {
+	case v1alpha1.OperationProvision:
+		return r.Create(ctx, claimOf(b, ph, name, i, nil))
+	case v1alpha1.OperationCloneFromVolume:
+		return r.Create(ctx, claimOf(b, ph, name, i, &corev1.TypedLocalObjectReference{Kind: "PersistentVolumeClaim", Name: sourceName(b, ph)}))
+	case v1alpha1.OperationCloneFromSnapshot:
+		return r.Create(ctx, claimOf(b, ph, name, i, &corev1.TypedLocalObjectReference{APIGroup: ptr.To(snapshotGVR.Group), Kind: "VolumeSnapshot", Name: sourceName(b, ph)}))
+	case v1alpha1.OperationSnapshot:
+		_, err := r.Watchers.dynamic.Resource(snapshotGVR).Namespace(b.Namespace).Create(ctx, snapshotOf(b, ph, name, i, sourceName(b, ph)), metav1.CreateOptions{})
+		return err
+	case v1alpha1.OperationAttach:
+		return r.Create(ctx, podOf(b, ph, name, i, name, r.Options))
+	case v1alpha1.OperationExpand:
+		var c corev1.PersistentVolumeClaim
+		if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, &c); err != nil {
+			return err
+		}
+		patch := client.MergeFromWithOptions(c.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		c.Spec.Resources.Requests[corev1.ResourceStorage] = *b.Spec.Storage.ExpandTo
+		return r.Patch(ctx, &c, patch)
+	case v1alpha1.OperationDelete:
+		var c corev1.PersistentVolumeClaim
+		if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, &c); err != nil {
+			return err
+		}
+		return r.Delete(ctx, &c, client.Preconditions{UID: &c.UID, ResourceVersion: &c.ResourceVersion})
+	}
+	return fmt.Errorf("unknown operation %q", ph.op)
+}
