@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -52,6 +53,8 @@ type Reconciler struct {
 	mu     sync.Mutex
 	timers map[types.NamespacedName]*timer
 	wake   chan event.TypedGenericEvent[*v1alpha1.VolumeOperationsBenchmark]
+	// running is the manager's lifetime: the timers' watches end with it.
+	running context.Context
 }
 
 // maxAttempts bounds the starts of one operation step: each restart of the
@@ -81,6 +84,18 @@ const prepareRetry = time.Second
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.timers = map[types.NamespacedName]*timer{}
 	r.wake = make(chan event.TypedGenericEvent[*v1alpha1.VolumeOperationsBenchmark], 64)
+	running, stop := context.WithCancel(context.Background())
+	r.running = running
+	// The timers' watches run beside the reconciles; they end when the
+	// manager stops, with everything else it runs.
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		stop()
+		return nil
+	})); err != nil {
+		stop()
+		return err
+	}
 	byLabel := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		name := o.GetLabels()[LabelBenchmark]
 		if name == "" {
@@ -308,11 +323,16 @@ func (r *Reconciler) prepare(ctx context.Context, b *v1alpha1.VolumeOperationsBe
 	}
 	key := client.ObjectKeyFromObject(b)
 	t := newTimer(timerKey{uid: b.UID, index: b.Status.Current.Index, attempt: attempt}, ph.op, ph.concurrency, timeout(b), r.clock(),
-		func() { r.wake <- event.TypedGenericEvent[*v1alpha1.VolumeOperationsBenchmark]{Object: b.DeepCopy()} })
+		func() {
+			select { // a stopped manager reads no more wake-ups
+			case r.wake <- event.TypedGenericEvent[*v1alpha1.VolumeOperationsBenchmark]{Object: b.DeepCopy()}:
+			case <-r.running.Done():
+			}
+		})
 	if b.Spec.Storage.ExpandTo != nil {
 		t.expand = *b.Spec.Storage.ExpandTo
 	}
-	if err := t.run(context.WithoutCancel(ctx), r.Watchers, b, ph, pvs); err != nil {
+	if err := t.run(r.running, r.Watchers, b, ph, pvs); err != nil {
 		return r.record(ctx, b, ph, failedAll(ph, r.now(), r.now(), err.Error()))
 	}
 	r.mu.Lock()

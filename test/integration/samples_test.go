@@ -30,6 +30,7 @@ var _ = Describe("The samples in config/samples", func() {
 		})
 		var benchmarks []*v1alpha1.StorageBenchmark
 		var schedules []*v1alpha1.StorageBenchmarkSchedule
+		var operations []*v1alpha1.VolumeOperationsBenchmark
 		for _, f := range files {
 			if filepath.Base(f) == "kustomization.yaml" {
 				continue
@@ -46,6 +47,10 @@ var _ = Describe("The samples in config/samples", func() {
 					schedules = append(schedules, &v1alpha1.StorageBenchmarkSchedule{ObjectMeta: *objectMeta(u)})
 					continue
 				}
+				if u.GetKind() == "VolumeOperationsBenchmark" {
+					operations = append(operations, &v1alpha1.VolumeOperationsBenchmark{ObjectMeta: *objectMeta(u)})
+					continue
+				}
 				benchmarks = append(benchmarks, &v1alpha1.StorageBenchmark{ObjectMeta: *objectMeta(u)})
 			}
 		}
@@ -59,6 +64,21 @@ var _ = Describe("The samples in config/samples", func() {
 				Expect(c.Reason).To(Equal(controllers.ReasonClaimNotBound), "%s: %s", b.Name, c.Message)
 			}
 			Expect(cur.Status.StepsPlanned).To(BeNumerically(">", 0), b.Name)
+		}
+		// An operations benchmark passes the operator's checks and starts
+		// its first step (nothing provisions its Trident claims here, so
+		// it stays there).
+		Expect(operations).NotTo(BeEmpty())
+		for _, o := range operations {
+			Eventually(func() string {
+				var cur v1alpha1.VolumeOperationsBenchmark
+				Expect(k8s.Get(ctx, client.ObjectKeyFromObject(o), &cur)).To(Succeed())
+				c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionReady)
+				if c == nil || cur.Status.Current == nil {
+					return ""
+				}
+				return c.Reason + " " + string(cur.Status.Current.Stage) + ": " + c.Message
+			}, time.Minute).Should(MatchRegexp(`^Running (Preparing|Timing): `), o.Name)
 		}
 		// A schedule's template passes the operator's checks: Ready, Scheduled.
 		Expect(schedules).NotTo(BeEmpty())
