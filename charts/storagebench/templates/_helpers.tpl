@@ -100,6 +100,8 @@ every other resource is namespaced. Kubernetes' own, as
 - validatingadmissionpolicybindings
 - validatingwebhookconfigurations
 - volumeattachments
+- volumesnapshotclasses
+- volumesnapshotcontents
 {{- end -}}
 
 {{/*
