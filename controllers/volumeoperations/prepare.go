@@ -2,6 +2,7 @@ package volumeoperations
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -143,12 +144,19 @@ func (r *Reconciler) deleteAll(ctx context.Context, b *v1alpha1.VolumeOperations
 	if err := r.List(ctx, &claims, client.InNamespace(b.Namespace), sel); err != nil {
 		return "", err
 	}
+	noted := false
 	for i := range claims.Items {
 		c := &claims.Items[i]
 		if controlledBy(c, b) && c.Spec.VolumeName != "" && !slices.Contains(b.Status.Current.Volumes, c.Spec.VolumeName) {
 			b.Status.Current.Volumes = append(b.Status.Current.Volumes, c.Spec.VolumeName)
+			noted = true
 		}
 		objs = append(objs, c)
+	}
+	if noted {
+		// The volumes are written down before their claims go: a claim
+		// deleted is a volume name forgotten.
+		return "volumes to note", errVolumesNoted
 	}
 	left, err := r.deleteOwned(ctx, b, objs)
 	if err != nil {
@@ -163,6 +171,10 @@ func (r *Reconciler) deleteAll(ctx context.Context, b *v1alpha1.VolumeOperations
 	}
 	return r.volumesLeft(ctx, b.Status.Current.Volumes)
 }
+
+// errVolumesNoted: deleteAll noted volumes in status, to be written
+// before it deletes their claims.
+var errVolumesNoted = errors.New("volumes noted")
 
 // deleteOwned deletes the objs b controls, by UID precondition, and names
 // them: they are left until gone.

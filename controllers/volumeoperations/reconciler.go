@@ -318,6 +318,10 @@ func (r *Reconciler) prepare(ctx context.Context, b *v1alpha1.VolumeOperationsBe
 	// restarts finds the step's timings lost rather than never started.
 	attempt := b.Status.Current.Attempt
 	r.enter(b, int(b.Status.Current.Index), v1alpha1.StageTiming, attempt)
+	if ph.op == v1alpha1.OperationDelete {
+		// Their claims are deleted now: clearing waits for these.
+		b.Status.Current.Volumes = nonEmpty(pvs)
+	}
 	if err := r.Status().Update(ctx, b); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -340,6 +344,17 @@ func (r *Reconciler) prepare(ctx context.Context, b *v1alpha1.VolumeOperationsBe
 	r.mu.Unlock()
 	r.requestAll(ctx, b, ph, t)
 	return ctrl.Result{RequeueAfter: timeout(b)}, nil
+}
+
+// nonEmpty is xs without empty strings.
+func nonEmpty(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		if x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // failedAll is a step in which no operation could be started.
@@ -392,6 +407,9 @@ func (r *Reconciler) record(ctx context.Context, b *v1alpha1.VolumeOperationsBen
 // lost), or the end.
 func (r *Reconciler) clear(ctx context.Context, b *v1alpha1.VolumeOperationsBenchmark, ph phase) (ctrl.Result, error) {
 	left, err := r.deleteAll(ctx, b, ph)
+	if errors.Is(err, errVolumesNoted) {
+		return ctrl.Result{}, r.Status().Update(ctx, b)
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
