@@ -13,8 +13,7 @@ import (
 	"github.com/storagebench/storagebench/internal/volops"
 )
 
-// planOf is b's plan as the core checks it; the object bound is the
-// API's: 100 at once, two objects each (attach), and a source.
+// planOf is b's plan as the core checks it, with the API's object bound.
 func planOf(b *v1alpha1.VolumeOperationsBenchmark) volops.Plan {
 	p := volops.Plan{MaxObjects: maxObjects}
 	for _, op := range b.Spec.Operations {
@@ -27,9 +26,9 @@ func planOf(b *v1alpha1.VolumeOperationsBenchmark) volops.Plan {
 }
 
 // maxObjects bounds what one benchmark keeps alive at once: the most the
-// API's bounds allow (concurrency ≤ 100; attach makes a claim and a pod
-// each).
-const maxObjects = 202
+// API's bounds allow (volops.MaxConcurrency at once; attach makes a claim
+// and a pod each).
+const maxObjects = 2 * volops.MaxConcurrency
 
 // objectivesOf are b's objectives as the core judges them, in spec order.
 func objectivesOf(b *v1alpha1.VolumeOperationsBenchmark) []volops.Objective {

@@ -213,6 +213,7 @@ func TestStepsOfCurveOfRoundTrip(t *testing.T) {
 	b := recorded(t)
 	for _, c := range b.Status.Operations {
 		t.Run(string(c.Operation)+": status → core → status", func(t *testing.T) {
+			t.Log(fmtCurve(c))
 			again := curveOf(c.Operation, volops.CurveOf(volops.Operation(c.Operation), stepsOf(&c)))
 			if !reflect.DeepEqual(again, c) {
 				t.Errorf("round trip changed the curve:\n got %s\nwant %s", fmtCurve(again), fmtCurve(c))

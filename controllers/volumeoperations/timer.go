@@ -94,7 +94,10 @@ func (t *timer) started(i int) {
 func (t *timer) finish(i int, failed bool, reason string) {
 	now := t.clock.Now()
 	t.mu.Lock()
-	if i < 0 || i >= len(t.end) || !t.end[i].IsZero() {
+	// Not requested yet: what the watch lists before the request (a
+	// prepared claim already as large as expand asks) is no transition;
+	// the request's own change shows it again.
+	if i < 0 || i >= len(t.end) || !t.end[i].IsZero() || t.requested[i].IsZero() {
 		t.mu.Unlock()
 		return
 	}
@@ -147,9 +150,12 @@ func (t *timer) samples(concurrency int) ([]volops.Sample, time.Duration) {
 			s.Outcome, s.Reason = volops.Failed, t.reason[i]
 		case !t.end[i].IsZero():
 			s.Outcome = volops.Succeeded
+		case t.requested[i].IsZero(): // its request is still to be sent
+			wait = max(wait, notYetRequested)
+			continue
 		default:
 			deadline := t.requested[i].Add(t.timeout)
-			if t.requested[i].IsZero() || now.Before(deadline) {
+			if now.Before(deadline) {
 				if w := deadline.Sub(now); wait == 0 || w < wait {
 					wait = w
 				}
@@ -177,6 +183,10 @@ func (t *timer) stop() {
 		t.cancel()
 	}
 }
+
+// notYetRequested is how soon samples asks again about an object whose
+// request is still to be sent.
+const notYetRequested = time.Second
 
 // maxReason bounds a reason kept (and shown in status).
 const maxReason = 512

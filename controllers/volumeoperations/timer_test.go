@@ -274,6 +274,9 @@ func TestTimerFinishConcurrentCallsDoneOnce(t *testing.T) {
 	tm, _, calls := testTimer(v1alpha1.OperationProvision, n, time.Minute)
 	var wg sync.WaitGroup
 	for i := range n {
+		tm.request(i)
+	}
+	for i := range n {
 		for range 3 {
 			wg.Go(func() { tm.finish(i, false, "") })
 		}
@@ -294,6 +297,11 @@ func TestTimerOutOfRangeAndNilDone(t *testing.T) {
 	if !tm.end[0].IsZero() || tm.reason[0] != "" {
 		t.Fatalf("out-of-range calls touched object 0: end %v, reason %q", tm.end[0], tm.reason[0])
 	}
+	tm.finish(0, false, "") // not requested: no transition
+	if !tm.end[0].IsZero() {
+		t.Fatal("finish(0) before its request recorded an end")
+	}
+	tm.request(0)
 	tm.finish(0, false, "") // done is nil: no call, no panic
 	if tm.end[0].IsZero() {
 		t.Error("finish(0) did not record the end")
@@ -437,19 +445,19 @@ func TestTimerClaim(t *testing.T) {
 func TestTimerExpandClaimAtTargetBeforeItsRequest(t *testing.T) {
 	tm, clk, _ := testTimer(v1alpha1.OperationExpand, 1, time.Minute)
 	tm.expand = resource.MustParse("2Gi")
-	tm.claim(0, claimWith(corev1.ClaimBound, "10Gi")) // the watch's initial list, at t0
+	tm.claim(0, claimWith(corev1.ClaimBound, "10Gi")) // the watch's initial list, at t0: no transition
 	play(tm, clk, []timerEvent{evReq(time.Second, 0)})
-	clk.SetTime(at(2 * time.Second))
-	got, _ := tm.samples(1)
-	for _, s := range got {
-		if s.End.Before(s.Start) {
-			t.Errorf("sample %d ends %s before it starts", s.Index, s.Start.Sub(s.End))
-		}
+	clk.SetTime(at(1500 * time.Millisecond))
+	if got, _ := tm.samples(1); got != nil {
+		t.Fatalf("samples before the request's own change = %s, want nil", fmtSamples(got))
 	}
-	if got != nil {
-		if _, err := volops.Summarize(got); err != nil {
-			t.Errorf("the core refuses the step (the run would fail with InvalidTimings): %v", err)
-		}
+	tm.claim(0, claimWith(corev1.ClaimBound, "10Gi")) // the patch's update event
+	got, _ := tm.samples(1)
+	if len(got) != 1 || got[0].Outcome != volops.Succeeded || got[0].Duration() != 500*time.Millisecond {
+		t.Fatalf("samples = %s, want one Succeeded in 500ms", fmtSamples(got))
+	}
+	if _, err := volops.Summarize(got); err != nil {
+		t.Errorf("the core refuses the step: %v", err)
 	}
 }
 

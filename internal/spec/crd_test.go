@@ -56,7 +56,7 @@ func loadCRD(t *testing.T, file string) *crd {
 	t.Helper()
 	crdsOnce.Do(func() {
 		crds = map[string]*crd{}
-		for _, f := range []string{benchmarkCRD, scheduleCRD} {
+		for _, f := range []string{benchmarkCRD, scheduleCRD, volopsCRD} {
 			c, err := readCRD(f)
 			if err != nil {
 				crdsErr = err

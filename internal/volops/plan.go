@@ -12,10 +12,18 @@ type Plan struct {
 	MaxObjects int
 }
 
+// MaxConcurrency and MaxSteps bound a plan's steps: the API repeats them
+// (+kubebuilder markers on VolumeOperationsBenchmarkSpec.Concurrency), and
+// a test proves the two agree.
+const (
+	MaxConcurrency = 100
+	MaxSteps       = 10
+)
+
 // Validate checks p and returns the first violated rule: at least one
-// operation, each known and listed once; at least one step, each ≥ 1,
-// strictly ascending; MaxObjects ≥ 0 and, when positive, Objects() ≤
-// MaxObjects. There is no rule between operations: each brings its own
+// operation, each known and listed once; 1 to MaxSteps steps, each 1 to
+// MaxConcurrency, strictly ascending; MaxObjects ≥ 0 and, when positive,
+// Objects() ≤ MaxObjects. There is no rule between operations: each brings its own
 // source objects.
 func (p Plan) Validate() error {
 	if len(p.Operations) == 0 {
@@ -34,9 +42,12 @@ func (p Plan) Validate() error {
 	if len(p.Concurrency) == 0 {
 		return fmt.Errorf("%w: give at least one concurrency", ErrNoSteps)
 	}
+	if len(p.Concurrency) > MaxSteps {
+		return fmt.Errorf("%w: %d steps, at most %d", ErrInvalidConcurrency, len(p.Concurrency), MaxSteps)
+	}
 	for i, c := range p.Concurrency {
-		if c < 1 {
-			return fmt.Errorf("concurrency[%d]: %w: %d, must be at least 1", i, ErrInvalidConcurrency, c)
+		if c < 1 || c > MaxConcurrency {
+			return fmt.Errorf("concurrency[%d]: %w: %d, must be 1 to %d", i, ErrInvalidConcurrency, c, MaxConcurrency)
 		}
 		if i > 0 && c <= p.Concurrency[i-1] {
 			return fmt.Errorf("concurrency[%d]: %w: %d follows %d", i, ErrConcurrencyOrder, c, p.Concurrency[i-1])
