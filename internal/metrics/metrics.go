@@ -1,5 +1,5 @@
-// Package metrics exports StorageBenchmarks and StorageBenchmarkSchedules
-// as Prometheus metrics. The Collector reads them from the manager's cache
+// Package metrics exports StorageBenchmarks, StorageBenchmarkSchedules and
+// VolumeOperationsBenchmarks as Prometheus metrics. The Collector reads them from the manager's cache
 // at scrape time, so a deleted object's series disappear with it; the run
 // counters count the reconciler's transitions. docs/metrics.md lists every
 // series.
@@ -157,7 +157,7 @@ var (
 )
 
 // collectorDescs are the Collector's descriptors.
-var collectorDescs = []*prometheus.Desc{
+var collectorDescs = append([]*prometheus.Desc{
 	descStepIOPS, descStepBytes, descStepLatency, descStepLatencyMean, descStepOfferedIOPS,
 	descStepOfferedBytes, descStepSaturated, descStepKnee, descStepSuperseded,
 	descStepBackendIOPS, descStepBackendBytes, descStepBackendLatency, descStepBackendGap, descPeakIOPS, descPeakBytes,
@@ -166,7 +166,7 @@ var collectorDescs = []*prometheus.Desc{
 	descCompletion, descDuration, descSteps, descScrapeErrors,
 	descScheduleLast, descScheduleSuccess, descScheduleNext, descSchedulePending, descScheduleSuspended, descScheduleRegressed,
 	descScheduleRunOutdated,
-}
+}, operationsDescs...)
 
 // Descs returns every descriptor the collector and the counters export (for
 // documentation tests).
@@ -222,6 +222,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descScrapeErrors, prometheus.GaugeValue, 1)
 		return
 	}
+	var operations v1alpha1.VolumeOperationsBenchmarkList
+	if err := c.Reader.List(ctx, &operations); err != nil {
+		ch <- prometheus.MustNewConstMetric(descScrapeErrors, prometheus.GaugeValue, 1)
+		return
+	}
 	ch <- prometheus.MustNewConstMetric(descScrapeErrors, prometheus.GaugeValue, 0)
 	now := time.Now
 	if c.Now != nil {
@@ -232,6 +237,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for i := range schedules.Items {
 		collectSchedule(ch, &schedules.Items[i])
+	}
+	for i := range operations.Items {
+		collectOperations(ch, &operations.Items[i])
 	}
 }
 
