@@ -215,8 +215,8 @@ type VolumeOperationsBenchmarkStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions: Ready (its reason is the run's state: Pending, Running,
-	// Complete, Failed and why) and SLOMet.
+	// conditions: Ready (its reason is the run's state: Running, Complete,
+	// or why it failed) and SLOMet.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

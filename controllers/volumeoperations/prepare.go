@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,6 +41,13 @@ func (r *Reconciler) prepared(ctx context.Context, b *v1alpha1.VolumeOperationsB
 			pvs[i] = c.Spec.VolumeName
 			if waitBound && c.Status.Phase != corev1.ClaimBound {
 				missing = append(missing, c.Name)
+				continue
+			}
+			if got, ok := c.Status.Capacity[corev1.ResourceStorage]; ok && ph.op == v1alpha1.OperationExpand && got.Cmp(*b.Spec.Storage.ExpandTo) >= 0 {
+				// The storage rounded the claim up to expandTo or beyond:
+				// there is nothing to expand, and nothing to time.
+				return nil, &refusedError{fmt.Sprintf("claim %s was provisioned with %s, already at least storage.expandTo %s: choose a larger expandTo",
+					c.Name, got.String(), b.Spec.Storage.ExpandTo.String())}
 			}
 		}
 		if len(missing) > 0 {
@@ -86,10 +94,19 @@ func (r *Reconciler) ensureClaim(ctx context.Context, b *v1alpha1.VolumeOperatio
 	switch {
 	case apierrors.IsNotFound(err):
 		c := claimOf(b, ph, name, i, source)
-		if err := r.Create(ctx, c); err != nil && !apierrors.IsAlreadyExists(err) {
-			return nil, err
+		err := r.Create(ctx, c)
+		if apierrors.IsAlreadyExists(err) {
+			// Not in the cache, which holds labelled claims only: read it
+			// from the API server, and it is ours or a conflict.
+			if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, c); err != nil {
+				return nil, err
+			}
+			if !controlledBy(c, b) {
+				return nil, &conflictError{kind: "PersistentVolumeClaim", name: name}
+			}
+			return c, nil
 		}
-		return c, nil
+		return c, err
 	case err != nil:
 		return nil, err
 	case !controlledBy(&c, b):
@@ -113,6 +130,12 @@ func (r *Reconciler) ensureSnapshot(ctx context.Context, b *v1alpha1.VolumeOpera
 	}
 	return u, nil
 }
+
+// refusedError: the step cannot be prepared as the spec asks; its
+// operations fail with this reason.
+type refusedError struct{ reason string }
+
+func (e *refusedError) Error() string { return e.reason }
 
 // conflictError: an object under one of the benchmark's names is not its.
 type conflictError struct{ kind, name string }
@@ -147,7 +170,7 @@ func (r *Reconciler) deleteAll(ctx context.Context, b *v1alpha1.VolumeOperations
 	noted := false
 	for i := range claims.Items {
 		c := &claims.Items[i]
-		if controlledBy(c, b) && c.Spec.VolumeName != "" && !slices.Contains(b.Status.Current.Volumes, c.Spec.VolumeName) {
+		if isStepObject(c, b, ph) && c.Spec.VolumeName != "" && !slices.Contains(b.Status.Current.Volumes, c.Spec.VolumeName) {
 			b.Status.Current.Volumes = append(b.Status.Current.Volumes, c.Spec.VolumeName)
 			noted = true
 		}
@@ -158,11 +181,11 @@ func (r *Reconciler) deleteAll(ctx context.Context, b *v1alpha1.VolumeOperations
 		// deleted is a volume name forgotten.
 		return "volumes to note", errVolumesNoted
 	}
-	left, err := r.deleteOwned(ctx, b, objs)
+	left, err := r.deleteOwned(ctx, b, ph, objs)
 	if err != nil {
 		return "", err
 	}
-	snaps, err := r.deleteSnapshots(ctx, b, sel)
+	snaps, err := r.deleteSnapshots(ctx, b, ph, sel)
 	if err != nil {
 		return "", err
 	}
@@ -176,12 +199,25 @@ func (r *Reconciler) deleteAll(ctx context.Context, b *v1alpha1.VolumeOperations
 // before it deletes their claims.
 var errVolumesNoted = errors.New("volumes noted")
 
-// deleteOwned deletes the objs b controls, by UID precondition, and names
+// isStepObject: obj is one of the step's own, by controller and by name
+// (anyone can put our labels, and a controller reference, on theirs).
+func isStepObject(obj metav1.Object, b *v1alpha1.VolumeOperationsBenchmark, ph phase) bool {
+	if !controlledBy(obj, b) {
+		return false
+	}
+	if obj.GetName() == sourceName(b, ph) {
+		return true
+	}
+	i, err := strconv.Atoi(obj.GetLabels()[LabelIndex])
+	return err == nil && i >= 0 && i < ph.concurrency && obj.GetName() == timedName(b, ph, i)
+}
+
+// deleteOwned deletes the step's objs, by UID precondition, and names
 // them: they are left until gone.
-func (r *Reconciler) deleteOwned(ctx context.Context, b *v1alpha1.VolumeOperationsBenchmark, objs []client.Object) ([]string, error) {
+func (r *Reconciler) deleteOwned(ctx context.Context, b *v1alpha1.VolumeOperationsBenchmark, ph phase, objs []client.Object) ([]string, error) {
 	var left []string
 	for _, o := range objs {
-		if !controlledBy(o, b) {
+		if !isStepObject(o, b, ph) {
 			continue
 		}
 		left = append(left, kindOf(o)+" "+o.GetName())
@@ -208,7 +244,7 @@ func kindOf(o client.Object) string {
 
 // deleteSnapshots deletes b's VolumeSnapshots of sel, by UID
 // precondition, and names them.
-func (r *Reconciler) deleteSnapshots(ctx context.Context, b *v1alpha1.VolumeOperationsBenchmark, sel client.MatchingLabels) ([]string, error) {
+func (r *Reconciler) deleteSnapshots(ctx context.Context, b *v1alpha1.VolumeOperationsBenchmark, ph phase, sel client.MatchingLabels) ([]string, error) {
 	res := r.Watchers.dynamic.Resource(snapshotGVR).Namespace(b.Namespace)
 	snaps, err := res.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set(sel)).String()})
 	if apierrors.IsNotFound(err) { // no snapshot CRDs: no snapshots
@@ -220,7 +256,7 @@ func (r *Reconciler) deleteSnapshots(ctx context.Context, b *v1alpha1.VolumeOper
 	var left []string
 	for i := range snaps.Items {
 		s := &snaps.Items[i]
-		if !controlledBy(s, b) {
+		if !isStepObject(s, b, ph) {
 			continue
 		}
 		left = append(left, "VolumeSnapshot "+s.GetName())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -132,7 +134,9 @@ func (r *Reconciler) clock() clock.PassiveClock {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var b v1alpha1.VolumeOperationsBenchmark
 	if err := r.Get(ctx, req.NamespacedName, &b); err != nil {
-		r.forget(req.NamespacedName, "")
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName, "")
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if b.DeletionTimestamp != nil || ended(&b) {
@@ -161,12 +165,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // ended: the run is Complete or Failed.
 func ended(b *v1alpha1.VolumeOperationsBenchmark) bool {
 	c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionReady)
-	return c != nil && (c.Reason == ReasonComplete || c.Status == metav1.ConditionFalse && c.Reason != ReasonRunning && c.Reason != ReasonPending)
+	return c != nil && (c.Reason == ReasonComplete || c.Status == metav1.ConditionFalse && c.Reason != ReasonRunning)
 }
 
 // The Ready condition's reasons besides the failures'.
 const (
-	ReasonPending  = "Pending"
 	ReasonRunning  = "Running"
 	ReasonComplete = "Complete"
 )
@@ -184,7 +187,11 @@ func (r *Reconciler) forget(key types.NamespacedName, keep types.UID) {
 // start checks what the run needs of the cluster and begins the first
 // operation step. What cannot work ends the run at once, with a reason.
 func (r *Reconciler) start(ctx context.Context, b *v1alpha1.VolumeOperationsBenchmark) (ctrl.Result, error) {
-	if reason, msg := r.check(ctx, b); reason != "" {
+	reason, msg, err := r.check(ctx, b)
+	if err != nil { // the API server did not answer: ask again
+		return ctrl.Result{}, err
+	}
+	if reason != "" {
 		return r.fail(ctx, b, reason, msg)
 	}
 	var sc storagev1.StorageClass
@@ -193,28 +200,32 @@ func (r *Reconciler) start(ctx context.Context, b *v1alpha1.VolumeOperationsBenc
 	}
 	now := metav1.NewTime(r.now())
 	b.Status.StartTime = &now
+	b.Status.ObservedGeneration = b.Generation
 	r.enter(b, 0, v1alpha1.StagePreparing, 1)
 	setReady(b, metav1.ConditionFalse, ReasonRunning, "timing the storage's operations")
 	return ctrl.Result{}, r.Status().Update(ctx, b)
 }
 
 // check is what start refuses: a plan the core rejects, a class that
-// cannot serve the operations.
-func (r *Reconciler) check(ctx context.Context, b *v1alpha1.VolumeOperationsBenchmark) (reason, message string) {
+// cannot serve the operations; err when the API server could not say.
+func (r *Reconciler) check(ctx context.Context, b *v1alpha1.VolumeOperationsBenchmark) (reason, message string, err error) {
 	if err := planOf(b).Validate(); err != nil {
-		return "InvalidSpec", err.Error()
+		return "InvalidSpec", err.Error(), nil
+	}
+	if has := slices.Contains(b.Spec.Operations, v1alpha1.OperationExpand); has && (b.Spec.Storage.ExpandTo == nil || b.Spec.Storage.ExpandTo.Cmp(sizeOf(b)) <= 0) {
+		return "InvalidSpec", "operation expand needs storage.expandTo larger than storage.size", nil
 	}
 	for _, o := range objectivesOf(b) {
 		if err := volops.ValidateObjective(o); err != nil {
-			return "InvalidSpec", err.Error()
+			return "InvalidSpec", err.Error(), nil
 		}
 	}
 	var sc storagev1.StorageClass
 	if err := r.Get(ctx, client.ObjectKey{Name: b.Spec.Storage.StorageClassName}, &sc); err != nil {
 		if apierrors.IsNotFound(err) {
-			return "StorageClassNotFound", fmt.Sprintf("StorageClass %s does not exist", b.Spec.Storage.StorageClassName)
+			return "StorageClassNotFound", fmt.Sprintf("StorageClass %s does not exist", b.Spec.Storage.StorageClassName), nil
 		}
-		return "StorageClassUnreadable", err.Error()
+		return "", "", err
 	}
 	has := func(op v1alpha1.VolumeOperation) bool {
 		for _, o := range b.Spec.Operations {
@@ -227,37 +238,44 @@ func (r *Reconciler) check(ctx context.Context, b *v1alpha1.VolumeOperationsBenc
 	if sc.VolumeBindingMode != nil && *sc.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer {
 		for _, op := range b.Spec.Operations {
 			if op != v1alpha1.OperationAttach {
-				return "WaitForFirstConsumer", fmt.Sprintf("StorageClass %s binds a claim only when a pod uses it (volumeBindingMode WaitForFirstConsumer), so operation %s cannot be timed on its own: use a class that binds Immediately, or time attach alone", sc.Name, op)
+				return "WaitForFirstConsumer", fmt.Sprintf("StorageClass %s binds a claim only when a pod uses it (volumeBindingMode WaitForFirstConsumer), so operation %s cannot be timed on its own: use a class that binds Immediately, or time attach alone", sc.Name, op), nil
 			}
 		}
 	}
-	if has(v1alpha1.OperationDelete) && sc.ReclaimPolicy != nil && *sc.ReclaimPolicy == corev1.PersistentVolumeReclaimRetain {
-		return "ReclaimPolicyRetain", fmt.Sprintf("StorageClass %s retains volumes (reclaimPolicy Retain): operation delete would wait for volumes nobody deletes", sc.Name)
+	if sc.ReclaimPolicy != nil && *sc.ReclaimPolicy == corev1.PersistentVolumeReclaimRetain {
+		return "ReclaimPolicyRetain", fmt.Sprintf("StorageClass %s retains volumes (reclaimPolicy Retain): every claim the run deletes would leave its volume behind", sc.Name), nil
 	}
 	if has(v1alpha1.OperationExpand) && !ptr.Deref(sc.AllowVolumeExpansion, false) {
-		return "ExpansionNotAllowed", fmt.Sprintf("StorageClass %s does not allow volume expansion (allowVolumeExpansion)", sc.Name)
+		return "ExpansionNotAllowed", fmt.Sprintf("StorageClass %s does not allow volume expansion (allowVolumeExpansion)", sc.Name), nil
 	}
 	if has(v1alpha1.OperationSnapshot) || has(v1alpha1.OperationCloneFromSnapshot) {
 		name := ptr.Deref(b.Spec.Storage.VolumeSnapshotClassName, "")
 		vsc, err := r.Watchers.dynamic.Resource(snapshotClassGVR).Get(ctx, name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
-			return "VolumeSnapshotClassNotFound", fmt.Sprintf("VolumeSnapshotClass %s does not exist (or the cluster has no snapshot CRDs)", name)
+			return "VolumeSnapshotClassNotFound", fmt.Sprintf("VolumeSnapshotClass %s does not exist (or the cluster has no snapshot CRDs)", name), nil
 		case err != nil:
-			return "VolumeSnapshotClassUnreadable", err.Error()
+			return "", "", err
 		}
 		if driver, _, _ := unstructuredString(vsc.Object, "driver"); driver != sc.Provisioner {
-			return "VolumeSnapshotClassMismatch", fmt.Sprintf("VolumeSnapshotClass %s is for driver %q, StorageClass %s's provisioner is %q", name, driver, sc.Name, sc.Provisioner)
+			return "VolumeSnapshotClassMismatch", fmt.Sprintf("VolumeSnapshotClass %s is for driver %q, StorageClass %s's provisioner is %q", name, driver, sc.Name, sc.Provisioner), nil
+		}
+		if policy, _, _ := unstructuredString(vsc.Object, "deletionPolicy"); policy == "Retain" {
+			return "SnapshotDeletionPolicyRetain", fmt.Sprintf("VolumeSnapshotClass %s retains snapshots (deletionPolicy Retain): every snapshot the run deletes would leave its content behind", name), nil
 		}
 	}
-	return "", ""
+	return "", "", nil
 }
 
 // enter puts b in operation step p's stage.
 func (r *Reconciler) enter(b *v1alpha1.VolumeOperationsBenchmark, p int, stage v1alpha1.OperationStage, attempt int32) {
 	ph, _ := phaseOf(b, p)
+	var volumes []string
+	if cur := b.Status.Current; cur != nil && cur.Index == int32(p) {
+		volumes = cur.Volumes // the step's volumes stay noted until it is cleared
+	}
 	b.Status.Current = &v1alpha1.OperationsCurrent{Index: int32(p), Operation: ph.op, Concurrency: int32(ph.concurrency),
-		Stage: stage, Since: metav1.NewTime(r.now()), Attempt: attempt}
+		Stage: stage, Since: metav1.NewTime(r.now()), Attempt: attempt, Volumes: volumes}
 	b.Status.Progress = fmt.Sprintf("step %d of %d (%d at once): %s", ph.step+1, len(b.Spec.Concurrency), ph.concurrency, ph.op)
 }
 
@@ -272,6 +290,13 @@ func timeout(b *v1alpha1.VolumeOperationsBenchmark) time.Duration {
 // fail ends the run with reason.
 func (r *Reconciler) fail(ctx context.Context, b *v1alpha1.VolumeOperationsBenchmark, reason, message string) (ctrl.Result, error) {
 	r.forget(client.ObjectKeyFromObject(b), "")
+	if cur := b.Status.Current; cur != nil {
+		// What the step made goes now, best effort; the garbage collector
+		// takes the rest with the benchmark.
+		if ph, ok := phaseOf(b, int(cur.Index)); ok {
+			_, _ = r.deleteAll(ctx, b, ph)
+		}
+	}
 	now := metav1.NewTime(r.now())
 	b.Status.CompletionTime = &now
 	b.Status.Progress = ""
@@ -305,14 +330,16 @@ func (r *Reconciler) prepare(ctx context.Context, b *v1alpha1.VolumeOperationsBe
 		switch {
 		case errors.As(err, &conflict):
 			return r.fail(ctx, b, "NameConflict", err.Error())
-		case apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err):
+		case apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || errors.As(err, new(*refusedError)):
 			// Refused for good (quota, admission, the class's rules): the
 			// step's operations fail, the run goes on.
 			return r.record(ctx, b, ph, failedAll(ph, b.Status.Current.Since.Time, r.now(), "preparing: "+err.Error()))
 		case r.now().Sub(b.Status.Current.Since.Time) > timeout(b):
 			return r.record(ctx, b, ph, failedAll(ph, b.Status.Current.Since.Time, r.now(), fmt.Sprintf("not prepared after %s: %v", timeout(b), err)))
 		}
-		return ctrl.Result{}, err
+		// Transient: again soon, so that the step's deadline is kept.
+		log.FromContext(ctx).Error(err, "preparing an operation step")
+		return ctrl.Result{RequeueAfter: prepareRetry}, nil
 	}
 	// Timing from here: said in status first, so that a manager that
 	// restarts finds the step's timings lost rather than never started.
@@ -336,14 +363,20 @@ func (r *Reconciler) prepare(ctx context.Context, b *v1alpha1.VolumeOperationsBe
 	if b.Spec.Storage.ExpandTo != nil {
 		t.expand = *b.Spec.Storage.ExpandTo
 	}
-	if err := t.run(r.running, r.Watchers, b, ph, pvs); err != nil {
-		return r.record(ctx, b, ph, failedAll(ph, r.now(), r.now(), err.Error()))
-	}
 	r.mu.Lock()
 	r.timers[key] = t
 	r.mu.Unlock()
-	r.requestAll(ctx, b, ph, t)
-	return ctrl.Result{RequeueAfter: timeout(b)}, nil
+	// The watch's start and the requests run beside the reconciles: a slow
+	// API server holds up this step alone, not a worker.
+	bc := b.DeepCopy()
+	go func() {
+		if err := t.run(r.running, r.Watchers, bc, ph, pvs); err != nil {
+			t.failAll(err.Error())
+			return
+		}
+		r.requestAll(r.running, bc, ph, t)
+	}()
+	return ctrl.Result{RequeueAfter: timeout(b) + watchSync}, nil
 }
 
 // nonEmpty is xs without empty strings.
@@ -395,29 +428,35 @@ func (r *Reconciler) record(ctx context.Context, b *v1alpha1.VolumeOperationsBen
 	if err := recordStep(b, ph, samples); err != nil {
 		return r.fail(ctx, b, "InvalidTimings", err.Error())
 	}
-	r.forget(client.ObjectKeyFromObject(b), "")
 	cur := b.Status.Current
 	r.enter(b, int(cur.Index), v1alpha1.StageClearing, cur.Attempt)
 	b.Status.Current.Recorded = true
-	return ctrl.Result{}, r.Status().Update(ctx, b)
+	if err := r.Status().Update(ctx, b); err != nil {
+		return ctrl.Result{}, err // the timer keeps its samples for the next pass
+	}
+	r.forget(client.ObjectKeyFromObject(b), "")
+	return ctrl.Result{}, nil
 }
 
 // clear deletes what ph made and waits until it is gone, volumes
 // included; then the next step (or the same again, when its timings were
 // lost), or the end.
 func (r *Reconciler) clear(ctx context.Context, b *v1alpha1.VolumeOperationsBenchmark, ph phase) (ctrl.Result, error) {
-	left, err := r.deleteAll(ctx, b, ph)
-	if errors.Is(err, errVolumesNoted) {
-		return ctrl.Result{}, r.Status().Update(ctx, b)
-	}
-	if err != nil {
-		return ctrl.Result{}, err
-	}
 	cur := b.Status.Current
-	if left != "" {
-		if r.now().Sub(cur.Since.Time) > 2*timeout(b) {
-			return r.fail(ctx, b, "ClearingTimedOut", fmt.Sprintf("the %s step's objects were not gone %s after their deletion: %s", ph.op, 2*timeout(b), left))
-		}
+	left, err := r.deleteAll(ctx, b, ph)
+	if err != nil && !errors.Is(err, errVolumesNoted) {
+		left = err.Error()
+	}
+	if left != "" && r.now().Sub(cur.Since.Time) > 2*timeout(b) {
+		return r.fail(ctx, b, "ClearingTimedOut", fmt.Sprintf("the %s step's objects were not gone %s after their deletion: %s", ph.op, 2*timeout(b), left))
+	}
+	switch {
+	case errors.Is(err, errVolumesNoted):
+		return ctrl.Result{}, r.Status().Update(ctx, b)
+	case err != nil:
+		log.FromContext(ctx).Error(err, "clearing an operation step")
+		return ctrl.Result{RequeueAfter: prepareRetry}, nil
+	case left != "":
 		return ctrl.Result{RequeueAfter: prepareRetry}, nil
 	}
 	switch {
@@ -474,20 +513,21 @@ func (r *Reconciler) request(ctx context.Context, b *v1alpha1.VolumeOperationsBe
 		return err
 	case v1alpha1.OperationAttach:
 		return r.Create(ctx, podOf(b, ph, name, i, name, r.Options))
-	case v1alpha1.OperationExpand:
+	case v1alpha1.OperationExpand, v1alpha1.OperationDelete:
 		var c corev1.PersistentVolumeClaim
 		if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, &c); err != nil {
 			return err
 		}
-		patch := client.MergeFromWithOptions(c.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		c.Spec.Resources.Requests[corev1.ResourceStorage] = *b.Spec.Storage.ExpandTo
-		return r.Patch(ctx, &c, patch)
-	case v1alpha1.OperationDelete:
-		var c corev1.PersistentVolumeClaim
-		if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, &c); err != nil {
-			return err
+		if !controlledBy(&c, b) {
+			return &conflictError{kind: "PersistentVolumeClaim", name: name}
 		}
-		return r.Delete(ctx, &c, client.Preconditions{UID: &c.UID, ResourceVersion: &c.ResourceVersion})
+		if ph.op == v1alpha1.OperationDelete {
+			return r.Delete(ctx, &c, client.Preconditions{UID: &c.UID})
+		}
+		// A JSON patch that tests the UID: never another claim of that name.
+		patch := fmt.Sprintf(`[{"op":"test","path":"/metadata/uid","value":%q},{"op":"replace","path":"/spec/resources/requests/storage","value":%q}]`,
+			c.UID, b.Spec.Storage.ExpandTo.String())
+		return r.Patch(ctx, &c, client.RawPatch(types.JSONPatchType, []byte(patch)))
 	}
 	return fmt.Errorf("unknown operation %q", ph.op)
 }

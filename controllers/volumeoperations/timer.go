@@ -85,8 +85,24 @@ func (t *timer) started(i int) {
 	now := t.clock.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.start[i].IsZero() {
+	if i >= 0 && i < len(t.start) && !t.requested[i].IsZero() && t.start[i].IsZero() {
 		t.start[i] = now
+	}
+}
+
+// failAll fails every object not done yet with reason (the step could
+// not be timed), once.
+func (t *timer) failAll(reason string) {
+	now := t.clock.Now()
+	t.mu.Lock()
+	for i := range t.requested {
+		if t.requested[i].IsZero() {
+			t.requested[i] = now
+		}
+	}
+	t.mu.Unlock()
+	for i := range t.requested {
+		t.finish(i, true, reason)
 	}
 }
 
@@ -248,7 +264,7 @@ func (t *timer) run(ctx context.Context, w Watchers, b *v1alpha1.VolumeOperation
 	case v1alpha1.OperationAttach:
 		lw := toolscache.NewFilteredListWatchFromClient(w.kube.CoreV1().RESTClient(), "pods", b.Namespace,
 			func(o *metav1.ListOptions) { o.LabelSelector = selector })
-		informers = append(informers, t.informer(lw, &corev1.Pod{}, t.pod))
+		informers = append(informers, t.informer(b, ph, lw, &corev1.Pod{}, t.pod))
 	case v1alpha1.OperationSnapshot:
 		lw := &toolscache.ListWatch{
 			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -260,11 +276,11 @@ func (t *timer) run(ctx context.Context, w Watchers, b *v1alpha1.VolumeOperation
 				return w.dynamic.Resource(snapshotGVR).Namespace(b.Namespace).Watch(ctx, o)
 			},
 		}
-		informers = append(informers, t.informer(lw, &unstructured.Unstructured{}, t.snapshot))
+		informers = append(informers, t.informer(b, ph, lw, &unstructured.Unstructured{}, t.snapshot))
 	default: // the claims: provision, clones, expand
 		lw := toolscache.NewFilteredListWatchFromClient(w.kube.CoreV1().RESTClient(), "persistentvolumeclaims", b.Namespace,
 			func(o *metav1.ListOptions) { o.LabelSelector = selector })
-		informers = append(informers, t.informer(lw, &corev1.PersistentVolumeClaim{}, t.claim))
+		informers = append(informers, t.informer(b, ph, lw, &corev1.PersistentVolumeClaim{}, t.claim))
 	}
 	synced := make([]toolscache.InformerSynced, len(informers))
 	for i, inf := range informers {
@@ -281,18 +297,41 @@ func (t *timer) run(ctx context.Context, w Watchers, b *v1alpha1.VolumeOperation
 }
 
 // informer is a watch of one kind whose adds and updates go to seen.
-func (t *timer) informer(lw toolscache.ListerWatcher, obj runtime.Object, seen func(int, runtime.Object)) toolscache.SharedIndexInformer {
+//
+// Anyone may label their objects as ours: only an object b controls, under
+// the name of the index it claims, counts, and the informer keeps of the
+// others their name alone.
+func (t *timer) informer(b *v1alpha1.VolumeOperationsBenchmark, ph phase, lw toolscache.ListerWatcher, obj runtime.Object, seen func(int, runtime.Object)) toolscache.SharedIndexInformer {
 	inf := toolscache.NewSharedIndexInformer(lw, obj, 0, toolscache.Indexers{})
+	ours := func(m metav1.Object) (int, bool) {
+		i, err := strconv.Atoi(m.GetLabels()[LabelIndex])
+		if err != nil || i < 0 || i >= ph.concurrency || m.GetName() != timedName(b, ph, i) || !controlledBy(m, b) {
+			return 0, false
+		}
+		return i, true
+	}
+	// The handler's and the transform's registration cannot fail on an
+	// informer not yet run.
+	_ = inf.SetTransform(func(o any) (any, error) {
+		m, ok := o.(metav1.Object)
+		if !ok {
+			return o, nil
+		}
+		m.SetManagedFields(nil)
+		m.SetAnnotations(nil)
+		if _, mine := ours(m); !mine {
+			return stub(o), nil
+		}
+		return o, nil
+	})
 	on := func(o any) {
 		m, ok := o.(metav1.Object)
 		if !ok {
 			return
 		}
-		i, err := strconv.Atoi(m.GetLabels()[LabelIndex])
-		if err != nil {
-			return
+		if i, mine := ours(m); mine {
+			seen(i, o.(runtime.Object))
 		}
-		seen(i, o.(runtime.Object))
 	}
 	// The handler's registration cannot fail on an informer not yet run.
 	_, _ = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
@@ -300,6 +339,29 @@ func (t *timer) informer(lw toolscache.ListerWatcher, obj runtime.Object, seen f
 		UpdateFunc: func(_, o any) { on(o) },
 	})
 	return inf
+}
+
+// stub is o's kind with o's identity alone: what an informer keeps of an
+// object that is not the benchmark's.
+func stub(o any) any {
+	m := o.(metav1.Object)
+	meta := metav1.ObjectMeta{Name: m.GetName(), Namespace: m.GetNamespace(), UID: m.GetUID(), ResourceVersion: m.GetResourceVersion()}
+	switch o := o.(type) {
+	case *corev1.Pod:
+		return &corev1.Pod{ObjectMeta: meta}
+	case *corev1.PersistentVolumeClaim:
+		return &corev1.PersistentVolumeClaim{ObjectMeta: meta}
+	case *unstructured.Unstructured:
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(o.GetAPIVersion())
+		u.SetKind(o.GetKind())
+		u.SetName(meta.Name)
+		u.SetNamespace(meta.Namespace)
+		u.SetUID(meta.UID)
+		u.SetResourceVersion(meta.ResourceVersion)
+		return u
+	}
+	return o
 }
 
 // claim: bound (provision, clones), or grown to the target (expand).

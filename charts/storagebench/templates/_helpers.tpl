@@ -101,7 +101,6 @@ every other resource is namespaced. Kubernetes' own, as
 - validatingwebhookconfigurations
 - volumeattachments
 - volumesnapshotclasses
-- volumesnapshotcontents
 {{- end -}}
 
 {{/*
