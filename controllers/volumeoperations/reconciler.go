@@ -67,6 +67,10 @@ const maxAttempts = 3
 // requested together, each timed from its own request.
 const parallelRequests = 16
 
+// cacheLag is how long clearing waits, at least, before it takes "nothing
+// left" in the cache for the truth.
+const cacheLag = time.Second
+
 // prepareRetry is how often a preparing or clearing step looks again when
 // nothing it watches wakes it (snapshots and volumes are not cached).
 const prepareRetry = time.Second
@@ -458,6 +462,10 @@ func (r *Reconciler) clear(ctx context.Context, b *v1alpha1.VolumeOperationsBenc
 		return ctrl.Result{RequeueAfter: prepareRetry}, nil
 	case left != "":
 		return ctrl.Result{RequeueAfter: prepareRetry}, nil
+	case r.now().Sub(cur.Since.Time) < cacheLag:
+		// A claim created just before (a preparation cut short) may not be
+		// in the cache yet: look again once it would be.
+		return ctrl.Result{RequeueAfter: cacheLag - r.now().Sub(cur.Since.Time)}, nil
 	}
 	switch {
 	case !cur.Recorded:
