@@ -367,6 +367,7 @@ func (r *Reconciler) prepare(ctx context.Context, b *v1alpha1.VolumeOperationsBe
 	if b.Spec.Storage.ExpandTo != nil {
 		t.expand = *b.Spec.Storage.ExpandTo
 	}
+	tctx := t.within(r.running) // before the timer is shared: forget may stop it at once
 	r.mu.Lock()
 	r.timers[key] = t
 	r.mu.Unlock()
@@ -374,11 +375,11 @@ func (r *Reconciler) prepare(ctx context.Context, b *v1alpha1.VolumeOperationsBe
 	// API server holds up this step alone, not a worker.
 	bc := b.DeepCopy()
 	go func() {
-		if err := t.run(r.running, r.Watchers, bc, ph, pvs); err != nil {
+		if err := t.run(tctx, r.Watchers, bc, ph, pvs); err != nil {
 			t.failAll(err.Error())
 			return
 		}
-		r.requestAll(r.running, bc, ph, t)
+		r.requestAll(tctx, bc, ph, t)
 	}()
 	return ctrl.Result{RequeueAfter: timeout(b) + watchSync}, nil
 }

@@ -60,7 +60,14 @@ type timer struct {
 func newTimer(key timerKey, op v1alpha1.VolumeOperation, n int, timeout time.Duration, clk clock.PassiveClock, done func()) *timer {
 	return &timer{key: key, op: op, timeout: timeout, clock: clk, done: done,
 		requested: make([]time.Time, n), start: make([]time.Time, n), end: make([]time.Time, n),
-		reason: make([]string, n), failed: make([]bool, n)}
+		reason: make([]string, n), failed: make([]bool, n), cancel: func() {}}
+}
+
+// within gives t a context of its own under parent, which stop cancels.
+func (t *timer) within(parent context.Context) context.Context {
+	ctx, cancel := context.WithCancel(parent)
+	t.cancel = cancel
+	return ctx
 }
 
 // request records that object i's operation is about to be requested.
@@ -194,11 +201,7 @@ func (t *timer) samples(concurrency int) ([]volops.Sample, time.Duration) {
 	return out, 0
 }
 
-func (t *timer) stop() {
-	if t.cancel != nil {
-		t.cancel()
-	}
-}
+func (t *timer) stop() { t.cancel() }
 
 // notYetRequested is how soon samples asks again about an object whose
 // request is still to be sent.
@@ -240,9 +243,11 @@ func NewWatchers(cfg *rest.Config) (Watchers, error) {
 // run starts t's watch of b's objects in ph and waits until it has listed
 // them, so that no transition after a request can be missed. pvs are the
 // volumes whose deletion operation delete times (by index).
+//
+// ctx is the timer's own (newTimer): stop ends its watch whenever it is
+// called, before run or during it.
 func (t *timer) run(ctx context.Context, w Watchers, b *v1alpha1.VolumeOperationsBenchmark, ph phase, pvs []string) error {
-	ctx, cancel := context.WithCancel(ctx)
-	t.cancel = cancel
+	cancel := t.cancel
 	selector := labels.SelectorFromSet(labels.Set{LabelBenchmark: b.Name, LabelPhase: ph.label(), LabelTimed: "true"}).String()
 	var informers []toolscache.SharedIndexInformer
 	switch ph.op {
