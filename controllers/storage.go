@@ -3,8 +3,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"math"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -21,7 +19,6 @@ import (
 	"github.com/storagebench/storagebench/internal/exchange"
 	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/trident"
-	"github.com/storagebench/storagebench/internal/volops"
 )
 
 // maxVolumes bounds the volumes described in status.
@@ -95,10 +92,8 @@ func setStorageWarning(b *v1alpha1.StorageBenchmark, warnings []trident.Finding)
 }
 
 // describeStorage records the class and, once, the bound volumes with
-// their Trident metadata and how long the claims took to bind
-// (provisioning, from the PVs it reads anyway). Everything
-// Trident-specific is optional: without Trident's CRDs, or on other
-// classes, those fields stay empty.
+// their Trident metadata. Everything Trident-specific is optional: without
+// Trident's CRDs, or on other classes, those fields stay empty.
 func (r *Reconciler) describeStorage(ctx context.Context, b *v1alpha1.StorageBenchmark, sc *storagev1.StorageClass, obs *observed, s *v1alpha1.StorageStatus) error {
 	if sc != nil {
 		s.Parameters = trident.AllowedParameters(sc.Parameters)
@@ -110,7 +105,7 @@ func (r *Reconciler) describeStorage(ctx context.Context, b *v1alpha1.StorageBen
 	if old := b.Status.Storage; old != nil && len(old.Volumes) > 0 {
 		// Described once; copied, as status is compared with its old self.
 		c := old.DeepCopy()
-		s.Volumes, s.VolumesOmitted, s.Backend, s.Entitlement, s.Provisioning = c.Volumes, c.VolumesOmitted, c.Backend, c.Entitlement, c.Provisioning
+		s.Volumes, s.VolumesOmitted, s.Backend, s.Entitlement = c.Volumes, c.VolumesOmitted, c.Backend, c.Entitlement
 		driverFromBackend(sc, s)
 		return nil
 	}
@@ -125,7 +120,6 @@ func (r *Reconciler) describeStorage(ctx context.Context, b *v1alpha1.StorageBen
 	var tvs []trident.Volume
 	var capacity int64
 	var be trident.Backend
-	bindTimes := make([]time.Duration, 0, len(names))
 	for i, name := range names {
 		pvc := obs.claims[name]
 		var pv corev1.PersistentVolume
@@ -137,7 +131,6 @@ func (r *Reconciler) describeStorage(ctx context.Context, b *v1alpha1.StorageBen
 		}
 		c := pv.Spec.Capacity[corev1.ResourceStorage]
 		capacity += c.Value()
-		bindTimes = append(bindTimes, boundAfter(pvc, &pv))
 		if i >= maxVolumes {
 			s.VolumesOmitted++
 			continue
@@ -154,7 +147,6 @@ func (r *Reconciler) describeStorage(ctx context.Context, b *v1alpha1.StorageBen
 		}
 		s.Volumes = append(s.Volumes, v)
 	}
-	s.Provisioning = controlPlaneTiming(bindTimes)
 	if sc != nil {
 		var first trident.Volume
 		if len(tvs) > 0 {
@@ -168,91 +160,6 @@ func (r *Reconciler) describeStorage(ctx context.Context, b *v1alpha1.StorageBen
 	}
 	driverFromBackend(sc, s)
 	return nil
-}
-
-// boundAfter is how long pvc took from created to bound to pv, by the
-// API's timestamps: pv's last phase transition (to Bound), else pv's
-// creation, less pvc's creation. It may be negative (a static or
-// pre-bound PV predates its claim); controlPlaneTiming clamps it.
-func boundAfter(pvc *corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume) time.Duration {
-	bound := pv.CreationTimestamp.Time
-	if t := pv.Status.LastPhaseTransitionTime; t != nil && !t.IsZero() {
-		bound = t.Time
-	}
-	return bound.Sub(pvc.CreationTimestamp.Time)
-}
-
-// readyToStartAfter is how long p took from scheduled to ready to start
-// its containers (volumes mounted, sandbox made), by its conditions'
-// transition times: PodReadyToStartContainers less PodScheduled, both
-// True; ok is false while either is not.
-func readyToStartAfter(p *corev1.Pod) (d time.Duration, ok bool) {
-	var scheduled, ready *metav1.Time
-	for i := range p.Status.Conditions {
-		c := &p.Status.Conditions[i]
-		if c.Status != corev1.ConditionTrue || c.LastTransitionTime.IsZero() {
-			continue
-		}
-		switch c.Type {
-		case corev1.PodScheduled:
-			scheduled = &c.LastTransitionTime
-		case corev1.PodReadyToStartContainers:
-			ready = &c.LastTransitionTime
-		}
-	}
-	if scheduled == nil || ready == nil {
-		return 0, false
-	}
-	return ready.Sub(scheduled.Time), true
-}
-
-// attachTiming times the clients' pods from scheduled to ready to start
-// (readyToStartAfter): every pod of clients 0…clients-1 that has both
-// conditions True, once each client has such a pod; nil before, unless
-// the run ended, when it is over the pods that have them (nil: none).
-func attachTiming(pods map[int][]corev1.Pod, clients int, ended bool) *v1alpha1.ControlPlaneTimingStatus {
-	var ds []time.Duration
-	all := clients > 0
-	for k := range clients {
-		timed := false
-		for i := range pods[k] {
-			if d, ok := readyToStartAfter(&pods[k][i]); ok {
-				ds, timed = append(ds, d), true
-			}
-		}
-		all = all && timed
-	}
-	if !all && !ended {
-		return nil
-	}
-	return controlPlaneTiming(ds)
-}
-
-// describeAttach records status.storage.attach once: copied from the old
-// status when recorded there, else timed when every client's pod is ready
-// to start (or, ended, over those that are).
-func describeAttach(old, s *v1alpha1.StorageStatus, obs *observed, ended bool) {
-	if old != nil && old.Attach != nil {
-		s.Attach = old.Attach.DeepCopy()
-		return
-	}
-	s.Attach = attachTiming(obs.pods, len(obs.clients), ended)
-}
-
-// controlPlaneTiming summarises times taken from the API's timestamps,
-// each clamped at 0: the nearest-rank p50, the max and how many; nil when
-// there are none.
-func controlPlaneTiming(ds []time.Duration) *v1alpha1.ControlPlaneTimingStatus {
-	if len(ds) == 0 {
-		return nil
-	}
-	sorted := make([]time.Duration, len(ds))
-	for i, d := range ds {
-		sorted[i] = max(d, 0)
-	}
-	slices.Sort(sorted)
-	return &v1alpha1.ControlPlaneTimingStatus{P50: metav1.Duration{Duration: volops.NearestRank(sorted, 50)},
-		Max: metav1.Duration{Duration: sorted[len(sorted)-1]}, Count: int32(min(len(sorted), math.MaxInt32))}
 }
 
 // driverFromBackend records, for a Trident class that names no driver,

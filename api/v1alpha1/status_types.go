@@ -373,36 +373,6 @@ type StorageStatus struct {
 	// level grants the volume(s).
 	// +optional
 	Entitlement *EntitlementStatus `json:"entitlement,omitempty"`
-	// provisioning is how long each claim took from created to bound: its
-	// bound PV's lastPhaseTransitionTime (else the PV's creation) less the
-	// claim's creation, 0 at the least (a pre-bound or static PV may
-	// predate its claim). Recorded once, when every claim is bound. From
-	// the API's timestamps, so in whole seconds.
-	// +optional
-	Provisioning *ControlPlaneTimingStatus `json:"provisioning,omitempty"`
-	// attach is how long each client pod took from scheduled to ready to
-	// start its containers (its volumes mounted, its sandbox made): its
-	// PodReadyToStartContainers condition's transition less its
-	// PodScheduled condition's, 0 at the least. Recorded once, when every
-	// client has a pod with both conditions True; a run that ends first
-	// records it over the pods that had them. From the API's timestamps,
-	// so in whole seconds.
-	// +optional
-	Attach *ControlPlaneTimingStatus `json:"attach,omitempty"`
-}
-
-// ControlPlaneTimingStatus summarises control-plane times (one per claim
-// or per pod) taken from the API's own timestamps, which have one-second
-// resolution: every figure is a whole number of seconds.
-type ControlPlaneTimingStatus struct {
-	// p50 is the median by the nearest-rank rule: the ⌈count/2⌉-th
-	// smallest time.
-	P50 metav1.Duration `json:"p50"`
-	// max is the longest time.
-	Max metav1.Duration `json:"max"`
-	// count is how many times were taken.
-	// +kubebuilder:validation:Minimum=0
-	Count int32 `json:"count"`
 }
 
 // ObservedMount is one distinct mount of the volume as clients saw it.
