@@ -101,7 +101,7 @@ func (r *Reconciler) ensureClaim(ctx context.Context, b *v1alpha1.VolumeOperatio
 			if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, c); err != nil {
 				return nil, err
 			}
-			if !controlledBy(c, b) {
+			if !metav1.IsControlledBy(c, b) {
 				return nil, &conflictError{kind: "PersistentVolumeClaim", name: name}
 			}
 			return c, nil
@@ -109,7 +109,7 @@ func (r *Reconciler) ensureClaim(ctx context.Context, b *v1alpha1.VolumeOperatio
 		return c, err
 	case err != nil:
 		return nil, err
-	case !controlledBy(&c, b):
+	case !metav1.IsControlledBy(&c, b):
 		return nil, &conflictError{kind: "PersistentVolumeClaim", name: name}
 	}
 	return &c, nil
@@ -125,7 +125,7 @@ func (r *Reconciler) ensureSnapshot(ctx context.Context, b *v1alpha1.VolumeOpera
 		return res.Create(ctx, snapshotOf(b, ph, name, -1, name), metav1.CreateOptions{})
 	case err != nil:
 		return nil, err
-	case !controlledBy(u, b):
+	case !metav1.IsControlledBy(u, b):
 		return nil, &conflictError{kind: "VolumeSnapshot", name: name}
 	}
 	return u, nil
@@ -142,12 +142,6 @@ type conflictError struct{ kind, name string }
 
 func (e *conflictError) Error() string {
 	return fmt.Sprintf("%s %s exists and is not this benchmark's: it is left alone; delete it or rename the benchmark", e.kind, e.name)
-}
-
-// controlledBy: obj's controller is b (by UID).
-func controlledBy(obj metav1.Object, b *v1alpha1.VolumeOperationsBenchmark) bool {
-	ref := metav1.GetControllerOfNoCopy(obj)
-	return ref != nil && ref.UID == b.UID
 }
 
 // deleteAll deletes what b made for ph (b's own, by UID precondition) and
@@ -202,7 +196,7 @@ var errVolumesNoted = errors.New("volumes noted")
 // isStepObject: obj is one of the step's own, by controller and by name
 // (anyone can put our labels, and a controller reference, on theirs).
 func isStepObject(obj metav1.Object, b *v1alpha1.VolumeOperationsBenchmark, ph phase) bool {
-	if !controlledBy(obj, b) {
+	if !metav1.IsControlledBy(obj, b) {
 		return false
 	}
 	if obj.GetName() == sourceName(b, ph) {
@@ -297,9 +291,4 @@ func firstOf(xs []string) string {
 		return strings.Join(xs, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(xs[:3], ", "), len(xs)-3)
-}
-
-// unstructuredString reads a string field of an unstructured object.
-func unstructuredString(obj map[string]any, fields ...string) (string, bool, error) {
-	return unstructured.NestedString(obj, fields...)
 }

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
@@ -261,10 +262,10 @@ func (r *Reconciler) check(ctx context.Context, b *v1alpha1.VolumeOperationsBenc
 		case err != nil:
 			return "", "", err
 		}
-		if driver, _, _ := unstructuredString(vsc.Object, "driver"); driver != sc.Provisioner {
+		if driver, _, _ := unstructured.NestedString(vsc.Object, "driver"); driver != sc.Provisioner {
 			return "VolumeSnapshotClassMismatch", fmt.Sprintf("VolumeSnapshotClass %s is for driver %q, StorageClass %s's provisioner is %q", name, driver, sc.Name, sc.Provisioner), nil
 		}
-		if policy, _, _ := unstructuredString(vsc.Object, "deletionPolicy"); policy == "Retain" {
+		if policy, _, _ := unstructured.NestedString(vsc.Object, "deletionPolicy"); policy == "Retain" {
 			return "SnapshotDeletionPolicyRetain", fmt.Sprintf("VolumeSnapshotClass %s retains snapshots (deletionPolicy Retain): every snapshot the run deletes would leave its content behind", name), nil
 		}
 	}
@@ -323,13 +324,7 @@ var errNotReady = errors.New("not ready")
 // it is there, it starts the timing.
 func (r *Reconciler) prepare(ctx context.Context, b *v1alpha1.VolumeOperationsBenchmark, ph phase) (ctrl.Result, error) {
 	pvs, err := r.prepared(ctx, b, ph)
-	switch {
-	case errors.Is(err, errNotReady):
-		if r.now().Sub(b.Status.Current.Since.Time) > timeout(b) {
-			return r.record(ctx, b, ph, failedAll(ph, b.Status.Current.Since.Time, r.now(), fmt.Sprintf("not prepared after %s: %v", timeout(b), err)))
-		}
-		return ctrl.Result{RequeueAfter: prepareRetry}, nil
-	case err != nil:
+	if err != nil {
 		var conflict *conflictError
 		switch {
 		case errors.As(err, &conflict):
@@ -341,8 +336,11 @@ func (r *Reconciler) prepare(ctx context.Context, b *v1alpha1.VolumeOperationsBe
 		case r.now().Sub(b.Status.Current.Since.Time) > timeout(b):
 			return r.record(ctx, b, ph, failedAll(ph, b.Status.Current.Since.Time, r.now(), fmt.Sprintf("not prepared after %s: %v", timeout(b), err)))
 		}
-		// Transient: again soon, so that the step's deadline is kept.
-		log.FromContext(ctx).Error(err, "preparing an operation step")
+		if !errors.Is(err, errNotReady) {
+			log.FromContext(ctx).Error(err, "preparing an operation step")
+		}
+		// Not ready yet, or a transient error: again soon, so that the
+		// step's deadline is kept.
 		return ctrl.Result{RequeueAfter: prepareRetry}, nil
 	}
 	// Timing from here: said in status first, so that a manager that
@@ -351,16 +349,17 @@ func (r *Reconciler) prepare(ctx context.Context, b *v1alpha1.VolumeOperationsBe
 	r.enter(b, int(b.Status.Current.Index), v1alpha1.StageTiming, attempt)
 	if ph.op == v1alpha1.OperationDelete {
 		// Their claims are deleted now: clearing waits for these.
-		b.Status.Current.Volumes = nonEmpty(pvs)
+		b.Status.Current.Volumes = slices.DeleteFunc(slices.Clone(pvs), func(pv string) bool { return pv == "" })
 	}
 	if err := r.Status().Update(ctx, b); err != nil {
 		return ctrl.Result{}, err
 	}
 	key := client.ObjectKeyFromObject(b)
+	bc := b.DeepCopy()
 	t := newTimer(timerKey{uid: b.UID, index: b.Status.Current.Index, attempt: attempt}, ph.op, ph.concurrency, timeout(b), r.clock(),
 		func() {
 			select { // a stopped manager reads no more wake-ups
-			case r.wake <- event.TypedGenericEvent[*v1alpha1.VolumeOperationsBenchmark]{Object: b.DeepCopy()}:
+			case r.wake <- event.TypedGenericEvent[*v1alpha1.VolumeOperationsBenchmark]{Object: bc.DeepCopy()}:
 			case <-r.running.Done():
 			}
 		})
@@ -373,7 +372,6 @@ func (r *Reconciler) prepare(ctx context.Context, b *v1alpha1.VolumeOperationsBe
 	r.mu.Unlock()
 	// The watch's start and the requests run beside the reconciles: a slow
 	// API server holds up this step alone, not a worker.
-	bc := b.DeepCopy()
 	go func() {
 		if err := t.run(tctx, r.Watchers, bc, ph, pvs); err != nil {
 			t.failAll(err.Error())
@@ -382,17 +380,6 @@ func (r *Reconciler) prepare(ctx context.Context, b *v1alpha1.VolumeOperationsBe
 		r.requestAll(tctx, bc, ph, t)
 	}()
 	return ctrl.Result{RequeueAfter: timeout(b) + watchSync}, nil
-}
-
-// nonEmpty is xs without empty strings.
-func nonEmpty(xs []string) []string {
-	var out []string
-	for _, x := range xs {
-		if x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // failedAll is a step in which no operation could be started.
@@ -527,7 +514,7 @@ func (r *Reconciler) request(ctx context.Context, b *v1alpha1.VolumeOperationsBe
 		if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, &c); err != nil {
 			return err
 		}
-		if !controlledBy(&c, b) {
+		if !metav1.IsControlledBy(&c, b) {
 			return &conflictError{kind: "PersistentVolumeClaim", name: name}
 		}
 		if ph.op == v1alpha1.OperationDelete {

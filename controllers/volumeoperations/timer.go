@@ -310,7 +310,7 @@ func (t *timer) informer(b *v1alpha1.VolumeOperationsBenchmark, ph phase, lw too
 	inf := toolscache.NewSharedIndexInformer(lw, obj, 0, toolscache.Indexers{})
 	ours := func(m metav1.Object) (int, bool) {
 		i, err := strconv.Atoi(m.GetLabels()[LabelIndex])
-		if err != nil || i < 0 || i >= ph.concurrency || m.GetName() != timedName(b, ph, i) || !controlledBy(m, b) {
+		if err != nil || i < 0 || i >= ph.concurrency || m.GetName() != timedName(b, ph, i) || !metav1.IsControlledBy(m, b) {
 			return 0, false
 		}
 		return i, true
