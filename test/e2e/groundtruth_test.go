@@ -206,10 +206,7 @@ func expectStorageFigures(b *v1alpha1.StorageBenchmark, figures *[]string) {
 	cur := waitJoined(b)
 	// The recording docs/images/storage-view.png is drawn from.
 	cur.APIVersion, cur.Kind = v1alpha1.GroupVersion.String(), "StorageBenchmark"
-	out, err := yaml.Marshal(cur)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(os.MkdirAll(filepath.Join(root, "_work", "e2e"), 0o755)).To(Succeed())
-	Expect(os.WriteFile(filepath.Join(root, "_work", "e2e", "storage-view-"+b.Name+".yaml"), out, 0o644)).To(Succeed())
+	recordYAML("storage-view-"+b.Name+".yaml", cur)
 	for _, s := range cur.Status.Steps {
 		be := s.Backend
 		Expect(be).NotTo(BeNil(), "step %d", s.Index+1)

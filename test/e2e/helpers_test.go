@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -65,3 +67,13 @@ func apply(b *v1alpha1.StorageBenchmark) {
 }
 
 func keyOf(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace: ns, Name: name} }
+
+// recordYAML writes v as YAML to _work/e2e/file: recordings of real runs the
+// docs' pictures are drawn from.
+func recordYAML(file string, v any) {
+	GinkgoHelper()
+	out, err := yaml.Marshal(v)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(os.MkdirAll(filepath.Join(root, "_work", "e2e"), 0o755)).To(Succeed())
+	Expect(os.WriteFile(filepath.Join(root, "_work", "e2e", file), out, 0o644)).To(Succeed())
+}

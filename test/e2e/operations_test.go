@@ -122,6 +122,11 @@ var _ = Describe("A VolumeOperationsBenchmark on the test-bed CSI driver", func(
 			Expect(c.PerOperation.High.Duration).To(BeNumerically(">=", ds), string(op))
 		}
 
+		// The recording docs/images/volume-operations.png is drawn from.
+		sr.ManagedFields = nil
+		sr.TypeMeta = metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "VolumeOperationsBenchmark"}
+		recordYAML("volume-operations-"+sr.Name+".yaml", sr)
+
 		By("a real Prometheus has the fit and the percentiles the status has")
 		prov := curve(sr, v1alpha1.OperationProvision)
 		sel := fmt.Sprintf(`{namespace=%q, benchmark=%q, operation="provision"}`, ns, sr.Name)

@@ -148,8 +148,5 @@ func recordPause(cur *v1alpha1.StorageBenchmark) {
 	cm.ManagedFields, cur.ManagedFields = nil, nil
 	cm.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
 	cur.TypeMeta = metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "StorageBenchmark"}
-	out, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": []any{cur, &cm}})
-	Expect(err).NotTo(HaveOccurred())
-	Expect(os.MkdirAll(filepath.Join(root, "_work", "e2e"), 0o755)).To(Succeed())
-	Expect(os.WriteFile(filepath.Join(root, "_work", "e2e", "timeline-pause.yaml"), out, 0o644)).To(Succeed())
+	recordYAML("timeline-pause.yaml", map[string]any{"apiVersion": "v1", "kind": "List", "items": []any{cur, &cm}})
 }
