@@ -41,6 +41,8 @@ type observation struct {
 	// Bound; claims holds every claim seen.
 	claimBound map[string]time.Time
 	claims     map[string]bool
+	// claimSeen is when each claim was first seen.
+	claimSeen map[string]time.Time
 	// ready is when each client's ready annotation was first seen.
 	ready        map[int]time.Time
 	readyReports map[int]protocol.Ready
@@ -63,7 +65,7 @@ func newObservation(b *v1alpha1.StorageBenchmark) *observation {
 	return &observation{
 		name: b.Name, clients: int(b.Spec.Clients.Count),
 		podCreated: map[string]time.Time{}, podScheduled: map[string]time.Time{}, podRunning: map[string]time.Time{},
-		claimBound: map[string]time.Time{}, claims: map[string]bool{}, ready: map[int]time.Time{}, readyReports: map[int]protocol.Ready{},
+		claimBound: map[string]time.Time{}, claims: map[string]bool{}, claimSeen: map[string]time.Time{}, ready: map[int]time.Time{}, readyReports: map[int]protocol.Ready{},
 		orders: map[int]protocol.StepOrder{}, results: map[stepClient]results.ClientStep{},
 		done: make(chan struct{}),
 	}
@@ -94,6 +96,7 @@ func (o *observation) handle(now time.Time, obj client.Object) {
 		first(o.podRunning, x.Name, now, x.Status.Phase == corev1.PodRunning)
 	case *corev1.PersistentVolumeClaim:
 		o.claims[x.Name] = true
+		first(o.claimSeen, x.Name, now, true)
 		first(o.claimBound, x.Name, now, x.Status.Phase == corev1.ClaimBound)
 	case *corev1.ConfigMap:
 		o.handleConfigMap(now, x)
@@ -150,6 +153,17 @@ func (o *observation) allClaimsBound() (time.Time, bool) {
 // preconditioned).
 func (o *observation) allReady() (time.Time, bool) {
 	return latest(o.ready, o.clients)
+}
+
+// earliest is the earliest time in m, if any.
+func earliest[K comparable](m map[K]time.Time) (time.Time, bool) {
+	var t time.Time
+	for _, v := range m {
+		if t.IsZero() || v.Before(t) {
+			t = v
+		}
+	}
+	return t, !t.IsZero()
 }
 
 func latest[K comparable](m map[K]time.Time, want int) (time.Time, bool) {

@@ -43,7 +43,29 @@ func (m *measurer) measureOverhead(ctx context.Context) (*overheadSummary, error
 	}
 	s.Ratio = intervalOf(ratios)
 	s.Met = s.Ratio.Mean <= s.Goal
+	s.Split = summarizeSplits(s.Runs, m.cfg.steps)
 	return s, nil
+}
+
+// summarizeSplits gives each part of the split over the rounds that have
+// one, as a mean with its 95 % interval, and judges the operator's part
+// against its goal; nil when no round has a split.
+func summarizeSplits(runs []overheadResult, steps int) *splitSummary {
+	var parts [5][]float64
+	for _, r := range runs {
+		if p := r.Split; p != nil {
+			for i, v := range []float64{p.StorageSeconds, p.KubeletSeconds, p.ClientsSeconds, p.FioOverrunSeconds, p.OperatorSeconds} {
+				parts[i] = append(parts[i], v)
+			}
+		}
+	}
+	if len(parts[0]) == 0 {
+		return nil
+	}
+	s := &splitSummary{Storage: intervalOf(parts[0]), Kubelet: intervalOf(parts[1]), Clients: intervalOf(parts[2]),
+		FioOverrun: intervalOf(parts[3]), Operator: intervalOf(parts[4]), OperatorGoal: operatorGoal(steps)}
+	s.OperatorMet = s.Operator.Mean <= s.OperatorGoal
+	return s
 }
 
 // overheadRun runs one benchmark of rate steps on a shared volume and
@@ -121,6 +143,8 @@ func overheadOf(obs *observation, cfg *config) *overheadResult {
 	add("last step end", last, ok, "the client results: the latest end of the last step (fio exited and its report was read)")
 	add("Complete", obs.complete, true, "benchmark watch: condition Complete seen True")
 
+	res.Split = splitOfObservation(obs, cfg, n)
+
 	var prevEnd time.Time
 	for i, s := range b.Status.Steps {
 		st := overheadStep{Index: i + 1, OfferedIOPS: s.OfferedIOPS, AchievedIOPS: s.AchievedIOPS, Saturated: s.Saturated}
@@ -139,6 +163,32 @@ func overheadOf(obs *observation, cfg *config) *overheadResult {
 		res.Steps = append(res.Steps, st)
 	}
 	return res
+}
+
+// splitOfObservation splits the run's wall time, when every milestone
+// was seen.
+func splitOfObservation(obs *observation, cfg *config, steps int) *overheadSplit {
+	t := runTimes{start: obs.start, complete: obs.complete, stepIO: cfg.stepDuration + cfg.ramp}
+	var ok [5]bool
+	t.firstClaim, ok[0] = earliest(obs.claimSeen)
+	t.bound, ok[1] = obs.allClaimsBound()
+	t.scheduled, ok[2] = latest(obs.podScheduled, cfg.clients)
+	t.running, ok[3] = obs.allPodsRunning()
+	t.ready, ok[4] = obs.allReady()
+	for _, seen := range ok {
+		if !seen {
+			return nil
+		}
+	}
+	for k := range steps {
+		first, last, seen := obs.stepSpan(k)
+		if !seen {
+			return nil
+		}
+		t.fioStart, t.fioEnd = append(t.fioStart, first), append(t.fioEnd, last)
+	}
+	s := splitOf(t)
+	return &s
 }
 
 // seconds rounds a duration to milliseconds, in seconds.

@@ -127,7 +127,20 @@ type overheadSummary struct {
 	Goal  float64          `json:"ratioGoal"`
 	Ratio interval         `json:"ratio"`
 	Met   bool             `json:"met"`
+	Split *splitSummary    `json:"split,omitempty"`
 	Runs  []overheadResult `json:"runs"`
+}
+
+// splitSummary is each part of the runs' wall times in seconds over the
+// rounds, and the operator's own part judged against its goal.
+type splitSummary struct {
+	Storage      interval `json:"storageSeconds"`
+	Kubelet      interval `json:"kubeletSeconds"`
+	Clients      interval `json:"clientsSeconds"`
+	FioOverrun   interval `json:"fioOverrunSeconds"`
+	Operator     interval `json:"operatorSeconds"`
+	OperatorGoal float64  `json:"operatorGoalSeconds"`
+	OperatorMet  bool     `json:"operatorMet"`
 }
 
 type overheadResult struct {
@@ -155,6 +168,9 @@ type overheadResult struct {
 	Milestones          []milestone    `json:"milestones"`
 	Steps               []overheadStep `json:"steps"`
 	PreconditionSeconds []float64      `json:"preconditionSecondsPerClient"`
+	// Split is who spent the wall time; nil unless every milestone was
+	// seen.
+	Split *overheadSplit `json:"split,omitempty"`
 }
 
 type milestone struct {
@@ -216,9 +232,33 @@ func printSummary(w io.Writer, r *result) {
 		}
 		fmt.Fprintf(w, "OVERHEAD: wall time create → Complete over the sum of the step durations, %d rounds\n\n", len(s.Runs))
 		_ = rt.Text(w)
-		fmt.Fprintf(w, "\noverhead ratio %s (goal: mean ≤ %.2f: %s)\n\nthe last round in detail:\n", s.Ratio, s.Goal, verdict(s.Met))
+		fmt.Fprintf(w, "\noverhead ratio %s (goal: mean ≤ %.2f: %s)\n", s.Ratio, s.Goal, verdict(s.Met))
+		if p := s.Split; p != nil {
+			printSplit(w, s.Runs, p)
+		}
+		fmt.Fprintf(w, "\nthe last round in detail:\n")
 		printOverheadRun(w, &s.Runs[len(s.Runs)-1])
 	}
+}
+
+// printSplit writes who spent the runs' wall times, per round and as
+// means with their intervals.
+func printSplit(w io.Writer, runs []overheadResult, p *splitSummary) {
+	t := report.Table{Header: []string{"ROUND", "STORAGE", "KUBELET", "CLIENTS", "STEPS", "FIO OVERRUN", "OPERATOR", "= CREATE", "+ PODS", "+ LEAD", "+ GAPS", "+ TAIL"},
+		Numeric: []bool{true, true, true, true, true, true, true, true, true, true, true, true}}
+	ms := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+	for i, r := range runs {
+		if s := r.Split; s != nil {
+			t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), ms(s.StorageSeconds), ms(s.KubeletSeconds), ms(s.ClientsSeconds), ms(s.StepsSeconds),
+				ms(s.FioOverrunSeconds), ms(s.OperatorSeconds), ms(s.OperatorCreateSeconds), ms(s.OperatorPodsSeconds),
+				ms(s.OperatorLeadSeconds), ms(s.OperatorGapsSeconds), ms(s.OperatorTailSeconds)})
+		}
+	}
+	fmt.Fprintf(w, "\nwho spent the wall time, in seconds (storage: first claim → all bound; kubelet: scheduled and bound → Running;\n"+
+		"clients: Running → ready, layout and precondition; the operator's own: create → claim, bound → pods scheduled,\nready → first I/O, the gaps between steps, last end → Complete)\n\n")
+	_ = t.Text(w)
+	fmt.Fprintf(w, "\nstorage %s s\nkubelet %s s\nclients %s s\nfio overrun %s s\noperator %s s (goal: mean ≤ %.2f s: %s)\n",
+		p.Storage, p.Kubelet, p.Clients, p.FioOverrun, p.Operator, p.OperatorGoal, verdict(p.OperatorMet))
 }
 
 // printOverheadRun writes one overhead run's milestones and steps.
