@@ -20,6 +20,7 @@ import (
 	"github.com/storagebench/storagebench/internal/backend"
 	"github.com/storagebench/storagebench/internal/policy"
 	"github.com/storagebench/storagebench/internal/protocol"
+	"github.com/storagebench/storagebench/internal/volops"
 )
 
 func main() {
@@ -42,6 +43,7 @@ func main() {
 	flag.StringVar(&allowedNodeSelectorKeys, "allowed-node-selector-keys", "", "comma-separated node label keys a benchmark's client pods may select nodes by; * allows any; empty: none")
 	flag.IntVar(&o.Workers, "max-concurrent-reconciles", controllers.DefaultWorkers, "benchmarks (and schedules) reconciled at once; waiting work is served namespace by namespace in turn")
 	flag.StringVar(&r.TridentNamespace, "trident-namespace", controllers.DefaultTridentNamespace, "namespace of Trident's TridentVolume and TridentBackend resources (read only if Trident is installed)")
+	flag.IntVar(&o.MaxRunningOperations, "max-running-operations-benchmarks", volops.DefaultMaxRunning, "VolumeOperationsBenchmarks run at once, one per StorageClass at most; the others wait (Queued), oldest first")
 	flag.StringVar(&maxClientMemory, "max-client-memory", policy.DefaultMaxClientMemory.String(), "the most memory a client pod may ask for: its spec.clients.resources limit and request, and the limit derived from its workload")
 	flag.StringVar(&runKeySecret, "run-key-secret", controllers.DefaultRunKeySecret, "Secret holding the key that signs the runs schedules create; made with a random key when missing")
 	flag.StringVar(&runKeyNamespace, "run-key-namespace", os.Getenv("POD_NAMESPACE"), "namespace of --run-key-secret: the manager's own (default $POD_NAMESPACE)")

@@ -64,6 +64,9 @@ type Options struct {
 	// namespace by namespace in turn (controllers/queue.go), so one busy tenant
 	// cannot hold the workers from another's steps.
 	Workers int
+	// MaxRunningOperations is how many VolumeOperationsBenchmarks may run
+	// at once (0: volops.DefaultMaxRunning).
+	MaxRunningOperations int
 }
 
 // passiveClock is a Clock as k8s.io/utils/clock's PassiveClock.
@@ -135,7 +138,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	vr := &volumeoperations.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Watchers: w,
 		Recorder: br.Recorder, Clock: opsClock, Workers: o.Workers,
-		Options: volumeoperations.Options{Image: r.Jobs.Image, ImagePullPolicy: r.Jobs.ImagePullPolicy}}
+		Options: volumeoperations.Options{Image: r.Jobs.Image, ImagePullPolicy: r.Jobs.ImagePullPolicy, MaxRunning: o.MaxRunningOperations}}
 	if err := vr.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}

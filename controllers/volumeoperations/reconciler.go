@@ -1,6 +1,7 @@
 package volumeoperations
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,6 +39,10 @@ type Options struct {
 	// Image is the client image (its sleep keeps the pod running).
 	Image           string
 	ImagePullPolicy corev1.PullPolicy
+	// MaxRunning is how many operations benchmarks may run at once in the
+	// manager's scope, one per StorageClass at most (volops.Admit); 0 is
+	// volops.DefaultMaxRunning.
+	MaxRunning int
 }
 
 // Reconciler runs VolumeOperationsBenchmarks.
@@ -55,6 +60,11 @@ type Reconciler struct {
 
 	mu     sync.Mutex
 	timers map[types.NamespacedName]*timer
+	// admitMu makes a start's admission and its status write one step;
+	// started holds the runs this manager started that the cache may not
+	// show started yet.
+	admitMu sync.Mutex
+	started map[types.UID]volops.Run
 	wake   chan event.TypedGenericEvent[*v1alpha1.VolumeOperationsBenchmark]
 	// running is the manager's lifetime: the timers' watches end with it.
 	running context.Context
@@ -71,6 +81,10 @@ const parallelRequests = 16
 // cacheLag is how long clearing waits, at least, before it takes "nothing
 // left" in the cache for the truth.
 const cacheLag = time.Second
+
+// queueRetry is how often a queued benchmark asks again whether it may
+// start.
+const queueRetry = 5 * time.Second
 
 // prepareRetry is how often a preparing or clearing step looks again when
 // nothing it watches wakes it (snapshots and volumes are not cached).
@@ -90,6 +104,7 @@ const prepareRetry = time.Second
 // and pods (by label), and the timers' wake-ups.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.timers = map[types.NamespacedName]*timer{}
+	r.started = map[types.UID]volops.Run{}
 	r.wake = make(chan event.TypedGenericEvent[*v1alpha1.VolumeOperationsBenchmark], 64)
 	running, stop := context.WithCancel(context.Background())
 	r.running = running
@@ -170,11 +185,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // ended: the run is Complete or Failed.
 func ended(b *v1alpha1.VolumeOperationsBenchmark) bool {
 	c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionReady)
-	return c != nil && (c.Reason == ReasonComplete || c.Status == metav1.ConditionFalse && c.Reason != ReasonRunning)
+	return c != nil && (c.Reason == ReasonComplete || c.Status == metav1.ConditionFalse && c.Reason != ReasonRunning && c.Reason != ReasonQueued)
 }
 
 // The Ready condition's reasons besides the failures'.
 const (
+	ReasonQueued   = "Queued"
 	ReasonRunning  = "Running"
 	ReasonComplete = "Complete"
 )
@@ -199,6 +215,23 @@ func (r *Reconciler) start(ctx context.Context, b *v1alpha1.VolumeOperationsBenc
 	if reason != "" {
 		return r.fail(ctx, b, reason, msg)
 	}
+	r.admitMu.Lock()
+	defer r.admitMu.Unlock()
+	ok, why, err := r.admit(ctx, b)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !ok {
+		msg := "waiting to start: " + why
+		if c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionReady); c == nil || c.Reason != ReasonQueued || c.Message != msg {
+			setReady(b, metav1.ConditionFalse, ReasonQueued, msg)
+			b.Status.Progress = msg
+			if err := r.Status().Update(ctx, b); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		return ctrl.Result{RequeueAfter: queueRetry}, nil
+	}
 	var sc storagev1.StorageClass
 	if err := r.Get(ctx, client.ObjectKey{Name: b.Spec.Storage.StorageClassName}, &sc); err == nil {
 		b.Status.Provisioner = sc.Provisioner
@@ -208,7 +241,50 @@ func (r *Reconciler) start(ctx context.Context, b *v1alpha1.VolumeOperationsBenc
 	b.Status.ObservedGeneration = b.Generation
 	r.enter(b, 0, v1alpha1.StagePreparing, 1)
 	setReady(b, metav1.ConditionFalse, ReasonRunning, "timing the storage's operations")
-	return ctrl.Result{}, r.Status().Update(ctx, b)
+	if err := r.Status().Update(ctx, b); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.started[b.UID] = runOf(b, true)
+	return ctrl.Result{}, nil
+}
+
+// admit says whether b may start now beside the operations benchmarks of
+// the manager's scope (volops.Admit), and if not, what it waits for.
+func (r *Reconciler) admit(ctx context.Context, b *v1alpha1.VolumeOperationsBenchmark) (bool, string, error) {
+	var all v1alpha1.VolumeOperationsBenchmarkList
+	if err := r.List(ctx, &all); err != nil {
+		return false, "", err
+	}
+	seen := map[types.UID]bool{}
+	var others []volops.Run
+	for i := range all.Items {
+		o := &all.Items[i]
+		seen[o.UID] = true
+		if o.UID == b.UID || ended(o) {
+			delete(r.started, o.UID)
+			continue
+		}
+		run := runOf(o, o.Status.StartTime != nil)
+		if _, ok := r.started[o.UID]; ok {
+			if run.Running {
+				delete(r.started, o.UID) // the cache has caught up
+			}
+			run.Running = true
+		}
+		others = append(others, run)
+	}
+	for uid := range r.started {
+		if !seen[uid] { // deleted
+			delete(r.started, uid)
+		}
+	}
+	ok, why := volops.Admit(runOf(b, false), others, cmp.Or(r.Options.MaxRunning, volops.DefaultMaxRunning))
+	return ok, why, nil
+}
+
+// runOf is b as the queue sees it.
+func runOf(b *v1alpha1.VolumeOperationsBenchmark, running bool) volops.Run {
+	return volops.Run{Key: b.Namespace + "/" + b.Name, Class: b.Spec.Storage.StorageClassName, Created: b.CreationTimestamp.Time, Running: running}
 }
 
 // check is what start refuses: a plan the core rejects, a class that

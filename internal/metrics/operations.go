@@ -40,9 +40,17 @@ var (
 		"1 when a VolumeOperationsBenchmark's objective is met, 0 when not; absent until the run is complete.",
 		with(opsRunLabels, LabelObjective)...)
 	descOpsState = desc("volume_operations_run_state",
-		"1 for a VolumeOperationsBenchmark's current state (running, complete or failed), 0 for the others.",
+		"1 for a VolumeOperationsBenchmark's current state (queued, running, complete or failed), 0 for the others.",
 		with(opsRunLabels, LabelState)...)
 )
+
+// StateQueued is an operations benchmark's state before it starts: it
+// waits for its turn (at most so many run at once, one per class).
+const StateQueued = "queued"
+
+// operationsStates are an operations benchmark's states, in the order
+// they are exported.
+var operationsStates = []string{StateQueued, StateRunning, StateComplete, StateFailed}
 
 // operationsDescs are the descriptors of the operations benchmarks' series.
 var operationsDescs = []*prometheus.Desc{descOpsLatency, descOpsRate, descOpsOutcomes, descOpsPerOperation, descOpsKnee, descOpsObjective, descOpsState}
@@ -57,8 +65,10 @@ func collectOperations(ch chan<- prometheus.Metric, b *v1alpha1.VolumeOperations
 		if c.Status == "True" {
 			state = StateComplete
 		}
+	} else if b.Status.StartTime == nil && b.Status.CompletionTime == nil {
+		state = StateQueued
 	}
-	for _, s := range States {
+	for _, s := range operationsStates {
 		gauge(ch, descOpsState, bool01(s == state), with(rl, s)...)
 	}
 	for _, o := range b.Status.Objectives {

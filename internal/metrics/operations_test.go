@@ -34,6 +34,9 @@ func TestCollectOperations(t *testing.T) {
 	complete.Status.Objectives = []v1alpha1.SLOStatus{{Name: "fast", Verdict: "Met"}, {Name: "faster", Verdict: "NotMet"}}
 	running := &v1alpha1.VolumeOperationsBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "new"},
 		Spec: v1alpha1.VolumeOperationsBenchmarkSpec{Storage: v1alpha1.OperationsStorage{StorageClassName: "csi"}}}
+	queued := running.DeepCopy()
+	queued.Name = "waits"
+	running.Status.StartTime = &metav1.Time{Time: t0}
 	failed := running.DeepCopy()
 	failed.Name = "bad"
 	failed.Status.Conditions = []metav1.Condition{cond(v1alpha1.ConditionReady, false)}
@@ -45,15 +48,21 @@ func TestCollectOperations(t *testing.T) {
 		names []string
 		want  string
 	}{
-		{name: "states", objs: []client.Object{running, failed}, names: []string{"storagebench_volume_operations_run_state"}, want: `
-# HELP storagebench_volume_operations_run_state 1 for a VolumeOperationsBenchmark's current state (running, complete or failed), 0 for the others.
+		{name: "states", objs: []client.Object{running, failed, queued}, names: []string{"storagebench_volume_operations_run_state"}, want: `
+# HELP storagebench_volume_operations_run_state 1 for a VolumeOperationsBenchmark's current state (queued, running, complete or failed), 0 for the others.
 # TYPE storagebench_volume_operations_run_state gauge
 storagebench_volume_operations_run_state{benchmark="bad",namespace="ns",state="complete",storage_class="csi"} 0
 storagebench_volume_operations_run_state{benchmark="bad",namespace="ns",state="failed",storage_class="csi"} 1
+storagebench_volume_operations_run_state{benchmark="bad",namespace="ns",state="queued",storage_class="csi"} 0
 storagebench_volume_operations_run_state{benchmark="bad",namespace="ns",state="running",storage_class="csi"} 0
 storagebench_volume_operations_run_state{benchmark="new",namespace="ns",state="complete",storage_class="csi"} 0
 storagebench_volume_operations_run_state{benchmark="new",namespace="ns",state="failed",storage_class="csi"} 0
+storagebench_volume_operations_run_state{benchmark="new",namespace="ns",state="queued",storage_class="csi"} 0
 storagebench_volume_operations_run_state{benchmark="new",namespace="ns",state="running",storage_class="csi"} 1
+storagebench_volume_operations_run_state{benchmark="waits",namespace="ns",state="complete",storage_class="csi"} 0
+storagebench_volume_operations_run_state{benchmark="waits",namespace="ns",state="failed",storage_class="csi"} 0
+storagebench_volume_operations_run_state{benchmark="waits",namespace="ns",state="queued",storage_class="csi"} 1
+storagebench_volume_operations_run_state{benchmark="waits",namespace="ns",state="running",storage_class="csi"} 0
 `},
 		{name: "a curve: latency of the succeeded, outcomes, rate, fit, knee, verdicts", objs: []client.Object{complete},
 			names: []string{"storagebench_volume_operation_latency_seconds", "storagebench_volume_operations", "storagebench_volume_operation_per_minute",

@@ -54,6 +54,7 @@ func TestChartDefaults(t *testing.T) {
 		"--runner-image=localhost/storagebench-runner:" + v,
 		"--runner-image-pull-policy=IfNotPresent",
 		"--max-client-memory=8Gi",
+		"--max-running-operations-benchmarks=2",
 		"--trident-namespace=trident",
 		"--claim-bind-timeout=5m",
 		"--ready-timeout=30m",

@@ -111,4 +111,24 @@ var _ = Describe("A VolumeOperationsBenchmark", func() {
 		Expect(k8s.List(ctx, &claims, client.InNamespace(ns))).To(Succeed())
 		Expect(claims.Items).To(BeEmpty(), "a run refused at its start creates nothing")
 	})
+
+	It("waits its turn: a second run on the class is Queued until the first ends", func() {
+		ns := newNamespace()
+		first := opsBenchmark(ns, classLocal, []v1alpha1.VolumeOperation{v1alpha1.OperationProvision, v1alpha1.OperationDelete}, 1, 3)
+		first.Name = "first"
+		Expect(k8s.Create(ctx, first)).To(Succeed())
+		Eventually(ready(first), 30*time.Second, 100*time.Millisecond).Should(Equal(volumeoperations.ReasonRunning))
+		second := opsBenchmark(ns, classLocal, []v1alpha1.VolumeOperation{v1alpha1.OperationProvision}, 1)
+		second.Name = "second"
+		Expect(k8s.Create(ctx, second)).To(Succeed())
+		Eventually(ready(second), 30*time.Second, 100*time.Millisecond).Should(Equal(volumeoperations.ReasonQueued))
+		Expect(meta.FindStatusCondition(second.Status.Conditions, v1alpha1.ConditionReady).Message).To(HavePrefix("waiting to start: "))
+		Expect(second.Status.StartTime).To(BeNil())
+		Expect(second.Status.Current).To(BeNil(), "a queued run makes nothing")
+
+		Eventually(ready(first), 3*time.Minute, 200*time.Millisecond).Should(Equal(volumeoperations.ReasonComplete))
+		Eventually(ready(second), 3*time.Minute, 200*time.Millisecond).Should(Equal(volumeoperations.ReasonComplete))
+		Expect(second.Status.StartTime.Time).NotTo(BeTemporally("<", first.Status.CompletionTime.Time), "the second started before the first ended")
+		Expect(second.Status.Operations[0].Steps[0].Succeeded).To(Equal(int32(1)))
+	})
 })
