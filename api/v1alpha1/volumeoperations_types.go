@@ -258,11 +258,25 @@ type VolumeOperationsBenchmarkStatus struct {
 	Objectives []SLOStatus `json:"objectives,omitempty"`
 
 	// notes say what the class's driver does that the figures show (a
-	// Trident economy driver's shared volumes, a clone that copies).
+	// Trident economy driver's shared volumes, a clone that is a FlexClone
+	// or a new volume), as read from the class when the run started; only
+	// for drivers the operator knows (docs/trident.md).
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=8
-	Notes []string `json:"notes,omitempty"`
+	// +kubebuilder:validation:MaxItems=16
+	Notes []OperationNote `json:"notes,omitempty"`
+}
+
+// OperationNote is one fact about the storage a reader of the curves must
+// know.
+type OperationNote struct {
+	// reason is a CamelCase name of the fact, such as FlexClone.
+	Reason string `json:"reason"`
+	// operations of the run the note concerns.
+	// +listType=atomic
+	Operations []VolumeOperation `json:"operations"`
+	// message says it in one sentence.
+	Message string `json:"message"`
 }
 
 // OperationStage is where an operation step is.

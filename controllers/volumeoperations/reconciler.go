@@ -31,6 +31,7 @@ import (
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/controllers"
+	"github.com/storagebench/storagebench/internal/trident"
 	"github.com/storagebench/storagebench/internal/volops"
 )
 
@@ -235,6 +236,7 @@ func (r *Reconciler) start(ctx context.Context, b *v1alpha1.VolumeOperationsBenc
 	var sc storagev1.StorageClass
 	if err := r.Get(ctx, client.ObjectKey{Name: b.Spec.Storage.StorageClassName}, &sc); err == nil {
 		b.Status.Provisioner = sc.Provisioner
+		b.Status.Notes = notesOf(&sc, b.Spec.Operations)
 	}
 	now := metav1.NewTime(r.now())
 	b.Status.StartTime = &now
@@ -245,7 +247,28 @@ func (r *Reconciler) start(ctx context.Context, b *v1alpha1.VolumeOperationsBenc
 		return ctrl.Result{}, err
 	}
 	r.started[b.UID] = runOf(b, true)
+	for _, n := range b.Status.Notes {
+		r.Recorder.Event(b, corev1.EventTypeNormal, n.Reason, n.Message)
+	}
 	return ctrl.Result{}, nil
+}
+
+// notesOf are the facts of sc's driver a reader of the curves of ops must
+// know (trident.OperationNotes).
+func notesOf(sc *storagev1.StorageClass, ops []v1alpha1.VolumeOperation) []v1alpha1.OperationNote {
+	names := make([]string, len(ops))
+	for i, op := range ops {
+		names[i] = string(op)
+	}
+	var out []v1alpha1.OperationNote
+	for _, n := range trident.OperationNotes(sc.Provisioner, sc.Parameters, names) {
+		note := v1alpha1.OperationNote{Reason: n.Reason, Message: n.Message}
+		for _, op := range n.Operations {
+			note.Operations = append(note.Operations, v1alpha1.VolumeOperation(op))
+		}
+		out = append(out, note)
+	}
+	return out
 }
 
 // admit says whether b may start now beside the operations benchmarks of
