@@ -125,6 +125,7 @@ type app struct {
 // savedObjects are what the --from-file files hold, each file read once.
 type savedObjects struct {
 	benchmarks []v1alpha1.StorageBenchmark
+	operations []v1alpha1.VolumeOperationsBenchmark
 	configMaps []corev1.ConfigMap
 }
 
@@ -134,7 +135,9 @@ func (a *app) command() *cobra.Command {
 		Short: "Inspect, follow and plot storagebench StorageBenchmarks",
 		Long: `kubectl storagebench reads StorageBenchmarks (storagebench.io/v1alpha1):
 lists them, prints a run's steps and summary, follows a run, waits for it
-with CI-friendly exit codes and renders the ops–latency curve.
+with CI-friendly exit codes and renders the ops–latency curve. It also
+reads VolumeOperationsBenchmarks (sbops): list sbops, status sbops/NAME and
+report sbops/NAME.
 
 Benchmarks come from the cluster (kubeconfig, --context, --namespace as
 kubectl) or, with --from-file, from saved objects (kubectl get sbench NAME
@@ -211,6 +214,19 @@ func (a *app) readFiles() ([]v1alpha1.StorageBenchmark, error) {
 // hold ConfigMaps alone (a pinned baseline, or steps' records saved
 // apart), as long as the files hold a benchmark.
 func (a *app) load() (*savedObjects, error) {
+	saved, err := a.loadFiles()
+	if err != nil {
+		return nil, err
+	}
+	if len(saved.benchmarks) == 0 {
+		return nil, fmt.Errorf("%s: no StorageBenchmark found", strings.Join(a.fromFiles, ", "))
+	}
+	return saved, nil
+}
+
+// loadFiles reads and decodes every --from-file once: StorageBenchmarks,
+// VolumeOperationsBenchmarks and ConfigMaps, whichever they hold.
+func (a *app) loadFiles() (*savedObjects, error) {
 	if a.saved != nil {
 		return a.saved, nil
 	}
@@ -226,15 +242,13 @@ func (a *app) load() (*savedObjects, error) {
 		if err != nil {
 			return nil, err
 		}
-		sbs, cms, err := apireport.DecodeObjects(data)
+		s, err := apireport.DecodeSaved(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
-		saved.benchmarks = append(saved.benchmarks, sbs...)
-		saved.configMaps = append(saved.configMaps, cms...)
-	}
-	if len(saved.benchmarks) == 0 {
-		return nil, fmt.Errorf("%s: no StorageBenchmark found", strings.Join(a.fromFiles, ", "))
+		saved.benchmarks = append(saved.benchmarks, s.Benchmarks...)
+		saved.operations = append(saved.operations, s.Operations...)
+		saved.configMaps = append(saved.configMaps, s.ConfigMaps...)
 	}
 	a.saved = saved
 	return saved, nil

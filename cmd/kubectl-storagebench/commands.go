@@ -26,13 +26,29 @@ import (
 func (a *app) listCommand() *cobra.Command {
 	var all bool
 	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List benchmarks: status, class, profile, step, peak, p99 at the peak, SLO, age",
+		Use:   "list [sbops]",
+		Short: "List benchmarks: status, class, profile, step, peak, p99 at the peak, SLO, age; or VolumeOperationsBenchmarks (sbops)",
+		Long: `List StorageBenchmarks: status, class, profile, step, peak, p99 at the peak,
+SLO and age.
+
+list sbops (or volumeoperationsbenchmarks) lists VolumeOperationsBenchmarks
+instead: status (the Ready condition's reason), class, the step under way
+(or the operation steps recorded of those planned), SLO and age.`,
 		Example: `  kubectl storagebench list -n storagebench
-  kubectl storagebench list -A`,
-		Args:    cobra.NoArgs,
+  kubectl storagebench list -A
+  kubectl storagebench list sbops -n storagebench`,
+		Args:    cobra.MaximumNArgs(1),
 		Aliases: []string{"ls", "get"},
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				switch kindOf(strings.TrimSuffix(strings.ToLower(args[0]), "."+v1alpha1.GroupVersion.Group)) {
+				case kindBenchmark:
+				case kindOperations:
+					return a.listOperations(cmd.Context(), all)
+				default:
+					return fmt.Errorf("list lists storagebenchmarks (sbench) or volumeoperationsbenchmarks (sbops), not %q", args[0])
+				}
+			}
 			var items []v1alpha1.StorageBenchmark
 			if a.fromFile() {
 				sbs, err := a.readFiles()
@@ -119,13 +135,32 @@ func (a *app) schedulesCommand() *cobra.Command {
 
 func (a *app) statusCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:   "status NAME",
+		Use:   "status NAME | status sbops/NAME",
 		Short: "Print a run: state, workload, storage used, one row per step, peak, knee, performance at the latency target, SLO verdicts",
+		Long: `Print a StorageBenchmark's run: state, workload, storage used, one row per
+step, peak, knee, performance at the latency target and SLO verdicts.
+
+status sbops/NAME (or volumeoperationsbenchmark/NAME) prints a
+VolumeOperationsBenchmark: state, storage, the operations and
+concurrencies, the step under way, then per operation a row per step
+(concurrency, succeeded, failed, timed out, p50, p90, p99, max, per minute,
+the knee, the first failure's reason), and each operation's time per
+operation with its 95 % confidence interval, the objectives' verdicts and
+notes.`,
 		Example: `  kubectl storagebench status oltp -n storagebench
-  kubectl storagebench status --from-file run.yaml`,
+  kubectl storagebench status --from-file run.yaml
+  kubectl storagebench status sbops/ontap-nas-operations -n storagebench`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sb, err := a.get(cmd.Context(), argOr(args))
+			kind, name := splitRef(argOr(args))
+			switch kindOf(kind) {
+			case kindBenchmark:
+			case kindOperations:
+				return a.operationsStatus(cmd.Context(), name)
+			default:
+				return fmt.Errorf("status prints a storagebenchmark (NAME) or a volumeoperationsbenchmark (sbops/NAME), not %q", argOr(args))
+			}
+			sb, err := a.get(cmd.Context(), name)
 			if err != nil {
 				return err
 			}
@@ -385,8 +420,8 @@ func (a *app) reportCommand() *cobra.Command {
 	var o outputFlags
 	var timeline int
 	cmd := &cobra.Command{
-		Use:   "report NAME | report sbsched/NAME",
-		Short: "Render the ops–latency curve and the step table (md, html, svg, png or json), or a schedule's history of runs",
+		Use:   "report NAME | report sbsched/NAME | report sbops/NAME",
+		Short: "Render the ops–latency curve and the step table (md, html, svg, png or json), a schedule's history of runs, or a VolumeOperationsBenchmark's latency against concurrency",
 		Long: `Render a run's ops–latency curve: achieved load on x (IOPS, or MiB/s when the
 load is offered in MiBps), latency in ms on y, one point per step, a read and
 a write series, the latency target as a horizontal line, the knee ringed and
@@ -403,25 +438,30 @@ a StorageBenchmarkSchedule's kept runs along their scheduled times instead:
 the peak IOPS and the IOPS at the latency target of each, a failed run
 crossed at zero and a regressed run ringed; png, svg, md (the figure and a
 row per run) or json (the runs as status.history holds them). It reads the
-cluster, not --from-file.`,
+cluster, not --from-file.
+
+` + operationsReportHelp,
 		Example: `  kubectl storagebench report oltp -n storagebench -o html --file oltp.html
   kubectl storagebench report oltp -o md --file oltp.md      # writes oltp.md and oltp.png
   kubectl storagebench report oltp --latency p99 --file oltp-p99.png
   kubectl storagebench report --from-file run.yaml -o json
   kubectl storagebench report oltp --timeline 3 --file oltp-step3.png
-  kubectl storagebench report sbsched/oltp-nightly -n storagebench --file nightly.png`,
+  kubectl storagebench report sbsched/oltp-nightly -n storagebench --file nightly.png
+  kubectl storagebench report sbops/serial --from-file ops.yaml -o png --file ops.png`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind, name := splitRef(argOr(args))
-			switch kind {
-			case "", "sbench", "storagebenchmark", "storagebenchmarks":
-			case "sbsched", "schedule", "schedules", "storagebenchmarkschedule", "storagebenchmarkschedules":
+			switch kindOf(kind) {
+			case kindBenchmark:
+			case kindSchedule:
 				if err := notWith(cmd, "a schedule's history (it draws the runs' peak IOPS and IOPS at the latency target)", "timeline", "latency"); err != nil {
 					return err
 				}
 				return a.scheduleReport(cmd.Context(), &o, name)
+			case kindOperations:
+				return a.operationsReport(cmd, &o, name)
 			default:
-				return fmt.Errorf("report draws a storagebenchmark (NAME) or a storagebenchmarkschedule's history (sbsched/NAME), not %q", argOr(args))
+				return fmt.Errorf("report draws a storagebenchmark (NAME), a storagebenchmarkschedule's history (sbsched/NAME) or a volumeoperationsbenchmark (sbops/NAME), not %q", argOr(args))
 			}
 			if timeline > 0 {
 				return a.timeline(cmd.Context(), &o, name, timeline)

@@ -192,7 +192,7 @@ func TestReportSchedule(t *testing.T) {
 		{[]string{"report", "sbsched/oltp-week", "-n", live, "--timeline", "2"}, "error: --timeline does not apply to a schedule's history (it draws the runs' peak IOPS and IOPS at the latency target)\n"},
 		{[]string{"report", "sbsched/nope", "-n", live}, `error: storagebenchmarkschedule "nope" not found in namespace "live"` + "\n"},
 		{[]string{"report", "sbsched/oltp-week", "-f", oltp}, "error: report sbsched/NAME reads the cluster: --from-file is not supported\n"},
-		{[]string{"report", "widget/oltp-week", "-n", live}, `error: report draws a storagebenchmark (NAME) or a storagebenchmarkschedule's history (sbsched/NAME), not "widget/oltp-week"` + "\n"},
+		{[]string{"report", "widget/oltp-week", "-n", live}, `error: report draws a storagebenchmark (NAME), a storagebenchmarkschedule's history (sbsched/NAME) or a volumeoperationsbenchmark (sbops/NAME), not "widget/oltp-week"` + "\n"},
 	} {
 		if _, errOut, code := plugin(t, c.args...); code != exitError || errOut != c.want {
 			t.Errorf("%v: exit %d, %q; want %q", c.args, code, errOut, c.want)

@@ -39,36 +39,76 @@ func DecodeAll(data []byte) ([]v1alpha1.StorageBenchmark, []corev1.ConfigMap, er
 
 // DecodeObjects reads saved StorageBenchmarks and ConfigMaps as DecodeAll
 // does, but accepts ConfigMaps alone: step records or a pinned baseline
-// saved apart from their benchmarks. It fails on a stream holding neither.
+// saved apart from their benchmarks. It fails on a stream holding neither,
+// and on other kinds (VolumeOperationsBenchmarks included: DecodeSaved
+// reads them too).
 func DecodeObjects(data []byte) ([]v1alpha1.StorageBenchmark, []corev1.ConfigMap, error) {
-	var sbs []v1alpha1.StorageBenchmark
-	var cms []corev1.ConfigMap
+	s, err := decode(data, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(s.Benchmarks) == 0 && len(s.ConfigMaps) == 0 {
+		return nil, nil, fmt.Errorf("no StorageBenchmark or ConfigMap found")
+	}
+	return s.Benchmarks, s.ConfigMaps, nil
+}
+
+// Saved are the objects of a saved stream, each kind in the stream's
+// order.
+type Saved struct {
+	Benchmarks []v1alpha1.StorageBenchmark
+	Operations []v1alpha1.VolumeOperationsBenchmark
+	ConfigMaps []corev1.ConfigMap
+}
+
+// DecodeSaved reads saved StorageBenchmarks, VolumeOperationsBenchmarks
+// and ConfigMaps (`kubectl get sbench,sbops,cm -o yaml`, single objects or
+// several documents). It fails on other kinds, and on a stream holding
+// none of these.
+func DecodeSaved(data []byte) (Saved, error) {
+	s, err := decode(data, true)
+	if err != nil {
+		return Saved{}, err
+	}
+	if len(s.Benchmarks) == 0 && len(s.Operations) == 0 && len(s.ConfigMaps) == 0 {
+		return Saved{}, fmt.Errorf("no StorageBenchmark, VolumeOperationsBenchmark or ConfigMap found")
+	}
+	return s, nil
+}
+
+// decode reads a stream's StorageBenchmarks and ConfigMaps and, when
+// withOperations, its VolumeOperationsBenchmarks; any other kind is an
+// error.
+func decode(data []byte, withOperations bool) (Saved, error) {
+	var s Saved
 	err := eachObject(data, func(kind, where string, raw []byte) error {
-		switch kind {
-		case "StorageBenchmark", "":
+		switch {
+		case kind == "StorageBenchmark" || kind == "":
 			var sb v1alpha1.StorageBenchmark
 			if err := yaml.Unmarshal(raw, &sb); err != nil {
 				return fmt.Errorf("%s: %w", where, err)
 			}
-			sbs = append(sbs, sb)
-		case "ConfigMap":
+			s.Benchmarks = append(s.Benchmarks, sb)
+		case kind == "VolumeOperationsBenchmark" && withOperations:
+			var b v1alpha1.VolumeOperationsBenchmark
+			if err := yaml.Unmarshal(raw, &b); err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+			s.Operations = append(s.Operations, b)
+		case kind == "ConfigMap":
 			var cm corev1.ConfigMap
 			if err := yaml.Unmarshal(raw, &cm); err != nil {
 				return fmt.Errorf("%s: %w", where, err)
 			}
-			cms = append(cms, cm)
+			s.ConfigMaps = append(s.ConfigMaps, cm)
+		case withOperations:
+			return fmt.Errorf("%s: kind %q is not a StorageBenchmark, a VolumeOperationsBenchmark or a List of them", where, kind)
 		default:
 			return fmt.Errorf("%s: kind %q is not a StorageBenchmark or a List of them", where, kind)
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(sbs) == 0 && len(cms) == 0 {
-		return nil, nil, fmt.Errorf("no StorageBenchmark or ConfigMap found")
-	}
-	return sbs, cms, nil
+	return s, err
 }
 
 // eachObject calls fn with every object of a YAML or JSON stream, the items
@@ -96,13 +136,18 @@ func eachObject(data []byte, fn func(kind, where string, raw []byte) error) erro
 			return fmt.Errorf("document %d: %w", i+1, err)
 		}
 		switch probe.Kind {
-		case "List", "StorageBenchmarkList":
+		case "List", "StorageBenchmarkList", "VolumeOperationsBenchmarkList":
 			for j, raw := range probe.Items {
 				var item struct {
 					Kind string `json:"kind"`
 				}
 				if err := yaml.Unmarshal(raw, &item); err != nil {
 					return fmt.Errorf("document %d, item %d: %w", i+1, j+1, err)
+				}
+				// A typed List's items may have no kind: theirs is the
+				// List's (an empty kind is a StorageBenchmark's).
+				if item.Kind == "" && probe.Kind == "VolumeOperationsBenchmarkList" {
+					item.Kind = "VolumeOperationsBenchmark"
 				}
 				if err := fn(item.Kind, fmt.Sprintf("document %d, item %d", i+1, j+1), raw); err != nil {
 					return err
