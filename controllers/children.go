@@ -121,8 +121,8 @@ func (r *Reconciler) storageClass(ctx context.Context, b *v1alpha1.StorageBenchm
 	return &sc, nil, err
 }
 
-// ensureChildren creates whatever is missing, idempotently: runner RBAC,
-// claims, the plan and client ConfigMaps, and the client Jobs. Before it
+// ensureChildren creates whatever is missing, idempotently: claims, runner
+// RBAC, the plan and client ConfigMaps, and the client Jobs. Before it
 // creates the plan it also checks that no object holds a step ConfigMap's
 // name, so a conflict fails the run before any I/O. What the pass read as
 // b's (kids.owned) is taken as it is, without reading or building each
@@ -139,6 +139,17 @@ func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenc
 		}
 		return r.ensure(ctx, b, obj, owned)
 	}
+	// The claims first: their provisioning, the longest wait of a run's
+	// start, goes on while the rest is created.
+	claims := claimNames(b)
+	if !kids.has("PersistentVolumeClaim", claims...) {
+		owned := b.Spec.Cleanup.Volumes != v1alpha1.VolumesRetain
+		for _, pvc := range buildClaims(b) {
+			if err := ensure(pvc, owned); err != nil {
+				return err
+			}
+		}
+	}
 	for i := range int(b.Spec.Clients.Count) {
 		if name := exchange.ClientName(b.Name, i); kids.has("ServiceAccount", name) && kids.has("Role", name) && kids.has("RoleBinding", name) {
 			continue
@@ -146,15 +157,6 @@ func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenc
 		sa, role, binding := buildClientRBAC(b, i)
 		for _, o := range []client.Object{sa, role, binding} {
 			if err := ensure(o, true); err != nil {
-				return err
-			}
-		}
-	}
-	claims := claimNames(b)
-	if !kids.has("PersistentVolumeClaim", claims...) {
-		owned := b.Spec.Cleanup.Volumes != v1alpha1.VolumesRetain
-		for _, pvc := range buildClaims(b) {
-			if err := ensure(pvc, owned); err != nil {
 				return err
 			}
 		}
