@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -150,16 +151,21 @@ func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenc
 			}
 		}
 	}
+	// Within a kind, the children are created together, at most
+	// childrenAtOnce at a time: each is a few round trips to the API
+	// server (a read, the benchmark's own, the create).
+	rbac := newAtOnce()
 	for i := range int(b.Spec.Clients.Count) {
 		if name := exchange.ClientName(b.Name, i); kids.has("ServiceAccount", name) && kids.has("Role", name) && kids.has("RoleBinding", name) {
 			continue
 		}
 		sa, role, binding := buildClientRBAC(b, i)
 		for _, o := range []client.Object{sa, role, binding} {
-			if err := ensure(o, true); err != nil {
-				return err
-			}
+			rbac.Go(func() error { return ensure(o, true) })
 		}
+	}
+	if err := rbac.Wait(); err != nil {
+		return err
 	}
 	if !kids.has("ConfigMap", exchange.PlanName(b.Name)) {
 		err := r.ensureExchange(ctx, b, exchange.PlanName(b.Name), exchange.ClientName(b.Name, 0), func() (*corev1.ConfigMap, error) {
@@ -179,26 +185,38 @@ func (r *Reconciler) ensureChildren(ctx context.Context, b *v1alpha1.StorageBenc
 			return err
 		}
 	}
+	cms := newAtOnce()
 	for i := range claims {
 		name := exchange.ClientName(b.Name, i)
 		if kids.has("ConfigMap", name) {
 			continue
 		}
 		build := func() (*corev1.ConfigMap, error) { return buildClientConfigMap(b, i), nil }
-		if err := r.ensureExchange(ctx, b, name, name, build); err != nil {
-			return err
-		}
+		cms.Go(func() error { return r.ensureExchange(ctx, b, name, name, build) })
+	}
+	if err := cms.Wait(); err != nil {
+		return err
 	}
 	opts := r.jobOptions(b, d)
+	jobs := newAtOnce()
 	for i, claim := range claims {
 		if kids.has("Job", exchange.ClientName(b.Name, i)) {
 			continue
 		}
-		if err := ensure(buildJob(b, i, claim, opts), true); err != nil {
-			return err
-		}
+		jobs.Go(func() error { return ensure(buildJob(b, i, claim, opts), true) })
 	}
-	return nil
+	return jobs.Wait()
+}
+
+// childrenAtOnce bounds the children of one kind created at once.
+const childrenAtOnce = 8
+
+// newAtOnce is a group that runs at most childrenAtOnce functions at once
+// and waits for them all; its Wait returns the first error.
+func newAtOnce() *errgroup.Group {
+	g := new(errgroup.Group)
+	g.SetLimit(childrenAtOnce)
+	return g
 }
 
 // childLists is one pass's read of b's namespace from the cache, for

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -26,14 +27,15 @@ import (
 func TestEnsureChildrenTakesWhatExists(t *testing.T) {
 	ctx := context.Background()
 	b := newBench(build.Clients(2))
-	creates, gets := 0, 0
+	// Children of a kind are created together: the counters are shared.
+	var creates, gets atomic.Int64
 	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(b.DeepCopy()).WithInterceptorFuncs(interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			creates++
+			creates.Add(1)
 			return c.Create(ctx, obj, opts...)
 		},
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			gets++
+			gets.Add(1)
 			return c.Get(ctx, key, obj, opts...)
 		}}).Build()
 	d, err := spec.Of(b)
@@ -44,21 +46,21 @@ func TestEnsureChildrenTakesWhatExists(t *testing.T) {
 	if err := ensureOnce(ctx, r, b, &d); err != nil {
 		t.Fatal(err)
 	}
-	first := creates
+	first := int(creates.Load())
 	if first != countChildren(ctx, t, c) || first == 0 {
 		t.Fatalf("the first pass created %d objects, %d exist", first, countChildren(ctx, t, c))
 	}
-	gets = 0
-	if err := ensureOnce(ctx, r, b, &d); err != nil || creates != first || gets != 0 {
-		t.Fatalf("a second pass created %d more objects and read %d by name (%v); want none: each kind of child is taken from its list", creates-first, gets, err)
+	gets.Store(0)
+	if err := ensureOnce(ctx, r, b, &d); err != nil || int(creates.Load()) != first || gets.Load() != 0 {
+		t.Fatalf("a second pass created %d more objects and read %d by name (%v); want none: each kind of child is taken from its list", int(creates.Load())-first, gets.Load(), err)
 	}
 
 	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: exchange.ClientName(b.Name, 1)}}
 	if err := c.Delete(ctx, role); err != nil {
 		t.Fatal(err)
 	}
-	if err := ensureOnce(ctx, r, b, &d); err != nil || creates != first+1 {
-		t.Fatalf("after a Role was deleted, a pass created %d objects (%v), want 1", creates-first, err)
+	if err := ensureOnce(ctx, r, b, &d); err != nil || int(creates.Load()) != first+1 {
+		t.Fatalf("after a Role was deleted, a pass created %d objects (%v), want 1", int(creates.Load())-first, err)
 	}
 
 	// A Job under client 1's name that b does not own.
