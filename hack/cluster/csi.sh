@@ -212,39 +212,17 @@ csinode_has() {
 }
 
 down() {
-	local name pid f target dev
-	# The sidecars all at once (SIGTERM, then wait for each), then the driver.
-	for name in "${SIDECARS[@]}"; do
-		if pid="$(pid_of "$name")"; then
-			log "$name: stopping ($pid)"
-			kill -TERM "$pid" 2>/dev/null || true
-		fi
-	done
-	for name in "${SIDECARS[@]}"; do
-		if pid="$(pid_of "$name")"; then
-			stop_pid "$pid" "$name"
-		fi
-		rm -f "$RUN/$name.pid"
-	done
-	# Every node's driver: the extra nodes' (whatever their node's state),
-	# then node 0's, each SIGTERMed at once, then waited for.
+	local f target dev
+	# The sidecars all at once (SIGTERM, then wait for each), then every
+	# node's driver the same way: the extra nodes' (whatever their node's
+	# state), then node 0's.
+	stop 20 "${SIDECARS[@]}"
 	local drivers=() k
 	for ((k = 1; k <= MAX_NODES; k++)); do
 		[ ! -f "$RUN/csi/n$k/csidriver.pid" ] || drivers+=("csi/n$k/csidriver")
 	done
 	drivers+=(csi/csidriver)
-	for name in "${drivers[@]}"; do
-		if pid="$(pid_of "$name")"; then
-			log "$name: stopping ($pid)"
-			kill -TERM "$pid" 2>/dev/null || true
-		fi
-	done
-	for name in "${drivers[@]}"; do
-		if pid="$(pid_of "$name")"; then
-			stop_pid "$pid" "$name"
-		fi
-		rm -f "$RUN/$name.pid"
-	done
+	stop 20 "${drivers[@]}"
 	rmdir "$RUN"/csi/n[1-9] 2>/dev/null || true
 	# A driver that did not stop cleanly leaves its sockets; a stale
 	# registration socket would have the kubelet try it again and again.

@@ -31,25 +31,6 @@ pids_with() {
 	return 0
 }
 
-# stop SECONDS NAME...: SIGTERM to all of them at once, then wait for each
-# (SIGKILL after SECONDS).
-stop() {
-	local t="$1" name pid
-	shift
-	for name; do
-		if pid="$(pid_of "$name")"; then
-			log "$name: stopping ($pid)"
-			kill -TERM "$pid" 2>/dev/null || true
-		fi
-	done
-	for name; do
-		if pid="$(pid_of "$name")"; then
-			stop_pid "$pid" "$name" "$t"
-		fi
-		rm -f "$RUN/$name.pid"
-	done
-}
-
 # The extra nodes of a multi-node cluster (hack/cluster/node.sh), while the
 # API server still runs to delete their Node objects.
 for ns in "$W"/nodes/n*/netns; do

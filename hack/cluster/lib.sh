@@ -34,6 +34,25 @@ pid_of() {
 	echo "$pid"
 }
 
+# stop SECONDS NAME...: the recorded processes NAME (pid_of), SIGTERM to all of them at once, then wait for each
+# (SIGKILL after SECONDS).
+stop() {
+	local t="$1" name pid
+	shift
+	for name; do
+		if pid="$(pid_of "$name")"; then
+			log "$name: stopping ($pid)"
+			kill -TERM "$pid" 2>/dev/null || true
+		fi
+	done
+	for name; do
+		if pid="$(pid_of "$name")"; then
+			stop_pid "$pid" "$name" "$t"
+		fi
+		rm -f "$RUN/$name.pid"
+	done
+}
+
 # stop_pid PID NAME [SECONDS]: SIGTERM, wait up to SECONDS (default 20), SIGKILL.
 stop_pid() {
 	local pid="$1" name="$2" t="${3:-20}" i
