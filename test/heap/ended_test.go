@@ -70,7 +70,7 @@ func endedRuns(b *testing.B) {
 	}
 	errs := make(chan error, 2)
 	go func() { errs <- bindClaims(ctx, t.k8s, namespace) }()
-	go func() { errs <- runners(ctx, t.k8s, t.cs, namespace, benchName, s.clients, t.result) }()
+	go func() { errs <- runners(ctx, t.k8s, t.runnerCfg, namespace, benchName, s.clients, t.result) }()
 	waitComplete(ctx, b, t.k8s, []*v1alpha1.StorageBenchmark{ref}, s.bound, mgr, errs, nil)
 	_ = mgr.stop(b)
 	cms, recordBytes := runConfigMaps(ctx, b, t.k8s, ref)

@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -81,7 +80,7 @@ func BenchmarkManagerHeap(b *testing.B) {
 func run(b *testing.B, s scenario) managerCost {
 	b.StopTimer()
 	t := newBed(b)
-	dir, kubeconfig, k8s, cs, result := t.dir, t.kubeconfig, t.k8s, t.cs, t.result
+	dir, kubeconfig, k8s, runnerCfg, result := t.dir, t.kubeconfig, t.k8s, t.runnerCfg, t.result
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if s.foreign > 0 {
@@ -112,7 +111,9 @@ func run(b *testing.B, s scenario) managerCost {
 			b.Fatal(err)
 		}
 		benches[i] = bench
-		go func() { errs <- runners(ctx, k8s, cs, namespace, bench.Name, int(bench.Spec.Clients.Count), result) }()
+		go func() {
+			errs <- runners(ctx, k8s, runnerCfg, namespace, bench.Name, int(bench.Spec.Clients.Count), result)
+		}()
 	}
 	var ready time.Duration // until every client was ready
 	// With perStep, the manager's counters when every benchmark has
@@ -185,8 +186,8 @@ type bed struct {
 	dir        string
 	kubeconfig string // the manager's
 	k8s        client.Client
-	cs         kubernetes.Interface // the runners'
-	result     results.ClientStep   // what the runners report
+	runnerCfg  *rest.Config       // the runners' (runnerClients)
+	result     results.ClientStep // what the runners report
 }
 
 // newBed starts a control plane in a temporary directory and creates the
@@ -200,13 +201,10 @@ func newBed(b *testing.B) *bed {
 	if t.k8s, err = client.New(cfg, client.Options{Scheme: controllers.Scheme()}); err != nil {
 		b.Fatal(err)
 	}
-	// The runners' client: no client-side rate limit, as each real runner
+	// The runners' clients: no client-side rate limit, as each real runner
 	// has its own.
-	runnerCfg := rest.CopyConfig(cfg)
-	runnerCfg.QPS = -1
-	if t.cs, err = kubernetes.NewForConfig(runnerCfg); err != nil {
-		b.Fatal(err)
-	}
+	t.runnerCfg = rest.CopyConfig(cfg)
+	t.runnerCfg.QPS = -1
 	if t.result, err = realResult(); err != nil {
 		b.Fatal(err)
 	}

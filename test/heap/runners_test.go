@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,9 +48,13 @@ func realResult() (results.ClientStep, error) {
 // does, publishing result after each step's ramp and duration instead of
 // running fio. It returns when every client saw the done order, or on the
 // first error.
-func runners(ctx context.Context, k8s client.Client, cs kubernetes.Interface, ns, bench string, clients int, result results.ClientStep) error {
+func runners(ctx context.Context, k8s client.Client, cfg *rest.Config, ns, bench string, clients int, result results.ClientStep) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	cs, err := runnerClients(cfg, clients)
+	if err != nil {
+		return err
+	}
 	errs := make(chan error, clients)
 	started := make([]bool, clients)
 	for n := 0; n < clients; {
@@ -64,7 +70,7 @@ func runners(ctx context.Context, k8s client.Client, cs kubernetes.Interface, ns
 			}
 			started[i] = true
 			n++
-			x := &exchange.Client{Clientset: cs, Namespace: ns, Benchmark: bench, Index: i}
+			x := &exchange.Client{Clientset: cs[i/runnersPerConnection], Namespace: ns, Benchmark: bench, Index: i}
 			go func() { errs <- fakeRunner(ctx, x, result) }()
 		}
 		if n < clients {
@@ -79,6 +85,31 @@ func runners(ctx context.Context, k8s client.Client, cs kubernetes.Interface, ns
 		}
 	}
 	return nil
+}
+
+// runnersPerConnection is how many stand-in runners share a clientset and
+// its connection. Real runners each have their own; one connection for
+// thousands would hold more watches than the API server serves on one
+// HTTP/2 connection (--http2-max-streams-per-connection, 1,000 by
+// default), and the runners beyond would wait for a stream.
+const runnersPerConnection = 100
+
+// runnerClients are the clientsets of n stand-in runners, one per
+// runnersPerConnection of them, each with a transport of its own: a
+// config with its own dialer is not shared through client-go's transport
+// cache.
+func runnerClients(cfg *rest.Config, n int) ([]kubernetes.Interface, error) {
+	out := make([]kubernetes.Interface, (n+runnersPerConnection-1)/runnersPerConnection)
+	for i := range out {
+		c := rest.CopyConfig(cfg)
+		c.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		cs, err := kubernetes.NewForConfig(c)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = cs
+	}
+	return out, nil
 }
 
 // fakeRunner is cmd/runner's client loop (internal/runner.Runner.Run) with
