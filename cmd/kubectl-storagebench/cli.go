@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -268,28 +269,71 @@ func (a *app) get(ctx context.Context, name string) (*v1alpha1.StorageBenchmark,
 			}
 			return &sbs[0], nil
 		}
-		for i := range sbs {
-			if sbs[i].Name == name {
-				return &sbs[i], nil
-			}
-		}
-		return nil, fmt.Errorf("storagebenchmark %q not found in %s", name, strings.Join(a.fromFiles, ", "))
+		return findSaved(sbs, kindBenchmark, name, a.fromFiles)
 	}
 	if name == "" {
 		return nil, errors.New("name a benchmark")
 	}
+	return getNamed[v1alpha1.StorageBenchmark](ctx, a, kindBenchmark, name)
+}
+
+// object is a pointer to an API object of type T.
+type object[T any] interface {
+	*T
+	client.Object
+}
+
+// getNamed reads an object of the namespace from the cluster; one that
+// is not there is "KIND "NAME" not found in namespace "NS"".
+func getNamed[T any, P object[T]](ctx context.Context, a *app, kind, name string) (P, error) {
 	c, ns, err := a.connect()
 	if err != nil {
 		return nil, err
 	}
-	var sb v1alpha1.StorageBenchmark
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &sb); err != nil {
+	obj := P(new(T))
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("storagebenchmark %q not found in namespace %q", name, ns)
+			return nil, fmt.Errorf("%s %q not found in namespace %q", kind, name, ns)
 		}
 		return nil, err
 	}
-	return &sb, nil
+	return obj, nil
+}
+
+// findSaved returns the object of items (read from files) named name;
+// one that is not there is "KIND "NAME" not found in FILES".
+func findSaved[T any, P object[T]](items []T, kind, name string, files []string) (P, error) {
+	for i := range items {
+		if obj := P(&items[i]); obj.GetName() == name {
+			return obj, nil
+		}
+	}
+	return nil, fmt.Errorf("%s %q not found in %s", kind, name, strings.Join(files, ", "))
+}
+
+// listObjects lists objects of the namespace (of every namespace with all)
+// from the cluster into list.
+func (a *app) listObjects(ctx context.Context, list client.ObjectList, all bool) error {
+	c, ns, err := a.connect()
+	if err != nil {
+		return err
+	}
+	opts := []client.ListOption{}
+	if !all {
+		opts = append(opts, client.InNamespace(ns))
+	}
+	return c.List(ctx, list, opts...)
+}
+
+// sortByName sorts items by namespace, then name, as kubectl lists them.
+func sortByName[T any, P object[T]](items []T) {
+	sort.SliceStable(items, func(i, j int) bool {
+		a, b := P(&items[i]), P(&items[j])
+		if a.GetNamespace() != b.GetNamespace() {
+			return a.GetNamespace() < b.GetNamespace()
+		}
+		return a.GetName() < b.GetName()
+	})
 }
 
 // stepConfigMap returns step k's ConfigMap of a benchmark: from the

@@ -8,12 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/analysis"
@@ -57,16 +55,8 @@ instead: status (the Ready condition's reason), class, the step under way
 				}
 				items = sbs
 			} else {
-				c, ns, err := a.connect()
-				if err != nil {
-					return err
-				}
 				var list v1alpha1.StorageBenchmarkList
-				opts := []client.ListOption{}
-				if !all {
-					opts = append(opts, client.InNamespace(ns))
-				}
-				if err := c.List(cmd.Context(), &list, opts...); err != nil {
+				if err := a.listObjects(cmd.Context(), &list, all); err != nil {
 					return err
 				}
 				items = list.Items
@@ -75,12 +65,7 @@ instead: status (the Ready condition's reason), class, the step under way
 				fmt.Fprintln(a.errOut, "No storagebenchmarks found.")
 				return nil
 			}
-			sort.SliceStable(items, func(i, j int) bool {
-				if items[i].Namespace != items[j].Namespace {
-					return items[i].Namespace < items[j].Namespace
-				}
-				return items[i].Name < items[j].Name
-			})
+			sortByName(items)
 			t := apireport.ListTable(items, a.now(), all)
 			return t.Text(a.out)
 		},
@@ -102,23 +87,15 @@ func (a *app) schedulesCommand() *cobra.Command {
 			if a.fromFile() {
 				return errors.New("schedules reads the cluster: --from-file is not supported")
 			}
-			c, ns, err := a.connect()
-			if err != nil {
-				return err
-			}
 			if len(args) == 1 {
-				s, err := a.getSchedule(cmd.Context(), args[0])
+				s, err := getNamed[v1alpha1.StorageBenchmarkSchedule](cmd.Context(), a, kindSchedule, args[0])
 				if err != nil {
 					return err
 				}
 				return apireport.WriteScheduleStatus(a.out, s, a.now())
 			}
 			var list v1alpha1.StorageBenchmarkScheduleList
-			opts := []client.ListOption{}
-			if !all {
-				opts = append(opts, client.InNamespace(ns))
-			}
-			if err := c.List(cmd.Context(), &list, opts...); err != nil {
+			if err := a.listObjects(cmd.Context(), &list, all); err != nil {
 				return err
 			}
 			if len(list.Items) == 0 {

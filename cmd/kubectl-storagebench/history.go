@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/report"
 	"github.com/storagebench/storagebench/internal/report/apireport"
@@ -17,22 +14,6 @@ import (
 
 // scheduleFormats are report sbsched/NAME's.
 var scheduleFormats = []report.Format{report.FormatMarkdown, report.FormatSVG, report.FormatPNG, report.FormatJSON}
-
-// getSchedule reads a schedule of the namespace from the cluster.
-func (a *app) getSchedule(ctx context.Context, name string) (*v1alpha1.StorageBenchmarkSchedule, error) {
-	c, ns, err := a.connect()
-	if err != nil {
-		return nil, err
-	}
-	var s v1alpha1.StorageBenchmarkSchedule
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &s); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("storagebenchmarkschedule %q not found in namespace %q", name, ns)
-		}
-		return nil, err
-	}
-	return &s, nil
-}
 
 // scheduleReport draws a schedule's history: its kept runs along their
 // scheduled times (figure.RenderHistory), or lists them as JSON.
@@ -47,7 +28,7 @@ func (a *app) scheduleReport(ctx context.Context, o *outputFlags, name string) e
 	if err != nil {
 		return fmt.Errorf("a schedule's history: %w", err)
 	}
-	s, err := a.getSchedule(ctx, name)
+	s, err := getNamed[v1alpha1.StorageBenchmarkSchedule](ctx, a, kindSchedule, name)
 	if err != nil {
 		return err
 	}

@@ -5,12 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
-	"strings"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/report"
@@ -68,28 +64,12 @@ func (a *app) getOperations(ctx context.Context, name string) (*v1alpha1.VolumeO
 			}
 			return &ops[0], nil
 		}
-		for i := range ops {
-			if ops[i].Name == name {
-				return &ops[i], nil
-			}
-		}
-		return nil, fmt.Errorf("volumeoperationsbenchmark %q not found in %s", name, strings.Join(a.fromFiles, ", "))
+		return findSaved(ops, kindOperations, name, a.fromFiles)
 	}
 	if name == "" {
 		return nil, errors.New("name a volumeoperationsbenchmark: sbops/NAME")
 	}
-	c, ns, err := a.connect()
-	if err != nil {
-		return nil, err
-	}
-	var b v1alpha1.VolumeOperationsBenchmark
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &b); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("volumeoperationsbenchmark %q not found in namespace %q", name, ns)
-		}
-		return nil, err
-	}
-	return &b, nil
+	return getNamed[v1alpha1.VolumeOperationsBenchmark](ctx, a, kindOperations, name)
 }
 
 // listOperations prints the VolumeOperationsBenchmarks of the namespace
@@ -103,16 +83,8 @@ func (a *app) listOperations(ctx context.Context, all bool) error {
 		}
 		items = saved.operations
 	} else {
-		c, ns, err := a.connect()
-		if err != nil {
-			return err
-		}
 		var list v1alpha1.VolumeOperationsBenchmarkList
-		opts := []client.ListOption{}
-		if !all {
-			opts = append(opts, client.InNamespace(ns))
-		}
-		if err := c.List(ctx, &list, opts...); err != nil {
+		if err := a.listObjects(ctx, &list, all); err != nil {
 			return err
 		}
 		items = list.Items
@@ -121,12 +93,7 @@ func (a *app) listOperations(ctx context.Context, all bool) error {
 		fmt.Fprintln(a.errOut, "No volumeoperationsbenchmarks found.")
 		return nil
 	}
-	sort.SliceStable(items, func(i, j int) bool {
-		if items[i].Namespace != items[j].Namespace {
-			return items[i].Namespace < items[j].Namespace
-		}
-		return items[i].Name < items[j].Name
-	})
+	sortByName(items)
 	t := apireport.OperationsListTable(items, a.now(), all)
 	return t.Text(a.out)
 }

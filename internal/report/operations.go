@@ -160,15 +160,8 @@ func OperationsListTable(runs []*OperationsRun, now time.Time, withNamespace boo
 		t.Header = append([]string{"NAMESPACE"}, t.Header...)
 	}
 	for _, r := range runs {
-		progress := r.Progress
-		if progress == "" && r.Planned() > 0 {
-			progress = fmt.Sprintf("%d/%d", r.Recorded(), r.Planned())
-		}
-		age := "<unknown>"
-		if !r.Created.IsZero() {
-			age = duration.HumanDuration(now.Sub(r.Created))
-		}
-		row := []string{r.Name, r.Phase, r.Class, progress, r.SLOReason, age}
+		progress := stepsOr(r.Progress, r.Recorded(), r.Planned())
+		row := []string{r.Name, r.Phase, r.Class, progress, r.SLOReason, ageOf(r.Created, now)}
 		if withNamespace {
 			row = append([]string{r.Namespace}, row...)
 		}
@@ -319,17 +312,7 @@ func (r *OperationsRun) SummaryLines() []string {
 // VerdictLines are the objectives' verdicts, the notes and, for a failed
 // run, why; each as SafeLine escapes it.
 func (r *OperationsRun) VerdictLines() []string {
-	var out []string
-	for _, s := range r.Objectives {
-		line := fmt.Sprintf("SLO %s: %s", s.Name, s.Verdict)
-		if s.Message != "" {
-			line += " — " + s.Message
-		}
-		out = append(out, line)
-	}
-	if r.SLOStatus != "" {
-		out = append(out, fmt.Sprintf("SLOs: %s (SLOMet %s)", r.SLOReason, r.SLOStatus))
-	}
+	out := sloLines(r.Objectives, r.SLOStatus, r.SLOReason)
 	for _, n := range r.Notes {
 		out = append(out, n.Line())
 	}
@@ -345,20 +328,7 @@ func (r *OperationsRun) VerdictLines() []string {
 // objectives. Text from the benchmark is printed as SafeLine escapes it
 // (keyValues, Table.Text, SummaryLines).
 func (r *OperationsRun) WriteStatus(w io.Writer, now time.Time) error {
-	state := r.Phase
-	if r.Message != "" {
-		state += " — " + r.Message
-	}
-	var when string
-	if !r.Started.IsZero() {
-		when = "started " + r.Started.UTC().Format(time.RFC3339)
-		if !r.Ended.IsZero() {
-			when += ", ended " + r.Ended.UTC().Format(time.RFC3339) +
-				" (" + duration.HumanDuration(r.Ended.Sub(r.Started)) + ")"
-		} else {
-			when += " (" + duration.HumanDuration(now.Sub(r.Started)) + " ago)"
-		}
-	}
+	state, when := stateAndWhen(r.Phase, r.Message, r.Started, r.Ended, now)
 	var step string
 	if c := r.Current; c != nil {
 		step = r.Progress

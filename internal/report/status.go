@@ -334,16 +334,7 @@ func (r *Run) SummaryLines() []string {
 		out = append(out, l)
 	}
 	out = append(out, r.verdictLines()...)
-	for _, s := range r.SLOs {
-		line := fmt.Sprintf("SLO %s: %s", s.Name, s.Verdict)
-		if s.Message != "" {
-			line += " — " + s.Message
-		}
-		out = append(out, line)
-	}
-	if r.SLOStatus != "" {
-		out = append(out, fmt.Sprintf("SLOs: %s (SLOMet %s)", r.SLOReason, r.SLOStatus))
-	}
+	out = append(out, sloLines(r.SLOs, r.SLOStatus, r.SLOReason)...)
 	if r.StopReason != "" {
 		out = append(out, "ended: "+r.StopReason)
 	}
@@ -351,6 +342,24 @@ func (r *Run) SummaryLines() []string {
 		out = append(out, "FAILED: "+r.Failure)
 	}
 	return SafeLines(out)
+}
+
+// sloLines are the objectives' verdicts, a line each, then the SLOMet
+// condition's ("" status: none, before the run ended or without
+// objectives); unescaped.
+func sloLines(slos []SLO, status, reason string) []string {
+	var out []string
+	for _, s := range slos {
+		line := fmt.Sprintf("SLO %s: %s", s.Name, s.Verdict)
+		if s.Message != "" {
+			line += " — " + s.Message
+		}
+		out = append(out, line)
+	}
+	if status != "" {
+		out = append(out, fmt.Sprintf("SLOs: %s (SLOMet %s)", reason, status))
+	}
+	return out
 }
 
 // StorageLines describe the storage used: class and provisioner, claims,
@@ -502,20 +511,7 @@ func shortDuration(d time.Duration) string {
 // summary. Text from the benchmark is printed as SafeLine escapes it
 // (keyValues, Table.Text, SummaryLines).
 func (r *Run) WriteStatus(w io.Writer, now time.Time) error {
-	state := r.Phase
-	if r.Message != "" {
-		state += " — " + r.Message
-	}
-	var when string
-	if !r.Started.IsZero() {
-		when = "started " + r.Started.UTC().Format(time.RFC3339)
-		if !r.Ended.IsZero() {
-			when += ", ended " + r.Ended.UTC().Format(time.RFC3339) +
-				" (" + duration.HumanDuration(r.Ended.Sub(r.Started)) + ")"
-		} else {
-			when += " (" + duration.HumanDuration(now.Sub(r.Started)) + " ago)"
-		}
-	}
+	state, when := stateAndWhen(r.Phase, r.Message, r.Started, r.Ended, now)
 	kv := [][2]string{
 		{"Name", r.Name},
 		{"Namespace", r.Namespace},
@@ -555,6 +551,26 @@ func (r *Run) WriteStatus(w io.Writer, now time.Time) error {
 	return nil
 }
 
+// stateAndWhen are a status' Status and Run values: the phase with the
+// Ready condition's message, and when the run started and ended (and how
+// long it took), or how long ago it started; when is "" before the start.
+func stateAndWhen(phase, message string, started, ended, now time.Time) (state, when string) {
+	state = phase
+	if message != "" {
+		state += " — " + message
+	}
+	if !started.IsZero() {
+		when = "started " + started.UTC().Format(time.RFC3339)
+		if !ended.IsZero() {
+			when += ", ended " + ended.UTC().Format(time.RFC3339) +
+				" (" + duration.HumanDuration(ended.Sub(started)) + ")"
+		} else {
+			when += " (" + duration.HumanDuration(now.Sub(started)) + " ago)"
+		}
+	}
+	return state, when
+}
+
 // ListTableOf is what `kubectl storagebench list` prints: the printer
 // columns of `kubectl get sbench`, with figures formatted (peak in the
 // load's unit, p99 at the peak as a latency) and the namespace first when
@@ -578,21 +594,31 @@ func ListTableOf(runs []*Run, now time.Time, withNamespace bool) Table {
 				p99 = numfmt.Duration(s.P99LatencyAtPeak)
 			}
 		}
-		progress := r.ProgressText
-		if progress == "" && r.StepsPlanned > 0 {
-			progress = fmt.Sprintf("%d/%d", len(r.Steps), r.StepsPlanned)
-		}
-		age := "<unknown>"
-		if !r.Created.IsZero() {
-			age = duration.HumanDuration(now.Sub(r.Created))
-		}
-		row := []string{r.Name, r.Phase, r.Class, r.Profile, progress, peak, p99, r.SLOReason, age}
+		progress := stepsOr(r.ProgressText, len(r.Steps), r.StepsPlanned)
+		row := []string{r.Name, r.Phase, r.Class, r.Profile, progress, peak, p99, r.SLOReason, ageOf(r.Created, now)}
 		if withNamespace {
 			row = append([]string{r.Namespace}, row...)
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// stepsOr is a list's STEP column: the status' progress text, or else
+// the steps recorded of those planned ("3/8"); "" with neither.
+func stepsOr(progress string, recorded, planned int) string {
+	if progress == "" && planned > 0 {
+		return fmt.Sprintf("%d/%d", recorded, planned)
+	}
+	return progress
+}
+
+// ageOf is a list's AGE column: how long ago the object was created.
+func ageOf(created, now time.Time) string {
+	if created.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(now.Sub(created))
 }
 
 // RepeatabilityKey says what the repeatability table's p99 and CI are, for

@@ -330,7 +330,12 @@ func ProgressOf(sb *v1alpha1.StorageBenchmark, now time.Time) report.Progress {
 // WriteDocument writes the JSON report of a benchmark (DocumentOf),
 // indented, with a final newline.
 func WriteDocument(w io.Writer, sb *v1alpha1.StorageBenchmark, o report.Options) error {
-	b, err := json.MarshalIndent(DocumentOf(sb, o), "", "  ")
+	return writeJSON(w, DocumentOf(sb, o))
+}
+
+// writeJSON writes a JSON document, indented, with a final newline.
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}

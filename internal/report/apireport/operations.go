@@ -1,7 +1,6 @@
 package apireport
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -144,12 +143,7 @@ func WriteOperationsDocument(w io.Writer, b *v1alpha1.VolumeOperationsBenchmark)
 	if d.Operations == nil {
 		d.Operations = []v1alpha1.OperationCurveStatus{}
 	}
-	out, err := json.MarshalIndent(d, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(out, '\n'))
-	return err
+	return writeJSON(w, d)
 }
 
 // DecodeOperations reads saved VolumeOperationsBenchmarks: `kubectl get

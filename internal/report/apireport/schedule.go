@@ -1,7 +1,6 @@
 package apireport
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -76,12 +75,7 @@ func WriteScheduleDocument(w io.Writer, s *v1alpha1.StorageBenchmarkSchedule) er
 	if d.History == nil {
 		d.History = []v1alpha1.ScheduledRun{}
 	}
-	b, err := json.MarshalIndent(d, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
+	return writeJSON(w, d)
 }
 
 // WriteScheduleStatus prints a schedule: its settings and times, then its

@@ -150,31 +150,28 @@ func (c historyChart) build(runs []report.HistoryRun) (*plot.Plot, []string, err
 	}{
 		{historyPeak, peak, draw.GlyphStyle{Color: ColorRead, Radius: vg.Points(3.2), Shape: draw.CircleGlyph{}}, true},
 		{historyAtTarget, atTarget, draw.GlyphStyle{Color: ColorWrite, Radius: vg.Points(3.2), Shape: draw.CircleGlyph{}}, true},
-		{historyFailed, failed, draw.GlyphStyle{Color: ColorFailed, Radius: vg.Points(6), Shape: crossGlyph{width: vg.Points(1.8)}}, false},
-		{historyRegressed, regressed, draw.GlyphStyle{Color: ColorRegressed, Radius: vg.Points(8), Shape: ringGlyph{width: vg.Points(2)}}, false},
+		{historyFailed, failed, crossMark(ColorFailed), false},
+		{historyRegressed, regressed, ringMark(ColorRegressed), false},
 	}
 	for _, s := range series {
+		if !s.line {
+			var err error
+			if legend, err = addMarks(p, legend, s.xys, s.name, s.glyph); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
 		if len(s.xys) == 0 {
 			continue
 		}
-		if s.line {
-			line, points, err := plotter.NewLinePoints(s.xys)
-			if err != nil {
-				return nil, nil, err
-			}
-			line.Color, line.Width = s.glyph.Color, vg.Points(2)
-			points.GlyphStyle = s.glyph
-			p.Add(line, points)
-			p.Legend.Add(s.name, line, points)
-		} else {
-			sc, err := plotter.NewScatter(s.xys)
-			if err != nil {
-				return nil, nil, err
-			}
-			sc.GlyphStyle = s.glyph
-			p.Add(sc)
-			p.Legend.Add(s.name, sc)
+		line, points, err := plotter.NewLinePoints(s.xys)
+		if err != nil {
+			return nil, nil, err
 		}
+		line.Color, line.Width = s.glyph.Color, vg.Points(2)
+		points.GlyphStyle = s.glyph
+		p.Add(line, points)
+		p.Legend.Add(s.name, line, points)
 		legend = append(legend, s.name)
 	}
 	// Room above the highest point for the legend, which takes about a

@@ -253,25 +253,14 @@ func (c operationsChart) build() (*plot.Plot, []string, error) {
 		p.Legend.Add(operationsMaxLegend, line)
 		legend = append(legend, operationsMaxLegend)
 	}
-	mark := func(xys plotter.XYs, what string, at []string, style draw.GlyphStyle) error {
-		if len(xys) == 0 {
-			return nil
-		}
-		sc, err := plotter.NewScatter(xys)
-		if err != nil {
-			return err
-		}
-		sc.GlyphStyle = style
-		p.Add(sc)
-		name := report.SafeLine(what + " (" + strings.Join(at, ", ") + ")")
-		p.Legend.Add(name, sc)
-		legend = append(legend, name)
-		return nil
+	markName := func(what string, at []string) string {
+		return report.SafeLine(what + " (" + strings.Join(at, ", ") + ")")
 	}
-	if err := mark(knees, operationsKnee, kneeAt, draw.GlyphStyle{Color: ColorKnee, Radius: vg.Points(8), Shape: ringGlyph{width: vg.Points(2)}}); err != nil {
+	legend, err := addMarks(p, legend, knees, markName(operationsKnee, kneeAt), ringMark(ColorKnee))
+	if err != nil {
 		return nil, nil, err
 	}
-	if err := mark(failures, operationsFailures, failedAt, draw.GlyphStyle{Color: ColorFailed, Radius: vg.Points(6), Shape: crossGlyph{width: vg.Points(1.8)}}); err != nil {
+	if legend, err = addMarks(p, legend, failures, markName(operationsFailures, failedAt), crossMark(ColorFailed)); err != nil {
 		return nil, nil, err
 	}
 	slices.Sort(concurrencies)

@@ -289,28 +289,17 @@ func (c *chart) build() (*plot.Plot, []string, error) {
 	}
 	// Marked steps (knee, saturated) are scatter glyphs over the series,
 	// named with their step numbers unless several curves are overlaid.
-	mark := func(xys plotter.XYs, what string, steps []string, style draw.GlyphStyle) error {
-		if len(xys) == 0 {
-			return nil
-		}
-		sc, err := plotter.NewScatter(xys)
-		if err != nil {
-			return err
-		}
-		sc.GlyphStyle = style
-		p.Add(sc)
-		name := what + " (step " + strings.Join(steps, ", ") + ")"
+	markName := func(what string, steps []string) string {
 		if c.overlay {
-			name = what
+			return what
 		}
-		p.Legend.Add(name, sc)
-		legend = append(legend, name)
-		return nil
+		return what + " (step " + strings.Join(steps, ", ") + ")"
 	}
-	if err := mark(knees, "knee", kneeSteps, draw.GlyphStyle{Color: ColorKnee, Radius: vg.Points(8), Shape: ringGlyph{width: vg.Points(2)}}); err != nil {
+	legend, err := addMarks(p, legend, knees, markName("knee", kneeSteps), ringMark(ColorKnee))
+	if err != nil {
 		return nil, nil, err
 	}
-	if err := mark(saturated, "saturated", satSteps, draw.GlyphStyle{Color: ColorSaturated, Radius: vg.Points(6), Shape: crossGlyph{width: vg.Points(1.8)}}); err != nil {
+	if legend, err = addMarks(p, legend, saturated, markName("saturated", satSteps), crossMark(ColorSaturated)); err != nil {
 		return nil, nil, err
 	}
 	if maxX <= 0 {
@@ -492,6 +481,35 @@ func tickLabel(v, step float64) string {
 	}
 	v = math.Round(v*math.Pow10(decimals)) / math.Pow10(decimals)
 	return numfmt.Fixed(v, decimals)
+}
+
+// addMarks draws glyphs in style at xys over a plot's lines (a knee, a
+// step or run that failed), under name in the plot's legend, and returns
+// legend (the names drawBoxedLegend boxes) with name added; without
+// points it draws nothing and returns legend as it is.
+func addMarks(p *plot.Plot, legend []string, xys plotter.XYs, name string, style draw.GlyphStyle) ([]string, error) {
+	if len(xys) == 0 {
+		return legend, nil
+	}
+	sc, err := plotter.NewScatter(xys)
+	if err != nil {
+		return nil, err
+	}
+	sc.GlyphStyle = style
+	p.Add(sc)
+	p.Legend.Add(name, sc)
+	return append(legend, name), nil
+}
+
+// ringMark rings a point in col: a knee, a regressed run.
+func ringMark(col color.Color) draw.GlyphStyle {
+	return draw.GlyphStyle{Color: col, Radius: vg.Points(8), Shape: ringGlyph{width: vg.Points(2)}}
+}
+
+// crossMark crosses a point out in col: a saturated step, a step or run
+// that failed.
+func crossMark(col color.Color) draw.GlyphStyle {
+	return draw.GlyphStyle{Color: col, Radius: vg.Points(6), Shape: crossGlyph{width: vg.Points(1.8)}}
 }
 
 // ringGlyph is a circle outline of a given line width (gonum's RingGlyph
