@@ -99,20 +99,7 @@ func stripForCache(in any) (any, error) {
 		}
 		return j, nil
 	case *corev1.Pod:
-		p := &corev1.Pod{TypeMeta: o.TypeMeta, ObjectMeta: m, Spec: corev1.PodSpec{NodeName: o.Spec.NodeName}, Status: corev1.PodStatus{Phase: o.Status.Phase}}
-		for _, c := range o.Status.Conditions {
-			if c.Type == corev1.DisruptionTarget {
-				p.Status.Conditions = []corev1.PodCondition{{Type: c.Type, Status: c.Status, Reason: clip(c.Reason, 256), Message: clip(c.Message, 1024)}}
-			}
-		}
-		for _, cs := range o.Status.ContainerStatuses {
-			kept := corev1.ContainerStatus{Name: clip(cs.Name, 63)}
-			if t := cs.State.Terminated; t != nil {
-				kept.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: t.ExitCode, Reason: clip(t.Reason, 256), Message: clip(t.Message, maxCachedValue)}
-			}
-			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, kept)
-		}
-		return p, nil
+		return stripPod(o, m), nil
 	case *corev1.Node:
 		// A node's name, whether it takes pods and its Ready condition:
 		// what tells a client's node lost (heartbeat times are dropped, so
@@ -135,6 +122,39 @@ func stripForCache(in any) (any, error) {
 	}
 	obj.SetManagedFields(nil)
 	return obj, nil
+}
+
+// stripPod is what the reconciler reads of a pod: its node, phase, the
+// conditions it reads and its containers' terminations, each bounded.
+func stripPod(o *corev1.Pod, m metav1.ObjectMeta) *corev1.Pod {
+	p := &corev1.Pod{TypeMeta: o.TypeMeta, ObjectMeta: m, Spec: corev1.PodSpec{NodeName: o.Spec.NodeName}, Status: corev1.PodStatus{Phase: o.Status.Phase}}
+	// At most one of each condition read: DisruptionTarget (why a pod was
+	// evicted), and PodScheduled and PodReadyToStartContainers
+	// (status.storage.attach), those two with their status and transition
+	// time only.
+	seen := map[corev1.PodConditionType]bool{}
+	for _, c := range o.Status.Conditions {
+		if seen[c.Type] {
+			continue
+		}
+		switch c.Type {
+		case corev1.DisruptionTarget:
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: c.Type, Status: c.Status, Reason: clip(c.Reason, 256), Message: clip(c.Message, 1024)})
+		case corev1.PodScheduled, corev1.PodReadyToStartContainers:
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: c.Type, Status: c.Status, LastTransitionTime: c.LastTransitionTime})
+		default:
+			continue
+		}
+		seen[c.Type] = true
+	}
+	for _, cs := range o.Status.ContainerStatuses {
+		kept := corev1.ContainerStatus{Name: clip(cs.Name, 63)}
+		if t := cs.State.Terminated; t != nil {
+			kept.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: t.ExitCode, Reason: clip(t.Reason, 256), Message: clip(t.Message, maxCachedValue)}
+		}
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, kept)
+	}
+	return p
 }
 
 // ours keeps the operator's own keys (storagebench.io/…, and the

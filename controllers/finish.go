@@ -71,6 +71,13 @@ func (r *Reconciler) finish(ctx context.Context, b *v1alpha1.StorageBenchmark, n
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	// What status timed of the storage and the record lacks (an attach
+	// over the pods that got that far before the end, or a summary the
+	// manager stopped before recording) is recorded now; a stale plan
+	// records nothing, and its event brings the pass that does.
+	if _, err := r.recordStorageTimes(ctx, plan, storageTimesOf(plan), timesOf(b.Status.Storage)); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, err
+	}
 	if o, ordered, _ := orderOf(plan); plan != nil && (!ordered || !o.Done) {
 		if err := r.writeOrder(ctx, plan, e.final, nil, nil); client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, err

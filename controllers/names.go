@@ -49,6 +49,10 @@ const (
 	legacyAnnotationSpread     = "storagebench.io/spread"
 	// annotationOrder mirrors the plan ConfigMap's order.json for the operator.
 	annotationOrder = "storagebench.io/order"
+	// annotationStorageTimes on the plan ConfigMap records the storage's
+	// control-plane times (status.storage.provisioning and attach), each
+	// once, as status first shows it (controlplane.go).
+	annotationStorageTimes = "storagebench.io/storage-times"
 )
 
 // Reasons of a benchmark's conditions (Ready, Reconciling, Complete,

@@ -222,6 +222,34 @@ func TestStripForCacheKeepsOnlyWhatTheReconcilerReads(t *testing.T) {
 	if p := out.(*corev1.Pod); p.Status.Phase != corev1.PodRunning || p.Spec.NodeName != "node-a" {
 		t.Fatal("a Job's pod lost its status or its node")
 	}
+	// Of a pod's conditions, the ones read (status.storage.attach, eviction),
+	// each once, bounded; the attach ones with their status and transition
+	// times only.
+	at := metav1.NewTime(time.Unix(1e9, 0))
+	long := strings.Repeat("m", 1<<20)
+	conds := []corev1.PodCondition{
+		{Type: corev1.PodReady, Status: corev1.ConditionTrue, Message: long},
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: at, LastProbeTime: at, Reason: "r", Message: long},
+		{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue, LastTransitionTime: at, Message: long},
+		{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI", Message: long},
+		{Type: "example.com/gate", Status: corev1.ConditionTrue, Message: long},
+	}
+	for range 100 { // repeated entries, somebody's patch
+		conds = append(conds, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Message: long})
+	}
+	pod.Status.Conditions = conds
+	out, _ = stripForCache(pod)
+	got := out.(*corev1.Pod).Status.Conditions
+	want := []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: at},
+		{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue, LastTransitionTime: at},
+	}
+	if len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2].Type != corev1.DisruptionTarget || len(got[2].Message) > 1024 {
+		t.Fatalf("a pod's conditions cached as %d: %+v", len(got), got[:min(len(got), 4)])
+	}
+	if d, ok := readyToStartAfter(out.(*corev1.Pod)); !ok || d != 0 {
+		t.Fatalf("the cached pod times as %s, %v", d, ok)
+	}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a", Labels: big, Annotations: big, ManagedFields: mf},
 		Spec: corev1.NodeSpec{Unschedulable: true, PodCIDR: "10.0.0.0/24"},
 		Status: corev1.NodeStatus{Images: make([]corev1.ContainerImage, 100), Conditions: []corev1.NodeCondition{

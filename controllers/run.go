@@ -116,7 +116,7 @@ func (r *Reconciler) reconcileEnded(ctx context.Context, b *v1alpha1.StorageBenc
 	}
 	if err == nil && b.Status.Storage == nil { // rebuilt: describe what is left
 		sc, _, _ := r.storageClass(ctx, b, 0)
-		err = r.observeStorage(ctx, b, sc, obs, 0)
+		err = r.observeStorage(ctx, b, sc, obs, 0, true)
 	}
 	if err != nil { // the record of an ended run stays as it is
 		return ctrl.Result{}, err
@@ -157,10 +157,16 @@ func (r *Reconciler) reconcileRunning(ctx context.Context, b *v1alpha1.StorageBe
 	if err := project(b, d, obs); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.observeStorage(ctx, b, sc, obs, wasReady); err != nil {
+	if err := r.observeStorage(ctx, b, sc, obs, wasReady, false); err != nil {
 		return endOn(b, now, err)
 	}
-	return r.advance(ctx, b, d, obs, now)
+	res, err := r.advance(ctx, b, d, obs, now)
+	if s := b.Status.Storage; s != nil && s.Attach == nil && finished(b) {
+		// The run ended before every client's pod was ready to start:
+		// attach is over those that were, recorded by finish.
+		s.Attach = attachTiming(obs.pods, len(obs.clients), true)
+	}
+	return res, err
 }
 
 // advance carries out the run's decision (decide): a step whose results
@@ -292,9 +298,11 @@ type verdictError struct{ verdict }
 func (e *verdictError) Error() string { return e.Message }
 
 // observeStorage records the storage the run uses: the class, the claims
-// and, once, the bound volumes; when every client is ready (and was not
-// at the last status), the mounts and clock offsets they reported.
-func (r *Reconciler) observeStorage(ctx context.Context, b *v1alpha1.StorageBenchmark, sc *storagev1.StorageClass, obs *observed, wasReady int32) error {
+// and, once, the bound volumes and the storage's control-plane times
+// (keepStorageTimes; ended: the run is over, so the attach times of the
+// pods that got that far); when every client is ready (and was not at the
+// last status), the mounts and clock offsets they reported.
+func (r *Reconciler) observeStorage(ctx context.Context, b *v1alpha1.StorageBenchmark, sc *storagev1.StorageClass, obs *observed, wasReady int32, ended bool) error {
 	storage := storageStatus(b, sc, obs)
 	if err := r.describeStorage(ctx, b, sc, obs, storage); err != nil {
 		return err
@@ -310,6 +318,7 @@ func (r *Reconciler) observeStorage(ctx context.Context, b *v1alpha1.StorageBenc
 	} else if old != nil {
 		storage.Mounts = old.DeepCopy().Mounts
 	}
+	r.keepStorageTimes(ctx, old, storage, obs, ended)
 	b.Status.Storage = storage
 	return nil
 }

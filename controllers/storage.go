@@ -92,8 +92,10 @@ func setStorageWarning(b *v1alpha1.StorageBenchmark, warnings []trident.Finding)
 }
 
 // describeStorage records the class and, once, the bound volumes with
-// their Trident metadata. Everything Trident-specific is optional: without
-// Trident's CRDs, or on other classes, those fields stay empty.
+// their Trident metadata and how long the benchmark's own claims took to
+// bind (provisioning, from the PVs it reads anyway; keepStorageTimes
+// keeps it from then on). Everything Trident-specific is optional:
+// without Trident's CRDs, or on other classes, those fields stay empty.
 func (r *Reconciler) describeStorage(ctx context.Context, b *v1alpha1.StorageBenchmark, sc *storagev1.StorageClass, obs *observed, s *v1alpha1.StorageStatus) error {
 	if sc != nil {
 		s.Parameters = trident.AllowedParameters(sc.Parameters)
@@ -120,6 +122,7 @@ func (r *Reconciler) describeStorage(ctx context.Context, b *v1alpha1.StorageBen
 	var tvs []trident.Volume
 	var capacity int64
 	var be trident.Backend
+	bindTimes := make([]time.Duration, 0, len(names))
 	for i, name := range names {
 		pvc := obs.claims[name]
 		var pv corev1.PersistentVolume
@@ -131,6 +134,9 @@ func (r *Reconciler) describeStorage(ctx context.Context, b *v1alpha1.StorageBen
 		}
 		c := pv.Spec.Capacity[corev1.ResourceStorage]
 		capacity += c.Value()
+		if ownedBy(pvc, b) { // not an existing claim: it is the application's
+			bindTimes = append(bindTimes, boundAfter(pvc, &pv))
+		}
 		if i >= maxVolumes {
 			s.VolumesOmitted++
 			continue
@@ -147,19 +153,30 @@ func (r *Reconciler) describeStorage(ctx context.Context, b *v1alpha1.StorageBen
 		}
 		s.Volumes = append(s.Volumes, v)
 	}
-	if sc != nil {
-		var first trident.Volume
-		if len(tvs) > 0 {
-			first = tvs[0]
-		}
-		if level, ok := trident.ServiceLevelOf(sc.Parameters, first); ok {
-			e := trident.EntitlementOf(level, capacity)
-			s.Entitlement = &v1alpha1.EntitlementStatus{ServiceLevel: string(e.ServiceLevel),
-				ThroughputBytesPerSecond: e.ThroughputBytesPerSecond, PoolShared: e.PoolShared, Message: e.Message}
-		}
+	if len(bindTimes) == len(names) {
+		s.Provisioning = controlPlaneTiming(bindTimes)
 	}
+	describeEntitlement(sc, tvs, capacity, s)
 	driverFromBackend(sc, s)
 	return nil
+}
+
+// describeEntitlement records the throughput the class's service level
+// grants capacity bytes (tvs: the volumes' Trident metadata, the first
+// one's service level read), if it names one.
+func describeEntitlement(sc *storagev1.StorageClass, tvs []trident.Volume, capacity int64, s *v1alpha1.StorageStatus) {
+	if sc == nil {
+		return
+	}
+	var first trident.Volume
+	if len(tvs) > 0 {
+		first = tvs[0]
+	}
+	if level, ok := trident.ServiceLevelOf(sc.Parameters, first); ok {
+		e := trident.EntitlementOf(level, capacity)
+		s.Entitlement = &v1alpha1.EntitlementStatus{ServiceLevel: string(e.ServiceLevel),
+			ThroughputBytesPerSecond: e.ThroughputBytesPerSecond, PoolShared: e.PoolShared, Message: e.Message}
+	}
 }
 
 // driverFromBackend records, for a Trident class that names no driver,

@@ -373,6 +373,43 @@ type StorageStatus struct {
 	// level grants the volume(s).
 	// +optional
 	Entitlement *EntitlementStatus `json:"entitlement,omitempty"`
+	// provisioning is how long each of the benchmark's own claims took
+	// from created to bound: its bound PV's lastPhaseTransitionTime (else
+	// the PV's creation) less the claim's creation, 0 at the least (a
+	// pre-bound or static PV may predate its claim). Recorded once, when
+	// every claim is bound, and kept on the run's plan ConfigMap, from
+	// which a rebuilt status takes it. From the API's timestamps, so in
+	// whole seconds. Absent before every claim is bound, on
+	// storage.existingClaim (the claim is not the benchmark's), and when
+	// a status rebuilt after the claims were deleted has no record of it.
+	// +optional
+	Provisioning *ControlPlaneTimingStatus `json:"provisioning,omitempty"`
+	// attach is how long each client pod took from scheduled to ready to
+	// start its containers (its volumes attached and mounted, its sandbox
+	// made): its PodReadyToStartContainers condition's transition less
+	// its PodScheduled condition's, 0 at the least. Recorded once, when
+	// every client has a pod with both conditions True (a run that ends
+	// first records it over the pods that had them), and kept on the
+	// run's plan ConfigMap, from which a rebuilt status takes it. From the
+	// API's timestamps, so in whole seconds. Absent before then, when no
+	// pod had both conditions, and when a status rebuilt after the client
+	// pods were gone has no record of it.
+	// +optional
+	Attach *ControlPlaneTimingStatus `json:"attach,omitempty"`
+}
+
+// ControlPlaneTimingStatus summarises control-plane times (one per claim
+// or per pod) taken from the API's own timestamps, which have one-second
+// resolution: every figure is a whole number of seconds.
+type ControlPlaneTimingStatus struct {
+	// p50 is the median by the nearest-rank rule: the ⌈count/2⌉-th
+	// smallest time.
+	P50 metav1.Duration `json:"p50"`
+	// max is the longest time.
+	Max metav1.Duration `json:"max"`
+	// count is how many times were taken.
+	// +kubebuilder:validation:Minimum=0
+	Count int32 `json:"count"`
 }
 
 // ObservedMount is one distinct mount of the volume as clients saw it.

@@ -222,6 +222,12 @@ var _ = Describe("A manager restarted with its status wiped", Serial, func() {
 		}
 		Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, v1alpha1.ConditionSLOMet)).To(BeTrue())
 
+		By("the storage's control-plane times survived the rebuild mid-step, to be compared after the end")
+		Expect(cur.Status.Storage.Provisioning).NotTo(BeNil())
+		Expect(cur.Status.Storage.Provisioning.Count).To(Equal(cur.Status.Storage.Claims), "one per claim")
+		Expect(cur.Status.Storage.Attach).NotTo(BeNil())
+		Expect(cur.Status.Storage.Attach.Count).To(BeEquivalentTo(b.Spec.Clients.Count), "one per client pod")
+
 		By("wiped after the end: the same status, byte for byte")
 		// Let the manager settle (finish, cleanup) before the snapshot.
 		Eventually(func() bool {
@@ -237,6 +243,13 @@ var _ = Describe("A manager restarted with its status wiped", Serial, func() {
 		got, err := json.Marshal(after.Status)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(got)).To(Equal(string(before)))
+		Expect(after.Status.Storage.Attach).NotTo(BeNil())
+		for _, p := range listed(ns, &corev1.PodList{}, ofBenchmark(b)).Items {
+			for _, c := range p.Status.Conditions {
+				Expect(c.Type == corev1.PodReadyToStartContainers && c.Status == corev1.ConditionTrue).To(BeFalse(),
+					"pod %s still ready to start: the rebuilt attach may not come from the plan's record", p.Name)
+			}
+		}
 
 		By("the rebuilt ending is neither counted nor announced again")
 		Expect(testutil.ToFloat64(sbmetrics.RunsCompleted)).To(Equal(completedRuns))

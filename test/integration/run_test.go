@@ -58,6 +58,19 @@ var _ = Describe("A benchmark run", func() {
 		Expect(cur.Status.Storage.Claims).To(BeEquivalentTo(1))
 		Expect(cur.Status.Storage.Capacity).NotTo(BeNil())
 
+		By("status: the storage's control-plane times, from the API's timestamps (whole seconds)")
+		for what, timing := range map[string]*v1alpha1.ControlPlaneTimingStatus{
+			"provisioning": cur.Status.Storage.Provisioning, "attach": cur.Status.Storage.Attach} {
+			Expect(timing).NotTo(BeNil(), what)
+			Expect(timing.P50.Duration).To(BeNumerically(">=", 0), what)
+			Expect(timing.P50.Duration).To(BeNumerically("<=", timing.Max.Duration), what)
+			Expect(timing.Max.Duration).To(BeNumerically("<", time.Minute), what)
+			Expect(timing.Max.Duration%time.Second).To(BeZero(), what)
+		}
+		Expect(cur.Status.Storage.Provisioning.Count).To(BeEquivalentTo(1), "the shared claim")
+		Expect(cur.Status.Storage.Provisioning.Max.Duration).To(BeNumerically("<=", testBindWait))
+		Expect(cur.Status.Storage.Attach.Count).To(BeEquivalentTo(3), "each client's pod, scheduled (the binding) to ready to start (the harness's kubelet)")
+
 		By("the runners published in the wire encoding the plan offered, never JSON")
 		Expect(rec.encodings()).To(HaveKeyWithValue(exchange.KeyResultWire, BeNumerically(">=", 9)))
 		Expect(rec.encodings()).NotTo(HaveKey(exchange.KeyResult))
