@@ -84,7 +84,7 @@ func timedName(b *v1alpha1.VolumeOperationsBenchmark, ph phase, i int) string {
 	return fmt.Sprintf("%s-%d-%s-%d", b.Name, ph.step, codes[ph.op], i)
 }
 
-// sourceName is ph's source claim (snapshot, clones) and its snapshot
+// sourceName is ph's source claim (clones) and its snapshot
 // (cloneFromSnapshot).
 func sourceName(b *v1alpha1.VolumeOperationsBenchmark, ph phase) string {
 	return fmt.Sprintf("%s-%d-%s-src", b.Name, ph.step, codes[ph.op])

@@ -27,9 +27,13 @@ func (r *Reconciler) prepared(ctx context.Context, b *v1alpha1.VolumeOperationsB
 	switch ph.op {
 	case v1alpha1.OperationProvision:
 		return nil, nil
-	case v1alpha1.OperationAttach, v1alpha1.OperationExpand, v1alpha1.OperationDelete:
+	case v1alpha1.OperationAttach, v1alpha1.OperationSnapshot, v1alpha1.OperationExpand, v1alpha1.OperationDelete:
 		// Each timed object starts from its own bound claim (attach on a
-		// class that binds on first use: from its claim).
+		// class that binds on first use: from its claim). A snapshot of
+		// its own claim each: N snapshots of one claim would time the
+		// snapshot controller's updates of that one claim (its
+		// source-protection finalizer, one writer at a time, retried on
+		// conflicts), not the storage.
 		waitBound := ph.op != v1alpha1.OperationAttach || !r.bindsOnFirstUse(ctx, b)
 		pvs := make([]string, ph.concurrency)
 		var missing []string
@@ -55,7 +59,7 @@ func (r *Reconciler) prepared(ctx context.Context, b *v1alpha1.VolumeOperationsB
 		}
 		return pvs, nil
 	}
-	// Snapshots and clones start from one source claim of the step.
+	// Clones start from one source claim of the step.
 	src, err := r.ensureClaim(ctx, b, ph, sourceName(b, ph), -1, nil)
 	if err != nil {
 		return nil, err

@@ -66,7 +66,7 @@ type Reconciler struct {
 	// show started yet.
 	admitMu sync.Mutex
 	started map[types.UID]volops.Run
-	wake   chan event.TypedGenericEvent[*v1alpha1.VolumeOperationsBenchmark]
+	wake    chan event.TypedGenericEvent[*v1alpha1.VolumeOperationsBenchmark]
 	// running is the manager's lifetime: the timers' watches end with it.
 	running context.Context
 }
@@ -604,7 +604,7 @@ func (r *Reconciler) request(ctx context.Context, b *v1alpha1.VolumeOperationsBe
 	case v1alpha1.OperationCloneFromSnapshot:
 		return r.Create(ctx, claimOf(b, ph, name, i, &corev1.TypedLocalObjectReference{APIGroup: ptr.To(snapshotGVR.Group), Kind: "VolumeSnapshot", Name: sourceName(b, ph)}))
 	case v1alpha1.OperationSnapshot:
-		_, err := r.Watchers.dynamic.Resource(snapshotGVR).Namespace(b.Namespace).Create(ctx, snapshotOf(b, ph, name, i, sourceName(b, ph)), metav1.CreateOptions{})
+		_, err := r.Watchers.dynamic.Resource(snapshotGVR).Namespace(b.Namespace).Create(ctx, snapshotOf(b, ph, name, i, name), metav1.CreateOptions{})
 		return err
 	case v1alpha1.OperationAttach:
 		return r.Create(ctx, podOf(b, ph, name, i, name, r.Options))

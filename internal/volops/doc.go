@@ -28,8 +28,8 @@
 //
 // Operations returns them in this order, which is also the order of
 // Result.Curves. Work that only prepares an operation (the claim an attach,
-// an expand or a delete starts from, a step's source claim and snapshot) is
-// not timed.
+// a snapshot, an expand or a delete starts from, a clone step's source
+// claim and snapshot) is not timed.
 //
 // # Samples and steps
 //
@@ -102,7 +102,7 @@
 //	operation          per timed object     shared
 //	provision          1 claim              —
 //	attach             1 claim + 1 pod      —
-//	snapshot           1 VolumeSnapshot     1 source claim
+//	snapshot           1 claim + 1 snapshot —
 //	cloneFromSnapshot  1 claim              1 source claim + 1 VolumeSnapshot
 //	cloneFromVolume    1 claim              1 source claim
 //	expand             1 claim              —

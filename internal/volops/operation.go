@@ -35,7 +35,7 @@ var operations = []struct {
 }{
 	{Provision, objectCount{perObject: 1}},                    // the claim
 	{Attach, objectCount{perObject: 2}},                       // the claim and its client pod
-	{Snapshot, objectCount{perObject: 1, shared: 1}},          // the snapshot; one source claim per step
+	{Snapshot, objectCount{perObject: 2}},                     // the snapshot and the claim it is of
 	{CloneFromSnapshot, objectCount{perObject: 1, shared: 2}}, // the clone; one source claim and one snapshot per step
 	{CloneFromVolume, objectCount{perObject: 1, shared: 1}},   // the clone; one source claim per step
 	{Expand, objectCount{perObject: 1}},                       // the claim

@@ -15,7 +15,7 @@ func TestPlanObjects(t *testing.T) {
 		{"nothing", Plan{}, 0},
 		{"provision", Plan{Operations: []Operation{Provision}, Concurrency: []int{1, 5, 10}}, 10},
 		{"attach: a claim and a pod each", Plan{Operations: []Operation{Attach}, Concurrency: []int{10}}, 20},
-		{"snapshot: one source claim per step", Plan{Operations: []Operation{Snapshot}, Concurrency: []int{10}}, 11},
+		{"snapshot: a claim of its own per snapshot", Plan{Operations: []Operation{Snapshot}, Concurrency: []int{10}}, 20},
 		{"clone from a snapshot: a source claim and a snapshot per step", Plan{Operations: []Operation{CloneFromSnapshot}, Concurrency: []int{10}}, 12},
 		{"clone from a volume: one source claim per step", Plan{Operations: []Operation{CloneFromVolume}, Concurrency: []int{10}}, 11},
 		{"expand", Plan{Operations: []Operation{Expand}, Concurrency: []int{10}}, 10},

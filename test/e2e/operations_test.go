@@ -85,10 +85,10 @@ var _ = Describe("A VolumeOperationsBenchmark on the test-bed CSI driver", func(
 	It("recovers the driver's programmed times: D at every concurrency in parallel, D per operation in series", func() {
 		ns := newNamespace("ops")
 		// D long beside the path's own time (the provisioner, the volume
-		// binder and the watch: about 0.1 s here), which is in every
-		// figure; the two runs one after the other, so neither waits on
-		// the other's operations.
-		const d = 4 * time.Second
+		// binder and the watch: 0.1 s here, 0.25 s on a busy machine),
+		// which is in every figure; the two runs one after the other, so
+		// neither waits on the other's operations.
+		const d = 8 * time.Second
 		parallel := run(ns, "parallel", delayClass("e2e-ops-parallel", map[string]string{"storagebench.test/delay-create": d.String()}),
 			[]v1alpha1.VolumeOperation{v1alpha1.OperationProvision}, 1, 4)
 
@@ -110,16 +110,7 @@ var _ = Describe("A VolumeOperationsBenchmark on the test-bed CSI driver", func(
 			GinkgoWriter.Printf("%s: %s per operation (%s to %s over %d steps)\n", op, c.PerOperation.Value.Duration,
 				c.PerOperation.Low.Duration, c.PerOperation.High.Duration, c.PerOperation.Steps)
 			Expect(c.PerOperation.Steps).To(BeEquivalentTo(3))
-			if op != v1alpha1.OperationSnapshot {
-				within(c.PerOperation.Value.Duration, ds, 0.10)
-				continue
-			}
-			// Snapshots of one source claim have serial work of their own
-			// beside the driver's D on this path (about 0.8 s each, through
-			// the snapshot controller and the snapshotter sidecar): D is a
-			// floor, which the fit's interval reaches.
-			Expect(c.PerOperation.Value.Duration).To(BeNumerically(">=", ds*9/10), string(op))
-			Expect(c.PerOperation.High.Duration).To(BeNumerically(">=", ds), string(op))
+			within(c.PerOperation.Value.Duration, ds, 0.10)
 		}
 
 		// The recording docs/images/volume-operations.png is drawn from.
