@@ -109,12 +109,22 @@ func (t storageTimes) into(s *v1alpha1.StorageStatus) {
 // clients' mounts, read as the last one becomes ready).
 func (r *Reconciler) keepStorageTimes(ctx context.Context, old, s *v1alpha1.StorageStatus, obs *observed, ended bool) {
 	rec := storageTimesOf(obs.plan)
-	want := rec.or(timesOf(old))
-	if want.Provisioning == nil {
-		want.Provisioning = s.Provisioning
-	}
-	if want.Attach == nil {
-		want.Attach = attachTiming(obs.pods, len(obs.clients), ended)
+	// Status first: the record is read for a status rebuilt (old is nil),
+	// so an edit of the plan's annotation does not change a running
+	// status.
+	want := timesOf(old).or(rec)
+	if ended && hasRecord(obs.plan) {
+		// The record holds what the run had timed when it ended (finish
+		// writes it): a rebuild shows that, and times nothing the original
+		// status did not have.
+		want = rec
+	} else {
+		if want.Provisioning == nil {
+			want.Provisioning = s.Provisioning
+		}
+		if want.Attach == nil {
+			want.Attach = attachTiming(obs.pods, len(obs.clients), ended)
+		}
 	}
 	if _, err := r.recordStorageTimes(ctx, obs.plan, rec, want); err != nil {
 		log.FromContext(ctx).Info("Could not record the storage's control-plane times on the plan ConfigMap yet", "error", err.Error())
@@ -129,7 +139,24 @@ func (r *Reconciler) keepStorageTimes(ctx context.Context, old, s *v1alpha1.Stor
 // recorded since) writes nothing, without an error, and the newer plan's
 // event queues the pass that does.
 func (r *Reconciler) recordStorageTimes(ctx context.Context, plan *metav1.PartialObjectMetadata, rec, want storageTimes) (wrote bool, err error) {
-	if plan == nil || !want.adds(rec) {
+	return r.writeStorageTimes(ctx, plan, rec, want.valid(), false)
+}
+
+// hasRecord: plan has the record (the annotation, perhaps with nothing in
+// it: finish marks a run that ended before anything was timed so).
+func hasRecord(plan *metav1.PartialObjectMetadata) bool {
+	if plan == nil {
+		return false
+	}
+	_, ok := plan.Annotations[annotationStorageTimes]
+	return ok
+}
+
+// writeStorageTimes writes rec.or(want) as the record when want adds to
+// rec, or, with always, when plan has no record yet (finish marks the
+// run's end so, even with nothing timed).
+func (r *Reconciler) writeStorageTimes(ctx context.Context, plan *metav1.PartialObjectMetadata, rec, want storageTimes, always bool) (wrote bool, err error) {
+	if plan == nil || !want.adds(rec) && (!always || hasRecord(plan)) {
 		return false, nil
 	}
 	value, err := json.Marshal(rec.or(want))
@@ -203,6 +230,9 @@ func attachTiming(pods map[int][]corev1.Pod, clients int, ended bool) *v1alpha1.
 	return controlPlaneTiming(ds)
 }
 
+// maxControlPlaneTime bounds one control-plane time.
+const maxControlPlaneTime = 365 * 24 * time.Hour
+
 // controlPlaneTiming summarises times taken from the API's timestamps,
 // each clamped at 0: the nearest-rank p50, the max and how many; nil when
 // there are none.
@@ -212,7 +242,10 @@ func controlPlaneTiming(ds []time.Duration) *v1alpha1.ControlPlaneTimingStatus {
 	}
 	sorted := make([]time.Duration, len(ds))
 	for i, d := range ds {
-		sorted[i] = max(d, 0)
+		// Whole seconds between 0 and a year: a clock far off (or a
+		// timestamp at the edge of time.Time) gives a summary that the
+		// record's check accepts, so it is written once.
+		sorted[i] = min(max(d, 0), maxControlPlaneTime).Truncate(time.Second)
 	}
 	slices.Sort(sorted)
 	return &v1alpha1.ControlPlaneTimingStatus{P50: metav1.Duration{Duration: volops.NearestRank(sorted, 50)},

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"testing"
 	"time"
 
@@ -40,11 +41,16 @@ func TestControlPlaneTiming(t *testing.T) {
 		{"five: the third", []time.Duration{sec(4), sec(9), sec(1), sec(3), sec(2)}, timing(3, 9, 5)},
 		{"negative clamped at 0", []time.Duration{-sec(4), sec(2), -sec(1)}, timing(0, 2, 3)},
 		{"all negative", []time.Duration{-sec(4)}, timing(0, 0, 1)},
+		{"beyond a year (a saturated Sub): a year", []time.Duration{time.Duration(math.MaxInt64), sec(2)}, timing(2, 365*24*3600, 2)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := append([]time.Duration(nil), tc.in...)
-			if got := controlPlaneTiming(in); !sameTiming(got, tc.want) {
+			got := controlPlaneTiming(in)
+			if !sameTiming(got, tc.want) {
 				t.Fatalf("controlPlaneTiming(%v) = %+v, want %+v", tc.in, got, tc.want)
+			}
+			if got != nil && !validTiming(got) {
+				t.Fatalf("%+v is not a summary the record accepts: it would be written on every pass", got)
 			}
 			for i := range in {
 				if in[i] != tc.in[i] {
@@ -363,4 +369,41 @@ func TestStorageTimesNotWrittenOverFromAStalePlan(t *testing.T) {
 // storageTimesFrom reads the record on a whole ConfigMap.
 func storageTimesFrom(cm *corev1.ConfigMap) storageTimes {
 	return storageTimesOf(&metav1.PartialObjectMetadata{ObjectMeta: cm.ObjectMeta})
+}
+
+// A running status is status's own, whatever the record says (the record
+// is for a status rebuilt); and a rebuild of an ended run whose record
+// finish wrote times nothing the original status did not have.
+func TestStorageTimesRecordOnlyForARebuild(t *testing.T) {
+	ctx := context.Background()
+	b, owner := ownedBench(build.Clients(2))
+	ready := map[int][]corev1.Pod{0: {readyPod(0, 3)}, 1: {readyPod(1, 2)}}
+	for _, tc := range []struct {
+		name   string
+		record string
+		old    *v1alpha1.StorageStatus
+		ended  bool
+		want   storageTimes
+	}{
+		{"an edited record does not change a running status", `{"provisioning":{"p50":"7s","max":"7s","count":1},"attach":{"p50":"5s","max":"6s","count":2}}`,
+			&v1alpha1.StorageStatus{Provisioning: timing(3, 3, 1), Attach: timing(1, 3, 2)}, false,
+			storageTimes{Provisioning: timing(3, 3, 1), Attach: timing(1, 3, 2)}},
+		{"rebuilt after an end with nothing timed: nothing, though the pods are there", `{}`, nil, true, storageTimes{}},
+		{"rebuilt: the record's, not the pods' again", `{"attach":{"p50":"5s","max":"6s","count":2}}`, nil, true,
+			storageTimes{Attach: timing(5, 6, 2)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(timesPlan(b, owner, map[string]string{annotationStorageTimes: tc.record})).Build()
+			r := &Reconciler{Client: c, APIReader: c}
+			plan, err := r.plan(ctx, b)
+			if err != nil || plan == nil {
+				t.Fatal(plan, err)
+			}
+			s := &v1alpha1.StorageStatus{}
+			r.keepStorageTimes(ctx, tc.old, s, &observed{plan: plan, pods: ready, clients: make([]*metav1.PartialObjectMetadata, 2)}, tc.ended)
+			if !sameTiming(s.Provisioning, tc.want.Provisioning) || !sameTiming(s.Attach, tc.want.Attach) {
+				t.Fatalf("status has %+v, %+v; want %+v, %+v", s.Provisioning, s.Attach, tc.want.Provisioning, tc.want.Attach)
+			}
+		})
+	}
 }
