@@ -29,11 +29,7 @@ func main() {
 	var allowedImages, allowedTolerationKeys, allowedNodeSelectorKeys string
 	var runKeySecret, runKeyNamespace, maxClientMemory string
 	r := &o.Reconciler
-	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", "address of the metrics endpoint; 0 disables it")
-	flag.BoolVar(&o.SecureMetrics, "metrics-secure", true, "serve metrics over HTTPS, authenticating and authorizing every request")
-	flag.BoolVar(&o.HTTP2, "enable-http2", false, "allow HTTP/2 on the metrics server (off: HTTP/2 rapid-reset attacks)")
-	flag.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "address of the health and readiness probes")
-	flag.BoolVar(&o.LeaderElection, "leader-elect", false, "elect a leader, so several replicas run one active manager")
+	serveFlags(&o)
 	flag.StringVar(&namespaces, "watch-namespaces", "", "comma-separated namespaces to watch; empty watches all")
 	flag.StringVar(&runnerImage, "runner-image", controllers.DefaultRunnerImage, "default client image (runner and fio)")
 	flag.StringVar(&pullPolicy, "runner-image-pull-policy", string(corev1.PullIfNotPresent), "pull policy of the client image")
@@ -82,6 +78,16 @@ func main() {
 		log.Error(err, "running the manager")
 		os.Exit(1)
 	}
+}
+
+// serveFlags declares what the manager serves: metrics, probes, and the
+// leader election.
+func serveFlags(o *manager.Options) {
+	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", "address of the metrics endpoint; 0 disables it")
+	flag.BoolVar(&o.SecureMetrics, "metrics-secure", true, "serve metrics over HTTPS, authenticating and authorizing every request")
+	flag.BoolVar(&o.HTTP2, "enable-http2", false, "allow HTTP/2 on the metrics server (off: HTTP/2 rapid-reset attacks)")
+	flag.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "address of the health and readiness probes")
+	flag.BoolVar(&o.LeaderElection, "leader-elect", false, "elect a leader, so several replicas run one active manager")
 }
 
 // timingFlags declares the run's deadlines and leads.
