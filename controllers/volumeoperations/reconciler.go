@@ -307,7 +307,7 @@ func (r *Reconciler) admit(ctx context.Context, b *v1alpha1.VolumeOperationsBenc
 
 // runOf is b as the queue sees it.
 func runOf(b *v1alpha1.VolumeOperationsBenchmark, running bool) volops.Run {
-	return volops.Run{Key: b.Namespace + "/" + b.Name, Class: b.Spec.Storage.StorageClassName, Created: b.CreationTimestamp.Time, Running: running}
+	return volops.Run{Namespace: b.Namespace, Name: b.Name, Class: b.Spec.Storage.StorageClassName, Created: b.CreationTimestamp.Time, Running: running}
 }
 
 // check is what start refuses: a plan the core rejects, a class that
