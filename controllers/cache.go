@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"slices"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -132,9 +133,8 @@ func stripPod(o *corev1.Pod, m metav1.ObjectMeta) *corev1.Pod {
 	// evicted), and PodScheduled and PodReadyToStartContainers
 	// (status.storage.attach), those two with their status and transition
 	// time only.
-	seen := map[corev1.PodConditionType]bool{}
 	for _, c := range o.Status.Conditions {
-		if seen[c.Type] {
+		if slices.ContainsFunc(p.Status.Conditions, func(k corev1.PodCondition) bool { return k.Type == c.Type }) {
 			continue
 		}
 		switch c.Type {
@@ -142,10 +142,7 @@ func stripPod(o *corev1.Pod, m metav1.ObjectMeta) *corev1.Pod {
 			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: c.Type, Status: c.Status, Reason: clip(c.Reason, 256), Message: clip(c.Message, 1024)})
 		case corev1.PodScheduled, corev1.PodReadyToStartContainers:
 			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: c.Type, Status: c.Status, LastTransitionTime: c.LastTransitionTime})
-		default:
-			continue
 		}
-		seen[c.Type] = true
 	}
 	for _, cs := range o.Status.ContainerStatuses {
 		kept := corev1.ContainerStatus{Name: clip(cs.Name, 63)}

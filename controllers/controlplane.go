@@ -126,20 +126,10 @@ func (r *Reconciler) keepStorageTimes(ctx context.Context, old, s *v1alpha1.Stor
 			want.Attach = attachTiming(obs.pods, len(obs.clients), ended)
 		}
 	}
-	if _, err := r.recordStorageTimes(ctx, obs.plan, rec, want); err != nil {
+	if _, err := r.recordStorageTimes(ctx, obs.plan, rec, want, false); err != nil {
 		log.FromContext(ctx).Info("Could not record the storage's control-plane times on the plan ConfigMap yet", "error", err.Error())
 	}
 	want.into(s)
-}
-
-// recordStorageTimes writes want onto plan's record rec when it adds to
-// it (wrote says so); nothing without a plan. The patch carries the
-// plan's resourceVersion, so what the record holds is never written over:
-// a pass that read a stale plan (its record perhaps without what was
-// recorded since) writes nothing, without an error, and the newer plan's
-// event queues the pass that does.
-func (r *Reconciler) recordStorageTimes(ctx context.Context, plan *metav1.PartialObjectMetadata, rec, want storageTimes) (wrote bool, err error) {
-	return r.writeStorageTimes(ctx, plan, rec, want.valid(), false)
 }
 
 // hasRecord: plan has the record (the annotation, perhaps with nothing in
@@ -152,11 +142,17 @@ func hasRecord(plan *metav1.PartialObjectMetadata) bool {
 	return ok
 }
 
-// writeStorageTimes writes rec.or(want) as the record when want adds to
-// rec, or, with always, when plan has no record yet (finish marks the
-// run's end so, even with nothing timed).
-func (r *Reconciler) writeStorageTimes(ctx context.Context, plan *metav1.PartialObjectMetadata, rec, want storageTimes, always bool) (wrote bool, err error) {
-	if plan == nil || !want.adds(rec) && (!always || hasRecord(plan)) {
+// recordStorageTimes writes rec.or(want) onto plan as its record when
+// want (without a summary the operator could not have made) adds to rec,
+// or, atEnd, when plan has no record yet (finish marks the run's end so,
+// even with nothing timed); wrote says so; nothing without a plan. The
+// patch carries the plan's resourceVersion, so what the record holds is
+// never written over: a pass that read a stale plan (its record perhaps
+// without what was recorded since) writes nothing, without an error, and
+// the newer plan's event queues the pass that does.
+func (r *Reconciler) recordStorageTimes(ctx context.Context, plan *metav1.PartialObjectMetadata, rec, want storageTimes, atEnd bool) (wrote bool, err error) {
+	want = want.valid()
+	if plan == nil || !want.adds(rec) && (!atEnd || hasRecord(plan)) {
 		return false, nil
 	}
 	value, err := json.Marshal(rec.or(want))

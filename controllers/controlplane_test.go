@@ -347,10 +347,10 @@ func TestStorageTimesNotWrittenOverFromAStalePlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := stale.DeepCopy()
-	if wrote, err := r.recordStorageTimes(ctx, fresh, storageTimes{}, storageTimes{Attach: timing(2, 2, 1)}); !wrote || err != nil {
+	if wrote, err := r.recordStorageTimes(ctx, fresh, storageTimes{}, storageTimes{Attach: timing(2, 2, 1)}, false); !wrote || err != nil {
 		t.Fatalf("first record: wrote %v, %v", wrote, err)
 	}
-	if wrote, err := r.recordStorageTimes(ctx, stale, storageTimes{}, storageTimes{Attach: timing(8, 8, 1)}); wrote || err != nil {
+	if wrote, err := r.recordStorageTimes(ctx, stale, storageTimes{}, storageTimes{Attach: timing(8, 8, 1)}, false); wrote || err != nil {
 		t.Fatalf("from a stale plan: wrote %v, %v", wrote, err)
 	}
 	var cm corev1.ConfigMap
@@ -361,7 +361,7 @@ func TestStorageTimesNotWrittenOverFromAStalePlan(t *testing.T) {
 		t.Fatalf("the record holds %+v, want the first attach", rec.Attach)
 	}
 	// Nothing to add: no write at all.
-	if wrote, err := r.recordStorageTimes(ctx, fresh, storageTimesFrom(&cm), storageTimes{Attach: timing(8, 8, 1)}); wrote || err != nil {
+	if wrote, err := r.recordStorageTimes(ctx, fresh, storageTimesFrom(&cm), storageTimes{Attach: timing(8, 8, 1)}, false); wrote || err != nil {
 		t.Fatalf("nothing to add: wrote %v, %v", wrote, err)
 	}
 }

@@ -77,7 +77,7 @@ func (r *Reconciler) finish(ctx context.Context, b *v1alpha1.StorageBenchmark, n
 	// marks the end even when nothing was timed; a stale plan records
 	// nothing, and its event brings the pass that does. A record that
 	// cannot be written holds nothing else up: the run's end goes on.
-	if _, err := r.writeStorageTimes(ctx, plan, storageTimesOf(plan), timesOf(b.Status.Storage), true); client.IgnoreNotFound(err) != nil {
+	if _, err := r.recordStorageTimes(ctx, plan, storageTimesOf(plan), timesOf(b.Status.Storage), true); client.IgnoreNotFound(err) != nil {
 		log.FromContext(ctx).Info("Could not record the storage's control-plane times on the plan ConfigMap", "error", err.Error())
 	}
 	if o, ordered, _ := orderOf(plan); plan != nil && (!ordered || !o.Done) {
