@@ -159,8 +159,8 @@ func (a *app) baselinesOf(ctx context.Context, cur *v1alpha1.StorageBenchmark, r
 		if name == "" {
 			return nil, fmt.Errorf("--baseline %s: an empty name", strings.Join(refs, ","))
 		}
-		switch kind {
-		case "", "sbench", "storagebenchmark", "storagebenchmarks":
+		switch {
+		case kindOf(kind) == kindBenchmark:
 			if name == cur.Name {
 				return nil, fmt.Errorf("--baseline %s: a run cannot be its own baseline", ref)
 			}
@@ -177,7 +177,7 @@ func (a *app) baselinesOf(ctx context.Context, cur *v1alpha1.StorageBenchmark, r
 			}
 			names = append(names, sb.Name)
 			out.runs = append(out.runs, baselineRun{name: "StorageBenchmark/" + sb.Name, source: sb.Name, fingerprint: sb.Spec.RegressionFingerprint(), benchmark: sb})
-		case "cm", "configmap", "configmaps":
+		case kind == "cm" || kind == "configmap" || kind == "configmaps":
 			if len(refs) > 1 {
 				return nil, fmt.Errorf("--baseline %s: a pinned baseline is compared with alone, as spec.regression.baseline.configMap is (pin several runs in it: see the baseline command)", ref)
 			}
