@@ -84,31 +84,28 @@ func decode(data []byte, withOperations bool) (Saved, error) {
 	err := eachObject(data, func(kind, where string, raw []byte) error {
 		switch {
 		case kind == "StorageBenchmark" || kind == "":
-			var sb v1alpha1.StorageBenchmark
-			if err := yaml.Unmarshal(raw, &sb); err != nil {
-				return fmt.Errorf("%s: %w", where, err)
-			}
-			s.Benchmarks = append(s.Benchmarks, sb)
+			return appendDecoded(&s.Benchmarks, raw, where)
 		case kind == "VolumeOperationsBenchmark" && withOperations:
-			var b v1alpha1.VolumeOperationsBenchmark
-			if err := yaml.Unmarshal(raw, &b); err != nil {
-				return fmt.Errorf("%s: %w", where, err)
-			}
-			s.Operations = append(s.Operations, b)
+			return appendDecoded(&s.Operations, raw, where)
 		case kind == "ConfigMap":
-			var cm corev1.ConfigMap
-			if err := yaml.Unmarshal(raw, &cm); err != nil {
-				return fmt.Errorf("%s: %w", where, err)
-			}
-			s.ConfigMaps = append(s.ConfigMaps, cm)
+			return appendDecoded(&s.ConfigMaps, raw, where)
 		case withOperations:
 			return fmt.Errorf("%s: kind %q is not a StorageBenchmark, a VolumeOperationsBenchmark or a List of them", where, kind)
 		default:
 			return fmt.Errorf("%s: kind %q is not a StorageBenchmark or a List of them", where, kind)
 		}
-		return nil
 	})
 	return s, err
+}
+
+// appendDecoded decodes raw, the object at where, onto list.
+func appendDecoded[T any](list *[]T, raw []byte, where string) error {
+	var obj T
+	if err := yaml.Unmarshal(raw, &obj); err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	*list = append(*list, obj)
+	return nil
 }
 
 // eachObject calls fn with every object of a YAML or JSON stream, the items
