@@ -68,6 +68,10 @@ type observed struct {
 	ordered bool
 	// steps are the finished steps, from their ConfigMaps.
 	steps []run.Step
+	// firstLead is the first step's lead derived from the clients' ready
+	// reports (protocol.FirstStepLead), when this pass read them before the
+	// first step was ordered; zero otherwise.
+	firstLead time.Duration
 	// nodes are the Nodes the running client pods are on, by name; nil
 	// when the Node is gone (the API server confirmed it).
 	nodes map[string]*corev1.Node

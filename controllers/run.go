@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -324,15 +325,18 @@ func (r *Reconciler) observeStorage(ctx context.Context, b *v1alpha1.StorageBenc
 }
 
 // clocksJudged is when the clients' clocks were judged: as every client
-// became ready, which is the first step's start less its lead (or now,
-// before the first step is ordered).
+// became ready, which is the first step's start less its lead, as its
+// order records it (or the configured one, for an order from before the
+// record); now, before the first step is ordered.
 func (r *Reconciler) clocksJudged(obs *observed) time.Time {
-	lead := r.timeouts().StartLead
+	judged := func(o protocol.StepOrder) time.Time {
+		return o.StartAt.Add(-cmp.Or(o.Lead, r.timeouts().StartLead)).Truncate(time.Second)
+	}
 	switch {
 	case len(obs.steps) > 0:
-		return obs.steps[0].Order.StartAt.Add(-lead).Truncate(time.Second)
+		return judged(obs.steps[0].Order)
 	case obs.ordered && !obs.order.Done && obs.order.Index == 0:
-		return obs.order.StartAt.Add(-lead).Truncate(time.Second)
+		return judged(obs.order)
 	}
 	return r.now().Truncate(time.Second)
 }
@@ -426,7 +430,13 @@ func (r *Reconciler) orderNext(ctx context.Context, b *v1alpha1.StorageBenchmark
 	if obs.ordered {
 		prev = &obs.order
 	}
-	next, err := run.Next(d.Spec, obs.steps, prev, now, protocol.Leads{First: t.StartLead, Next: t.NextStepLead})
+	leads := protocol.Leads{First: t.StartLead, Next: t.NextStepLead}
+	if obs.firstLead > 0 {
+		// Reading the clients' reports took time: the derived lead counts
+		// from the order's write, not from the pass's start.
+		leads.First, now = obs.firstLead, r.now()
+	}
+	next, err := run.Next(d.Spec, obs.steps, prev, now, leads)
 	if err != nil {
 		return protocol.StepOrder{}, &verdictError{verdict{Reason: ReasonInvalidPlan, Message: err.Error()}}
 	}

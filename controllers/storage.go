@@ -276,6 +276,7 @@ func (r *Reconciler) readReadyReports(ctx context.Context, b *v1alpha1.StorageBe
 	ready := func(k int) bool {
 		return obs.clients[k] != nil && exchange.ReadinessOf(obs.clients[k]) == exchange.Ready
 	}
+	seen := r.now()
 	var reports []protocol.Ready
 	err := r.eachClientData(ctx, b, ready, func(_ int, cm *corev1.ConfigMap) error {
 		rep, _, err := exchange.ReadyReport(cm)
@@ -286,6 +287,9 @@ func (r *Reconciler) readReadyReports(ctx context.Context, b *v1alpha1.StorageBe
 		return err
 	}
 	s.Mounts = groupMounts(reports)
+	if !obs.ordered && len(obs.steps) == 0 {
+		obs.firstLead = protocol.FirstStepLead(reports, seen, r.timeouts().StartLead)
+	}
 	b.Status.Clock = clockStatus(reports)
 	setClockCondition(b, judged)
 	return nil

@@ -59,8 +59,8 @@ type Result struct {
 	Began time.Time
 	// Released is when the first job's I/O was released by the waiter of
 	// a run held until an instant (Run.StartAt), by the node's clock;
-	// zero otherwise.
-	Released time.Time
+	// zero otherwise. LastReleased is the last job's.
+	Released, LastReleased time.Time
 }
 
 // Version returns fio's version string, e.g. "fio-3.33".
@@ -162,7 +162,7 @@ func (e Executor) Run(ctx context.Context, name, jobFile string) (*Result, error
 		}
 	}
 	if rel := releases(dir, name); len(rel) > 0 {
-		res.Released = slices.MinFunc(rel, time.Time.Compare)
+		res.Released, res.LastReleased = slices.MinFunc(rel, time.Time.Compare), slices.MaxFunc(rel, time.Time.Compare)
 	}
 	if f, openErr := os.Open(outPath); openErr == nil {
 		// One pass over the stream: the last document is the report, and

@@ -117,6 +117,11 @@ type StepOrder struct {
 	// step may take, in a run that verifies (ClientPlan.Verify); the
 	// step's results are awaited that much longer.
 	VerifyWithin time.Duration `json:"verifyWithin,omitempty"`
+	// Lead is the first step's: how long before StartAt the order was
+	// made, as every client had become ready (FirstStepLead). Zero in
+	// later steps' orders, and in those of a conductor from before it,
+	// which used DefaultStartLead or its own setting.
+	Lead time.Duration `json:"lead,omitempty"`
 }
 
 // VerifyAllowance is how long a verification pass after a step of
@@ -157,7 +162,19 @@ type Ready struct {
 	// ClockOffsetError, when set, says why the offset could not be
 	// measured; the runner then starts steps by its own clock.
 	ClockOffsetError string `json:"clockOffsetError,omitempty"`
+	// FioStartup is how long fio took on this client, launched with the
+	// workload's engine and jobs, to release its first I/O of a run held
+	// until an instant already past: what a step's lead must leave the
+	// client after it sees the order. Zero when it was not measured.
+	FioStartup time.Duration `json:"fioStartup,omitempty"`
+	// At is when the report was written, on the conductor's clock (the
+	// runner's less ClockOffset): the conductor tells from it how long
+	// the report took to reach it.
+	At time.Time `json:"at,omitzero"`
 }
+
+// MaxFioStartup bounds the fio start-up a runner may report.
+const MaxFioStartup = time.Minute
 
 // MaxClockOffset bounds the clock offset a runner may have: a node whose
 // clock is further off cannot take part in a timed benchmark.
@@ -174,6 +191,8 @@ func (r Ready) Validate() error {
 		return fmt.Errorf("client %d: clock offset %s is beyond ±%s", r.Client, r.ClockOffset, MaxClockOffset)
 	case r.ClockOffsetUncertainty < 0 || r.ClockOffsetUncertainty > MaxClockOffset:
 		return fmt.Errorf("client %d: clock offset uncertainty %s is outside [0, %s]", r.Client, r.ClockOffsetUncertainty, MaxClockOffset)
+	case r.FioStartup < 0 || r.FioStartup > MaxFioStartup:
+		return fmt.Errorf("client %d: fio start-up %s is outside [0, %s]", r.Client, r.FioStartup, MaxFioStartup)
 	}
 	return nil
 }

@@ -79,12 +79,13 @@ func NextJudged(l plan.Load, t plan.Topology, w workload.Spec, recorded []result
 	case step == nil:
 		return StepOrder{Index: n, Done: true, Reason: stop.Message, EndedAt: now.Truncate(time.Second)}, stop, nil
 	}
-	lead := leads.First
-	if n > 0 {
-		lead = leads.Next
+	o := StepOrder{Index: n, Step: *step, Duration: l.StepDuration, Ramp: l.RampTime}
+	lead := leads.Next
+	if n == 0 {
+		lead, o.Lead = leads.First, leads.First
 	}
-	return StepOrder{Index: n, StartAt: now.Add(lead).Truncate(time.Millisecond), Step: *step,
-		Duration: l.StepDuration, Ramp: l.RampTime}, nil, nil
+	o.StartAt = now.Add(lead).Truncate(time.Millisecond)
+	return o, nil, nil
 }
 
 // Ahead is the order that follows o when the load's steps do not depend on

@@ -97,9 +97,9 @@ func TestNext(t *testing.T) {
 		stop     plan.StopKind
 		err      string
 	}{
-		{name: "step 0, a first lead ahead", load: rate,
+		{name: "step 0, a first lead ahead, which its order records", load: rate,
 			want: StepOrder{Index: 0, StartAt: now.Add(3 * time.Second).Truncate(time.Millisecond), Step: plan.Step{Index: 0, OfferedIOPS: 1000},
-				Duration: time.Minute, Ramp: 5 * time.Second}},
+				Duration: time.Minute, Ramp: 5 * time.Second, Lead: 3 * time.Second}},
 		{name: "step 1, the next lead ahead", load: rate, recorded: []results.StepAggregate{agg(0, 1000, time.Millisecond, time.Millisecond)},
 			want: StepOrder{Index: 1, StartAt: now.Add(time.Second).Truncate(time.Millisecond), Step: plan.Step{Index: 1, OfferedIOPS: 2000},
 				Duration: time.Minute, Ramp: 5 * time.Second}},

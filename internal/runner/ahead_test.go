@@ -93,6 +93,29 @@ func (c *aheadClient) result(step int) results.ClientStep {
 	return res
 }
 
+// TestReadyMeasuresFioStartup: a runner with a waiter says in its ready
+// report how long fio took to have its jobs ready, and when it wrote the
+// report, so the conductor can derive the first step's lead.
+func TestReadyMeasuresFioStartup(t *testing.T) {
+	before := time.Now()
+	c := startAheadClient(t, "", 0)
+	ready, ok, err := c.x.ReadReady(0)
+	if err != nil || !ok {
+		t.Fatalf("no ready report: %v", err)
+	}
+	t.Logf("fio start-up %s", ready.FioStartup)
+	if ready.FioStartup <= 0 || ready.FioStartup > 10*time.Second {
+		t.Errorf("fio start-up %s, want a measured time under 10 s", ready.FioStartup)
+	}
+	if ready.At.Before(before) || ready.At.After(time.Now()) {
+		t.Errorf("report written at %s, want between the start %s and now", ready.At, before)
+	}
+	c.order(protocol.StepOrder{Done: true})
+	if err := <-c.errc; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestLayoutBeforeReady: without preconditioning the runner still lays
 // its files out before it says it is ready, so the first step's fio does
 // not, after its instant.

@@ -28,6 +28,9 @@ func TestReadyValidate(t *testing.T) {
 		{"offset beyond a day", protocol.Ready{ClockOffset: protocol.MaxClockOffset + 1}, "clock offset"},
 		{"offset beyond a day behind", protocol.Ready{ClockOffset: -protocol.MaxClockOffset - 1}, "clock offset"},
 		{"negative uncertainty", protocol.Ready{ClockOffsetUncertainty: -1}, "uncertainty"},
+		{"measured fio start-up", protocol.Ready{FioStartup: 80 * time.Millisecond}, ""},
+		{"negative fio start-up", protocol.Ready{FioStartup: -1}, "fio start-up"},
+		{"fio start-up beyond its bound", protocol.Ready{FioStartup: protocol.MaxFioStartup + 1}, "fio start-up"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

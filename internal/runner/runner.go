@@ -110,6 +110,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		_ = r.Coordinator.ReportReady(context.WithoutCancel(ctx), ready)
 		return err
 	}
+	ready.At = r.conductorNow()
 	if err := r.Coordinator.ReportReady(ctx, ready); err != nil {
 		return fmt.Errorf("reporting ready: %w", err)
 	}
@@ -203,6 +204,13 @@ func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *protocol.
 			return layout, err
 		}
 	}
+	if r.Waiter != "" {
+		// While the clock offset is measured, as a rule: it waits for the
+		// API server's second to change.
+		if ready.FioStartup, err = r.fioStartup(ctx, exe, layout); err != nil {
+			return layout, err
+		}
+	}
 	if clock != nil {
 		m := <-clock
 		switch off := m.offset; {
@@ -215,6 +223,37 @@ func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *protocol.
 		}
 	}
 	return layout, nil
+}
+
+// fioStartup measures how long fio takes on this client to have every
+// job of a run held until an instant ready to begin its I/O (what a step
+// launched on its order needs before its instant): a run of the
+// workload's engine and this client's jobs, held until an instant already
+// past, reading (never writing) one block per job for a millisecond. A
+// probe that fails measures nothing (zero: the conductor then uses its
+// longest lead); the step that follows will say what fails.
+func (r *Runner) fioStartup(ctx context.Context, exe fio.Executor, layout fio.Layout) (time.Duration, error) {
+	run := r.workloadRun("startup")
+	run.ReadPercent, run.Sync, run.SyncEvery = 100, "", 0
+	run.Runtime = time.Millisecond
+	for range r.Plan.Topology.JobsPerClient {
+		run.Jobs = append(run.Jobs, fio.Job{IODepth: 1, ReadIOPS: 1})
+	}
+	// The waiter keeps the node's clock, which r.Now may shift.
+	launched := time.Now()
+	run.StartAt, run.Waiter = launched, r.Waiter
+	job, err := fio.Render(run, layout)
+	if err != nil {
+		return 0, nil
+	}
+	res, err := exe.Run(ctx, run.Name, job)
+	switch {
+	case ctx.Err() != nil:
+		return 0, ErrInterrupted
+	case err != nil || res.Interrupted || res.LastReleased.Before(launched):
+		return 0, nil
+	}
+	return res.LastReleased.Sub(launched), nil
 }
 
 // setUp runs a fio run that prepares the files before any step: its

@@ -14,11 +14,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/storagebench/storagebench/api/v1alpha1"
 	"github.com/storagebench/storagebench/internal/analysis"
 	"github.com/storagebench/storagebench/internal/exchange"
+	"github.com/storagebench/storagebench/internal/protocol"
 	"github.com/storagebench/storagebench/internal/results"
 	"github.com/storagebench/storagebench/test/k8stest"
 )
@@ -87,6 +89,14 @@ var _ = Describe("A benchmark run", func() {
 				Expect(r.ActualStart.Sub(r.PlannedStart)).To(BeNumerically("<", 500*time.Millisecond), "client %d step %d", r.Client, k)
 			}
 		}
+
+		By("the first step's lead was derived from the runners' measured fio start-up, and recorded with its order")
+		var first corev1.ConfigMap
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.StepName(b.Name, 0)}, &first)).To(Succeed())
+		order, _, err := exchange.Step(&first, 0)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(order.Lead).To(BeNumerically(">=", protocol.MinStartLead))
+		Expect(order.Lead).To(BeNumerically("<=", suiteStartLead), "the configured lead is the most it can be")
 
 		By("each step's merged result equals the merge of what the runners published")
 		for k := range cur.Status.Steps {

@@ -1,0 +1,49 @@
+package protocol
+
+import "time"
+
+// The first step's lead, derived from what the clients measured rather
+// than fixed: every client must see the order and have fio's jobs ready
+// before the instant, and no more time than that is waited.
+const (
+	// MinStartLead is the least lead FirstStepLead gives.
+	MinStartLead = 100 * time.Millisecond
+	// LeadMargin is added to twice the slowest client's need.
+	LeadMargin = 50 * time.Millisecond
+	// FanOutPerClient is what one more watcher adds to the time an order
+	// takes to reach every client: the API server sends one event to each
+	// client's watch. A provision, not a measurement: the reports show
+	// how long one write took to reach one watcher (the conductor's).
+	FanOutPerClient = 200 * time.Microsecond
+)
+
+// FirstStepLead is how far ahead of now the first step's instant is set
+// when every client is ready: twice the slowest client's need plus
+// LeadMargin, within [MinStartLead, ceiling]. A client needs its fio
+// start-up (Ready.FioStartup) after the order reaches it; the order
+// takes as long to reach it as the last ready report took to reach the
+// conductor (seen less its At, plus the clocks' uncertainty), and
+// FanOutPerClient more for every client. The ceiling (the conductor's
+// setting, DefaultStartLead by default) is the lead when a report does
+// not say what the rule needs: a runner from before it, or one that
+// could not measure.
+func FirstStepLead(reports []Ready, seen time.Time, ceiling time.Duration) time.Duration {
+	if len(reports) == 0 {
+		return ceiling
+	}
+	var startup, uncertainty time.Duration
+	var last time.Time
+	for _, r := range reports {
+		if r.FioStartup <= 0 || r.At.IsZero() {
+			return ceiling
+		}
+		startup = max(startup, r.FioStartup)
+		uncertainty = max(uncertainty, r.ClockOffsetUncertainty)
+		if r.At.After(last) {
+			last = r.At
+		}
+	}
+	delivery := max(seen.Sub(last), 0) + uncertainty + time.Duration(len(reports))*FanOutPerClient
+	lead := 2*(startup+delivery) + LeadMargin
+	return min(max(lead, MinStartLead), ceiling)
+}
