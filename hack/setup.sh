@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs what storagebench's build, tests and demo need on a fresh Debian
 # machine: fio (the load generator, Debian package), Debian's prometheus
-# package (promtool tests the chart's rules) and pinned Go tools under
-# bin/ (ignored by git, keyed by version so a second run costs nothing):
+# package (promtool tests the chart's rules) and pinned Go tools, built once
+# into a cache outside the clone keyed by their version and Go's (a fresh
+# clone links them and costs nothing), linked under bin/ (ignored by git):
 # golangci-lint, controller-gen, helm and kustomize.
+# Cache: ${STORAGEBENCH_CACHE:-$HOME/.cache/storagebench}/tools.
 #
 #   hack/setup.sh          fio, prometheus and the Go tools
 #   hack/setup.sh runtime  fio only (what the demo needs)
@@ -32,19 +34,22 @@ echo "setup: $(fio --version)"
 [ "$what" = runtime ] && exit 0
 
 mkdir -p bin
-# go_tool NAME MODULE/CMD VERSION: build a pinned Go tool once into
-# bin/NAME-VERSION and point bin/NAME at it.
+tools="$(realpath -m "${STORAGEBENCH_CACHE:-$HOME/.cache/storagebench}")/tools/$(go env GOVERSION)"
+mkdir -p "$tools"
+# go_tool NAME MODULE/CMD VERSION: build a pinned Go tool once into the
+# cache as NAME-VERSION (built in a temporary directory and renamed into
+# place, so an interrupted build leaves none) and point bin/NAME at it.
 go_tool() {
-	local name="$1" pkg="$2" version="$3" target="bin/$1-$3"
+	local name="$1" pkg="$2" version="$3" target="$tools/$1-$3"
 	if [ ! -x "$target" ]; then
-		echo "setup: building $name $version (first run only)"
+		echo "setup: building $name $version (once per machine)"
 		local tmp
-		tmp="$(mktemp -d)"
+		tmp="$(mktemp -d "$tools/.build.XXXXXX")"
 		GOBIN="$tmp" go install "$pkg@$version"
 		mv "$tmp/$name" "$target"
 		rm -rf "$tmp"
 	fi
-	ln -sf "$name-$version" "bin/$name"
+	ln -sfn "$target" "bin/$name"
 }
 go_tool golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint "$GOLANGCI_LINT_VERSION"
 go_tool controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen "$CONTROLLER_TOOLS_VERSION"
