@@ -107,38 +107,6 @@ var _ = Describe("Deleting a running benchmark", func() {
 	})
 })
 
-var _ = Describe("The manager pod deleted in the middle of a run", func() {
-	It("is replaced by its Deployment, and the run still completes with every step", func() {
-		ctx := context.Background()
-		ns := newNamespace("restart")
-		b := small(ns, "survivor", 8*time.Second, 150, 300, 450, 600)
-		apply(b)
-		k8stest.WaitFor(k8s, b, 3*time.Minute, "running step 2", k8stest.StepRunning(1))
-
-		old := settledManagerPod()
-		Expect(k8s.Delete(ctx, &old)).To(Succeed())
-		Eventually(func() []string {
-			var fresh []string
-			for _, p := range managerPods() {
-				if p.Name != old.Name && p.Status.Phase == corev1.PodRunning {
-					fresh = append(fresh, p.Name)
-				}
-			}
-			return fresh
-		}, 2*time.Minute, time.Second).Should(HaveLen(1), "a new manager pod")
-
-		cur := k8stest.WaitComplete(k8s, b, 4*time.Minute)
-		Expect(cur.Status.Steps).To(HaveLen(4))
-		for k, s := range cur.Status.Steps {
-			Expect(s.Index).To(BeEquivalentTo(k))
-			Expect(s.Interrupted).To(BeFalse())
-			Expect(s.Saturated).To(BeFalse())
-			k8stest.ExpectTracksOffered(s, 0.05)
-		}
-		Expect(cur.Status.Progress).To(Equal("4/4"))
-	})
-})
-
 // managerPods are the manager's pods (the Deployment's selector), those
 // being deleted included.
 func managerPods() []corev1.Pod {
