@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -30,9 +31,10 @@ import (
 const fidelityClaim = "fidelity-data"
 
 // startLead is how long before a step's start instant the operator writes
-// its order (the manager's default StartLead). The plain runs wait as long
-// between the preceding I/O (preconditioning) and the step, as the runner
-// in the pod does.
+// its order when the order does not record its lead (the manager's
+// default StartLead). The plain runs wait as long between the preceding
+// I/O (preconditioning) and the step as the runner in the pod did: the
+// first step's recorded lead.
 const startLead = protocol.DefaultStartLead
 
 // Fidelity goals. At an offered rate the operator must achieve what plain
@@ -224,7 +226,7 @@ func (o *observation) stepOrders() []protocol.StepOrder {
 }
 
 // replay is the plain run's coordinator and publisher: it hands the runner
-// the operator's orders, each due startLead from now, and keeps its results.
+// the operator's orders, each due its lead from now, and keeps its results.
 type replay struct {
 	orders  []protocol.StepOrder
 	results []results.ClientStep
@@ -237,7 +239,7 @@ func (r *replay) WaitOrder(_ context.Context, index int) (protocol.StepOrder, er
 		return protocol.StepOrder{Index: index, Done: true, Reason: "replayed every step"}, nil
 	}
 	o := r.orders[index]
-	o.StartAt = time.Now().Add(startLead)
+	o.StartAt = time.Now().Add(cmp.Or(o.Lead, startLead))
 	return o, nil
 }
 
