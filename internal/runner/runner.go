@@ -172,6 +172,14 @@ func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *protocol.
 	if err != nil {
 		return fio.Layout{}, err
 	}
+	// fio's start-up is measured beside the layout too, on a file of its
+	// own: it adds no time to the client's preparation.
+	var startup <-chan time.Duration
+	if r.Waiter != "" {
+		c := make(chan time.Duration, 1)
+		go func() { c <- r.fioStartup(ctx, exe) }()
+		startup = c
+	}
 	ready.FioVersion = protocol.Truncate(v, protocol.MaxErrorBytes)
 	layout, err := r.layout()
 	if err != nil {
@@ -204,11 +212,9 @@ func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *protocol.
 			return layout, err
 		}
 	}
-	if r.Waiter != "" {
-		// While the clock offset is measured, as a rule: it waits for the
-		// API server's second to change.
-		if ready.FioStartup, err = r.fioStartup(ctx, exe, layout); err != nil {
-			return layout, err
+	if startup != nil {
+		if ready.FioStartup = <-startup; ctx.Err() != nil {
+			return layout, ErrInterrupted
 		}
 	}
 	if clock != nil {
@@ -229,31 +235,46 @@ func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *protocol.
 // job of a run held until an instant ready to begin its I/O (what a step
 // launched on its order needs before its instant): a run of the
 // workload's engine and this client's jobs, held until an instant already
-// past, reading (never writing) one block per job for a millisecond. A
-// probe that fails measures nothing (zero: the conductor then uses its
-// longest lead); the step that follows will say what fails.
-func (r *Runner) fioStartup(ctx context.Context, exe fio.Executor, layout fio.Layout) (time.Duration, error) {
-	run := r.workloadRun("startup")
-	run.ReadPercent, run.Sync, run.SyncEvery = 100, "", 0
+// past, reading one block per job for a millisecond from a scratch file in
+// the work directory (never the volume: its files may not be laid out
+// yet). A probe that fails measures nothing (zero: the conductor then
+// uses its longest lead); the steps will say what fails.
+func (r *Runner) fioStartup(ctx context.Context, exe fio.Executor) time.Duration {
+	const name = "startup"
+	dir, err := filepath.Abs(filepath.Join(r.WorkDir, name))
+	if err == nil {
+		err = os.MkdirAll(dir, 0o700)
+	}
+	if err != nil {
+		return 0
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	run := r.workloadRun(name)
+	// Buffered: the scratch file's file system (the container's) may not
+	// take direct I/O; starting fio is the same either way.
+	run.ReadPercent, run.Sync, run.SyncEvery, run.Direct = 100, "", 0, false
 	run.Runtime = time.Millisecond
 	for range r.Plan.Topology.JobsPerClient {
 		run.Jobs = append(run.Jobs, fio.Job{IODepth: 1, ReadIOPS: 1})
+	}
+	layout := fio.Layout{Directory: dir, BytesPerJob: max(r.Plan.Workload.BlockSizeBytes, 4096)}
+	for j := range run.Jobs {
+		if err := os.WriteFile(filepath.Join(dir, fio.JobFile(j)), make([]byte, layout.BytesPerJob), 0o600); err != nil {
+			return 0
+		}
 	}
 	// The waiter keeps the node's clock, which r.Now may shift.
 	launched := time.Now()
 	run.StartAt, run.Waiter = launched, r.Waiter
 	job, err := fio.Render(run, layout)
 	if err != nil {
-		return 0, nil
+		return 0
 	}
 	res, err := exe.Run(ctx, run.Name, job)
-	switch {
-	case ctx.Err() != nil:
-		return 0, ErrInterrupted
-	case err != nil || res.Interrupted || res.LastReleased.Before(launched):
-		return 0, nil
+	if err != nil || res.Interrupted || res.LastReleased.Before(launched) {
+		return 0
 	}
-	return res.LastReleased.Sub(launched), nil
+	return res.LastReleased.Sub(launched)
 }
 
 // setUp runs a fio run that prepares the files before any step: its
