@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -71,12 +72,26 @@ func (c *controller) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequ
 	if src != nil && (src.block != block || src.size > m.Capacity) {
 		return nil, status.Errorf(codes.OutOfRange, "the source (block %t, %d bytes) does not fit a volume of block %t, %d bytes", src.block, src.size, block, m.Capacity)
 	}
+	if b.memory {
+		unreserve, err := c.s.reserveMemory(name, m.Capacity)
+		if err != nil {
+			return nil, err
+		}
+		defer unreserve()
+	}
 	done, err := c.p.pace(ctx, kind, b)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
 	err = c.s.create(volumesDir, name, m, func(data string) error {
+		if b.memory {
+			from := ""
+			if src != nil {
+				from = src.data
+			}
+			return makeMemoryData(filepath.Dir(data), block, m.Capacity, from)
+		}
 		if src == nil {
 			return makeData(data, block, m.Capacity)
 		}
@@ -123,7 +138,9 @@ func (c *controller) source(snapshot, volume string) (src *source, release func(
 	src = &source{snapshot: snapshot, volume: volume, data: c.s.data(kind, id)}
 	if volume != "" {
 		var m *volumeMeta
-		m, err = c.s.volume(id)
+		if m, err = c.s.volume(id); err == nil {
+			src.data, err = c.s.volumeData(m) // a memory volume's is elsewhere
+		}
 		src.block, src.size = m.Block, m.Capacity
 	} else {
 		var m *snapshotMeta
@@ -141,8 +158,9 @@ func (c *controller) source(snapshot, volume string) (src *source, release func(
 // volume again, or AlreadyExists when the request asks for another.
 func existingVolume(old, want *volumeMeta, r *csi.CapacityRange) (*csi.CreateVolumeResponse, error) {
 	fits := old.Capacity >= r.GetRequiredBytes() && (r.GetLimitBytes() == 0 || old.Capacity <= r.GetLimitBytes())
-	if old.Block != want.Block || !fits || old.SourceSnapshot != want.SourceSnapshot || old.SourceVolume != want.SourceVolume {
-		return nil, status.Errorf(codes.AlreadyExists, "volume %s exists with another size, type or source", old.ID)
+	if old.Block != want.Block || !fits || old.SourceSnapshot != want.SourceSnapshot || old.SourceVolume != want.SourceVolume ||
+		old.inMemory() != want.inMemory() {
+		return nil, status.Errorf(codes.AlreadyExists, "volume %s exists with another size, type, medium or source", old.ID)
 	}
 	return &csi.CreateVolumeResponse{Volume: old.csi()}, nil
 }
@@ -260,13 +278,36 @@ func (c *controller) ControllerExpandVolume(ctx context.Context, req *csi.Contro
 	if size <= m.Capacity {
 		return resp, nil
 	}
+	memory := m.inMemory()
+	if memory {
+		unreserve, err := c.s.reserveMemory(id, size)
+		if status.Code(err) == codes.ResourceExhausted {
+			// CSI's one answer to a size the plugin does not allow.
+			err = status.Error(codes.OutOfRange, status.Convert(err).Message())
+		}
+		if err != nil {
+			return nil, err
+		}
+		defer unreserve()
+	}
 	done, err := c.p.paceVolume(ctx, opExpand, m.Parameters)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
+	data, err := c.s.volumeData(m)
+	if err != nil {
+		return nil, err
+	}
+	if memory {
+		// The tmpfs first: the file may then grow on it.
+		mnt, _ := memoryPaths(c.s.dir(volumesDir, id), m.Block)
+		if err := resizeTmpfs(mnt, size); err != nil {
+			return nil, internal(err)
+		}
+	}
 	if m.Block {
-		if err := os.Truncate(c.s.data(volumesDir, id), size); err != nil {
+		if err := os.Truncate(data, size); err != nil {
 			return nil, internal(err)
 		}
 	}

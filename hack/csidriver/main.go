@@ -10,7 +10,9 @@
 // device whose node is bind mounted onto the target (node.go). Snapshots and
 // clones are full copies (snapshot.go, controller.go). StorageClass
 // parameters under storagebench.test/ make operations take a commanded time
-// and run one at a time, a ground truth for the benchmarks (params.go).
+// and run one at a time, a ground truth for the benchmarks (params.go), and
+// can put a volume's data on a tmpfs, a device whose latency does not depend
+// on the machine's disk (memory.go).
 //
 // With --registration-dir the driver registers itself with the kubelet
 // (registration.go), so no node-driver-registrar is needed.
@@ -40,6 +42,7 @@ import (
 type options struct {
 	endpoint, root, nodeID, driverName, mode string
 	registrationPath, registrationDir        string
+	memoryLimit                              string
 }
 
 func main() {
@@ -52,6 +55,7 @@ func main() {
 	flag.StringVar(&o.mode, "mode", "both", "the services to serve: controller, node or both")
 	flag.StringVar(&o.registrationPath, "kubelet-registration-path", "", "the CSI endpoint as the kubelet reaches it (default: --endpoint's path)")
 	flag.StringVar(&o.registrationDir, "registration-dir", "", "serve the kubelet's plugin registration in this directory (e.g. /var/lib/kubelet/plugins_registry); empty: off")
+	flag.StringVar(&o.memoryLimit, "memory-limit", "", "the most the memory volumes' capacities add up to, a quantity such as 4Gi (default: a quarter of the machine's memory)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	err := run(ctx, o)
@@ -79,6 +83,9 @@ func run(ctx context.Context, o options) error {
 	}
 	s, err := newStore(o.root)
 	if err != nil {
+		return err
+	}
+	if s.memory.limit, err = memoryLimit(o.memoryLimit); err != nil {
 		return err
 	}
 	p := newPacer()

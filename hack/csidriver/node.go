@@ -77,7 +77,11 @@ func (n *node) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolume
 		return nil, err
 	}
 	defer done()
-	pub, err := publish(n.s.data(volumesDir, m.ID), m.Block, target, ro, st)
+	data, err := n.s.volumeData(m)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := publish(data, m.Block, target, ro, st)
 	if err != nil {
 		return nil, internal(err)
 	}
@@ -168,7 +172,8 @@ func (n *node) NodeUnpublishVolume(_ context.Context, req *csi.NodeUnpublishVolu
 }
 
 // NodeGetVolumeStats tells a filesystem volume's bytes and inodes (those of
-// the filesystem holding the driver's root) and a block volume's size.
+// the filesystem holding the driver's root, or a memory volume's tmpfs) and
+// a block volume's size.
 func (n *node) NodeGetVolumeStats(_ context.Context, req *csi.NodeGetVolumeStatsRequest) (*csi.NodeGetVolumeStatsResponse, error) {
 	m, release, err := n.volumeRequest(req.GetVolumeId(), "volume_path", req.GetVolumePath())
 	if err != nil {
@@ -179,7 +184,11 @@ func (n *node) NodeGetVolumeStats(_ context.Context, req *csi.NodeGetVolumeStats
 		return nil, status.Errorf(codes.NotFound, "volume_path: %v", err)
 	}
 	if m.Block {
-		fi, err := os.Stat(n.s.data(volumesDir, m.ID))
+		data, err := n.s.volumeData(m)
+		if err != nil {
+			return nil, err
+		}
+		fi, err := os.Stat(data)
 		if err != nil {
 			return nil, internal(err)
 		}
@@ -211,7 +220,10 @@ func (n *node) NodeExpandVolume(_ context.Context, req *csi.NodeExpandVolumeRequ
 	if err != nil {
 		return nil, err
 	}
-	data := n.s.data(volumesDir, m.ID)
+	data, err := n.s.volumeData(m)
+	if err != nil {
+		return nil, err
+	}
 	for _, p := range st.Publications {
 		if p.Loop != "" && loopBacks(p.Loop, data) {
 			if err := refreshLoop(p.Loop); err != nil {

@@ -18,6 +18,9 @@ import (
 //
 //	storagebench.test/delay-<op>: a Go duration the operation takes
 //	storagebench.test/serial:     "true": operations of one kind run one at a time
+//	storagebench.test/medium:     where the volume's data lives: "disk" (the
+//	                              default, the driver's root) or "memory" (a
+//	                              tmpfs of its own, memory.go)
 //
 // where <op> is create (CreateVolume without a source), clone (CreateVolume
 // from a snapshot or a volume), delete (DeleteVolume), snapshot
@@ -41,10 +44,17 @@ const (
 
 var opKinds = []opKind{opCreate, opClone, opDelete, opSnapshot, opExpand, opPublish}
 
+// The media a volume's data can live on.
+const (
+	mediumDisk   = "disk"
+	mediumMemory = "memory"
+)
+
 // behaviour is what a volume's parameters command.
 type behaviour struct {
 	delay  map[opKind]time.Duration
 	serial bool
+	memory bool // storagebench.test/medium: memory
 }
 
 // parseBehaviour reads the storagebench.test/ parameters; others pass
@@ -64,6 +74,13 @@ func parseBehaviour(params map[string]string) (behaviour, error) {
 				return b, fmt.Errorf("parameter %s: %q is not a boolean", key, value)
 			}
 			b.serial = v
+			continue
+		}
+		if name == "medium" {
+			if value != mediumDisk && value != mediumMemory {
+				return b, fmt.Errorf("parameter %s: %q is neither %q nor %q", key, value, mediumDisk, mediumMemory)
+			}
+			b.memory = value == mediumMemory
 			continue
 		}
 		kind, ok := strings.CutPrefix(name, "delay-")

@@ -167,3 +167,56 @@ func TestKeyLocks(t *testing.T) {
 		t.Errorf("keys left: %v", l.m)
 	}
 }
+
+func TestParseMedium(t *testing.T) {
+	for _, tc := range []struct {
+		params  map[string]string
+		memory  bool
+		wantErr string
+	}{
+		{nil, false, ""},
+		{map[string]string{"storagebench.test/medium": "disk"}, false, ""},
+		{map[string]string{"storagebench.test/medium": "memory", "storagebench.test/delay-create": "1s"}, true, ""},
+		{map[string]string{"storagebench.test/medium": "Memory"}, false, `parameter storagebench.test/medium: "Memory" is neither "disk" nor "memory"`},
+		{map[string]string{"storagebench.test/medium": ""}, false, "storagebench.test/medium"},
+		{map[string]string{"storagebench.test/media": "memory"}, false, "unknown parameter storagebench.test/media"},
+	} {
+		b, err := parseBehaviour(tc.params)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%v: err %v, want %q", tc.params, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || b.memory != tc.memory {
+			t.Errorf("%v: memory %t, %v; want %t", tc.params, b.memory, err, tc.memory)
+		}
+	}
+}
+
+func TestMemoryLimitFlag(t *testing.T) {
+	for _, tc := range []struct {
+		flag string
+		want int64
+		ok   bool
+	}{
+		{"4Gi", 4 << 30, true},
+		{"64Mi", 64 << 20, true},
+		{"1000", 1000, true},
+		{"0", 0, true},
+		{"-1Gi", 0, false},
+		{"lots", 0, false},
+	} {
+		got, err := memoryLimit(tc.flag)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("memoryLimit(%q) = %d, %v; want %d, ok %t", tc.flag, got, err, tc.want, tc.ok)
+		}
+	}
+	total, err := memTotal()
+	if err != nil || total <= 0 {
+		t.Fatalf("memTotal: %d, %v", total, err)
+	}
+	if got, err := memoryLimit(""); err != nil || got != total/4 {
+		t.Errorf("default limit %d, %v; want a quarter of %d", got, err, total)
+	}
+}

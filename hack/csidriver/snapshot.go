@@ -40,8 +40,13 @@ func (c *controller) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshot
 	defer done()
 	m := &snapshotMeta{ID: name, SourceVolume: vol, Size: v.Capacity, Block: v.Block, Parameters: v.Parameters,
 		SnapshotParameters: req.GetParameters(), Created: time.Now().UTC()}
+	src, err := c.s.volumeData(v)
+	if err != nil {
+		return nil, err
+	}
+	// On the root's disk, whatever the volume's medium.
 	err = c.s.create(snapshotsDir, name, m, func(data string) error {
-		return copyData(c.s.data(volumesDir, vol), data)
+		return copyData(src, data)
 	})
 	if err != nil {
 		return nil, err

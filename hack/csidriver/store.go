@@ -22,7 +22,8 @@ import (
 // it all:
 //
 //	volumes/<id>/meta.json          the controller's record (volumeMeta)
-//	volumes/<id>/data               a directory (filesystem) or a sparse file (block)
+//	volumes/<id>/data               a directory (filesystem) or a sparse file (block);
+//	                                a memory volume's is on a tmpfs (memory.go)
 //	volumes/<id>/node-<node>.json   one node's publications (nodeState)
 //	snapshots/<id>/meta.json        snapshotMeta
 //	snapshots/<id>/data             a copy of the volume's data
@@ -114,10 +115,12 @@ func (s *store) lockVolume(field, lockKind, id string, shared bool) (m *volumeMe
 func key(kind, id string) string { return kind + "/" + id }
 
 // store reads and writes the objects under root, and keeps the in-process
-// locks that keep two operations off one object.
+// locks that keep two operations off one object and the memory volumes'
+// budget.
 type store struct {
-	root  string
-	locks keyLocks
+	root   string
+	locks  keyLocks
+	memory memoryBudget
 }
 
 func newStore(root string) (*store, error) {
@@ -134,7 +137,7 @@ func newStore(root string) (*store, error) {
 	if abs, err = filepath.EvalSymlinks(abs); err != nil {
 		return nil, err
 	}
-	return &store{root: abs, locks: keyLocks{m: map[string]*keyLock{}}}, nil
+	return &store{root: abs, locks: keyLocks{m: map[string]*keyLock{}}, memory: memoryBudget{pending: map[string]int64{}}}, nil
 }
 
 func (s *store) dir(kind, id string) string  { return filepath.Join(s.root, kind, id) }
@@ -175,7 +178,7 @@ func (s *store) saveVolume(m *volumeMeta) error {
 // record is written and the object renamed into place.
 func (s *store) create(kind, id string, meta any, fill func(data string) error) error {
 	tmp := filepath.Join(s.root, kind, ".new-"+id)
-	if err := os.RemoveAll(tmp); err != nil {
+	if err := removeTree(tmp); err != nil {
 		return internal(err)
 	}
 	err := os.Mkdir(tmp, 0o750)
@@ -189,7 +192,7 @@ func (s *store) create(kind, id string, meta any, fill func(data string) error) 
 		err = os.Rename(tmp, s.dir(kind, id))
 	}
 	if err != nil {
-		_ = os.RemoveAll(tmp)
+		_ = removeTree(tmp)
 		return internal(err)
 	}
 	return nil
@@ -201,7 +204,7 @@ func (s *store) remove(kind, id string) error {
 	if err := os.Rename(s.dir(kind, id), gone); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return internal(err)
 	}
-	return internal(os.RemoveAll(gone))
+	return internal(removeTree(gone))
 }
 
 // ids lists the objects of kind, sorted.
