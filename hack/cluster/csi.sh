@@ -77,13 +77,15 @@ node_reg_sock() { echo "$(node_kubelet "$1")/plugins_registry/$DRIVER-reg.sock";
 node_running() { mountpoint -q "$W/nodes/n$1/netns" 2>/dev/null && pid_of "n$1/kubelet" >/dev/null; }
 
 # restart_if_rebuilt NAME: a driver running from a replaced binary is stopped
-# (start then runs the new one).
+# (start then runs the new one); false when it was not.
 restart_if_rebuilt() {
 	local pid
 	if pid="$(pid_of "$1")" && [[ "$(readlink "/proc/$pid/exe")" == *" (deleted)" ]]; then
 		log "$1: rebuilt; restarting"
 		stop_pid "$pid" "$1"
+		return 0
 	fi
+	return 1
 }
 
 # detach_loops_under DIR: detach the loop devices whose backing file lies
@@ -107,7 +109,7 @@ node_up() {
 	local k="$1" name sock
 	name="$(node_name "$k")"
 	sock="$(node_sock "$k")"
-	restart_if_rebuilt "csi/n$k/csidriver"
+	restart_if_rebuilt "csi/n$k/csidriver" || true
 	start "csi/n$k/csidriver" "$BIN_DRIVER" --endpoint "unix://$sock" --root "$ROOT" --node-id "$name" \
 		--driver-name "$DRIVER" --mode node --registration-dir "$(node_kubelet "$k")/plugins_registry"
 	wait_for "node $name's csidriver socket" 30 test -S "$sock"
@@ -165,7 +167,15 @@ up() {
 	mkdir -p "$W/bin" "$ROOT"
 	CGO_ENABLED=0 GOWORK=off nice -n 19 go build -trimpath -o "$bin.tmp" ./hack/csidriver >&2
 	if cmp -s "$bin.tmp" "$bin"; then rm -f "$bin.tmp"; else mv -f "$bin.tmp" "$bin"; fi
-	restart_if_rebuilt csi/csidriver
+	if restart_if_rebuilt csi/csidriver; then
+		# The sidecars on its socket exit when they lose it, a moment
+		# later: stopped now, start runs them again below rather than
+		# finding them still alive.
+		local sidecar
+		for sidecar in csi/csi-provisioner csi/csi-snapshotter csi/csi-resizer; do
+			if pid="$(pid_of "$sidecar")"; then stop_pid "$pid" "$sidecar"; fi
+		done
+	fi
 
 	# The snapshot CRDs before the controllers that watch them.
 	kubectl apply --server-side --force-conflicts -f "$csi/crd" >&2
