@@ -8,8 +8,12 @@ import "time"
 const (
 	// MinStartLead is the least lead FirstStepLead gives.
 	MinStartLead = 100 * time.Millisecond
-	// LeadMargin is added to twice the slowest client's need.
+	// LeadMargin is added to LeadFactor times the slowest client's need.
 	LeadMargin = 50 * time.Millisecond
+	// LeadFactor is how many times the slowest client's measured need the
+	// lead leaves it: fio's start-up was measured on the same node with
+	// the same fio moments before, and varies with the node's load.
+	LeadFactor = 1.5
 	// FanOutPerClient is what one more watcher adds to the time an order
 	// takes to reach every client: the API server sends one event to each
 	// client's watch. A provision, not a measurement: the reports show
@@ -18,8 +22,8 @@ const (
 )
 
 // FirstStepLead is how far ahead of now the first step's instant is set
-// when every client is ready: twice the slowest client's need plus
-// LeadMargin, within [MinStartLead, ceiling]. A client needs its fio
+// when every client is ready: LeadFactor times the slowest client's need
+// plus LeadMargin, within [MinStartLead, ceiling]. A client needs its fio
 // start-up (Ready.FioStartup) after the order reaches it; the order
 // takes as long to reach it as the last ready report took to reach the
 // conductor (seen less its At, plus the clocks' uncertainty), and
@@ -44,6 +48,6 @@ func FirstStepLead(reports []Ready, seen time.Time, ceiling time.Duration) time.
 		}
 	}
 	delivery := max(seen.Sub(last), 0) + uncertainty + time.Duration(len(reports))*FanOutPerClient
-	lead := 2*(startup+delivery) + LeadMargin
+	lead := time.Duration(LeadFactor*float64(startup+delivery)) + LeadMargin
 	return min(max(lead, MinStartLead), ceiling)
 }

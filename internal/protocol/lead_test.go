@@ -6,6 +6,7 @@ import (
 )
 
 func TestFirstStepLead(t *testing.T) {
+	lead := func(need time.Duration) time.Duration { return time.Duration(LeadFactor*float64(need)) + LeadMargin }
 	seen := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	ms := time.Millisecond
 	ready := func(startup, ago, uncertainty time.Duration) Ready {
@@ -18,14 +19,16 @@ func TestFirstStepLead(t *testing.T) {
 		want    time.Duration
 	}{
 		{"no reports: the ceiling", nil, time.Second, time.Second},
-		{"one client: twice its start-up and the report's delivery, and the margin",
-			[]Ready{ready(100*ms, 20*ms, 0)}, time.Second, 2*(100*ms+20*ms+FanOutPerClient) + LeadMargin},
+		{"one client: LeadFactor times its start-up and the report's delivery, and the margin",
+			[]Ready{ready(100*ms, 20*ms, 0)}, time.Second, lead(100*ms + 20*ms + FanOutPerClient)},
+		{"in numbers: 1.5 × (100 ms + 20 ms + 0.2 ms) + 50 ms",
+			[]Ready{ready(100*ms, 20*ms, 0)}, time.Second, 230300 * time.Microsecond},
 		{"the slowest start-up and the last report's delivery count",
 			[]Ready{ready(80*ms, 900*ms, 0), ready(150*ms, 10*ms, 0), ready(60*ms, 30*ms, 0)}, time.Second,
-			2*(150*ms+10*ms+3*FanOutPerClient) + LeadMargin},
+			lead(150*ms + 10*ms + 3*FanOutPerClient)},
 		{"the clocks' uncertainty is added to the delivery",
 			[]Ready{ready(100*ms, 10*ms, 5*ms), ready(100*ms, 20*ms, 40*ms)}, time.Second,
-			2*(100*ms+10*ms+40*ms+2*FanOutPerClient) + LeadMargin},
+			lead(100*ms + 10*ms + 40*ms + 2*FanOutPerClient)},
 		{"a report from the conductor's future (clock error) delivers in no time",
 			[]Ready{ready(10*ms, -time.Second, 0)}, time.Second, MinStartLead},
 		{"never below the least lead", []Ready{ready(ms, 0, 0)}, time.Second, MinStartLead},
@@ -42,7 +45,7 @@ func TestFirstStepLead(t *testing.T) {
 					r[i] = ready(100*ms, 10*ms, 0)
 				}
 				return r
-			}(), 2 * time.Second, 2*(100*ms+10*ms+1000*FanOutPerClient) + LeadMargin},
+			}(), 2 * time.Second, lead(100*ms + 10*ms + 1000*FanOutPerClient)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := FirstStepLead(tc.reports, seen, tc.ceiling); got != tc.want {

@@ -172,14 +172,6 @@ func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *protocol.
 	if err != nil {
 		return fio.Layout{}, err
 	}
-	// fio's start-up is measured beside the layout too, on a file of its
-	// own: it adds no time to the client's preparation.
-	var startup <-chan time.Duration
-	if r.Waiter != "" {
-		c := make(chan time.Duration, 1)
-		go func() { c <- r.fioStartup(ctx, exe) }()
-		startup = c
-	}
 	ready.FioVersion = protocol.Truncate(v, protocol.MaxErrorBytes)
 	layout, err := r.layout()
 	if err != nil {
@@ -212,8 +204,12 @@ func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *protocol.
 			return layout, err
 		}
 	}
-	if startup != nil {
-		if ready.FioStartup = <-startup; ctx.Err() != nil {
+	if r.Waiter != "" {
+		// After the layout, whose I/O would slow it (0.7 s beside a
+		// preconditioning, 0.3 s alone), and while the clock offset is
+		// measured, as a rule: that waits for the API server's second to
+		// change, twice.
+		if ready.FioStartup = r.fioStartup(ctx, exe); ctx.Err() != nil {
 			return layout, ErrInterrupted
 		}
 	}
@@ -236,8 +232,8 @@ func (r *Runner) prepare(ctx context.Context, exe fio.Executor, ready *protocol.
 // launched on its order needs before its instant): a run of the
 // workload's engine and this client's jobs, held until an instant already
 // past, reading one block per job for a millisecond from a scratch file in
-// the work directory (never the volume: its files may not be laid out
-// yet). A probe that fails measures nothing (zero: the conductor then
+// the work directory (never the volume, whose data is the benchmark's). A
+// probe that fails measures nothing (zero: the conductor then
 // uses its longest lead); the steps will say what fails.
 func (r *Runner) fioStartup(ctx context.Context, exe fio.Executor) time.Duration {
 	const name = "startup"
