@@ -76,6 +76,13 @@ node_reg_sock() { echo "$(node_kubelet "$1")/plugins_registry/$DRIVER-reg.sock";
 # node_running K: node K is up: its network namespace and its kubelet.
 node_running() { mountpoint -q "$W/nodes/n$1/netns" 2>/dev/null && pid_of "n$1/kubelet" >/dev/null; }
 
+# started_before PID1 PID2: process PID1 started before PID2 (the start
+# time in /proc/PID/stat, field 22; these processes' names have no spaces).
+started_before() {
+	local a b
+	a="$(awk '{ print $22 }' "/proc/$1/stat" 2>/dev/null)" && b="$(awk '{ print $22 }' "/proc/$2/stat" 2>/dev/null)" && [ -n "$a" ] && [ -n "$b" ] && [ "$a" -lt "$b" ]
+}
+
 # restart_if_rebuilt NAME: a driver running from a replaced binary is stopped
 # (start then runs the new one); false when it was not.
 restart_if_rebuilt() {
@@ -167,15 +174,7 @@ up() {
 	mkdir -p "$W/bin" "$ROOT"
 	CGO_ENABLED=0 GOWORK=off nice -n 19 go build -trimpath -o "$bin.tmp" ./hack/csidriver >&2
 	if cmp -s "$bin.tmp" "$bin"; then rm -f "$bin.tmp"; else mv -f "$bin.tmp" "$bin"; fi
-	if restart_if_rebuilt csi/csidriver; then
-		# The sidecars on its socket exit when they lose it, a moment
-		# later: stopped now, start runs them again below rather than
-		# finding them still alive.
-		local sidecar
-		for sidecar in csi/csi-provisioner csi/csi-snapshotter csi/csi-resizer; do
-			if pid="$(pid_of "$sidecar")"; then stop_pid "$pid" "$sidecar"; fi
-		done
-	fi
+	restart_if_rebuilt csi/csidriver || true
 
 	# The snapshot CRDs before the controllers that watch them.
 	kubectl apply --server-side --force-conflicts -f "$csi/crd" >&2
@@ -186,6 +185,17 @@ up() {
 	start csi/csidriver "$bin" --endpoint "unix://$PLUGIN_SOCK" --root "$ROOT" --node-id "$NODE" \
 		--driver-name "$DRIVER" --mode both --registration-dir "$REG_DIR"
 	wait_for "csidriver's socket" 30 test -S "$PLUGIN_SOCK"
+	# A sidecar older than the driver was connected to a driver since
+	# stopped (rebuilt, crashed): it exits when it notices, at its next
+	# call, which may be much later. Stopped now, start runs it again.
+	local sidecar driver
+	driver="$(pid_of csi/csidriver)"
+	for sidecar in csi/csi-provisioner csi/csi-snapshotter csi/csi-resizer; do
+		if pid="$(pid_of "$sidecar")" && started_before "$pid" "$driver"; then
+			log "$sidecar: older than the driver; restarting"
+			stop_pid "$pid" "$sidecar"
+		fi
+	done
 
 	# --kube-api-qps/--kube-api-burst: the sidecars' and the snapshot
 	# controller's own client rate limit, 5 requests a second by default.
