@@ -29,8 +29,12 @@ const (
 // conductor (seen less its At, plus the clocks' uncertainty), and
 // FanOutPerClient more for every client. The ceiling (the conductor's
 // setting, DefaultStartLead by default) is the lead when a report does
-// not say what the rule needs: a runner from before it, or one that
-// could not measure.
+// not say what the rule needs or cannot be believed: a runner from before
+// it, one that could not measure its start-up or its clock's offset, or a
+// report written after it was seen (beyond the clocks' uncertainty). The
+// reports are the clients' word: a client can shorten the lead by no more
+// than the last report's delivery (it cannot lower another client's
+// start-up, the largest counts), and lengthen it up to the ceiling.
 func FirstStepLead(reports []Ready, seen time.Time, ceiling time.Duration) time.Duration {
 	if len(reports) == 0 {
 		return ceiling
@@ -38,7 +42,7 @@ func FirstStepLead(reports []Ready, seen time.Time, ceiling time.Duration) time.
 	var startup, uncertainty time.Duration
 	var last time.Time
 	for _, r := range reports {
-		if r.FioStartup <= 0 || r.At.IsZero() {
+		if r.FioStartup <= 0 || r.At.IsZero() || r.ClockOffsetError != "" {
 			return ceiling
 		}
 		startup = max(startup, r.FioStartup)
@@ -47,7 +51,16 @@ func FirstStepLead(reports []Ready, seen time.Time, ceiling time.Duration) time.
 			last = r.At
 		}
 	}
-	delivery := max(seen.Sub(last), 0) + uncertainty + time.Duration(len(reports))*FanOutPerClient
-	lead := time.Duration(LeadFactor*float64(startup+delivery)) + LeadMargin
+	delivery := seen.Sub(last)
+	if delivery < -uncertainty {
+		return ceiling
+	}
+	// Each part is bounded before they are added and scaled: a report's
+	// time far in the past must not overflow the sum.
+	need := startup + min(max(delivery, 0)+uncertainty, ceiling) + time.Duration(len(reports))*FanOutPerClient
+	if need >= ceiling {
+		return ceiling
+	}
+	lead := time.Duration(LeadFactor*float64(need)) + LeadMargin
 	return min(max(lead, MinStartLead), ceiling)
 }
