@@ -292,12 +292,16 @@ down() {
 			umount "$target" 2>/dev/null || umount -l "$target" || true
 		fi
 	done
+	# The driver's loop devices first where their file is on a memory
+	# volume's tmpfs: that tmpfs is busy while they hold it, and once it is
+	# lazily unmounted their file's path no longer lies under the root.
+	detach_loops_under "$ROOT/"
 	# Mounts below the driver's root, deepest first.
 	awk -v d="$ROOT/" 'index($2, d) == 1 { print $2 }' /proc/self/mounts | sort -r | while read -r target; do
 		log "unmounting $target"
 		umount "$target" 2>/dev/null || umount -l "$target" || true
 	done
-	# Then the driver's, on the block volumes and snapshots.
+	# Then any the driver's mounts still held.
 	detach_loops_under "$ROOT/"
 
 	if $delete; then
