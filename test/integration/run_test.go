@@ -95,7 +95,18 @@ var _ = Describe("A benchmark run", func() {
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.StepName(b.Name, 0)}, &first)).To(Succeed())
 		order, _, err := exchange.Step(&first, 0)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(order.Lead).To(BeNumerically(">=", protocol.MinStartLead))
+		var slowest time.Duration
+		for i := range 3 {
+			var cm corev1.ConfigMap
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: exchange.ClientName(b.Name, i)}, &cm)).To(Succeed())
+			rep, _, err := exchange.ReadyReport(&cm)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(rep.FioStartup).To(BeNumerically(">", 0), "client %d timed fio's start-up", i)
+			Expect(rep.At.IsZero()).To(BeFalse(), "client %d stamped its report", i)
+			slowest = max(slowest, rep.FioStartup)
+		}
+		Expect(order.Lead).To(BeNumerically(">=", min(time.Duration(protocol.LeadFactor*float64(slowest)), suiteStartLead)),
+			"the lead leaves the slowest client its start-up (%s)", slowest)
 		Expect(order.Lead).To(BeNumerically("<=", suiteStartLead), "the configured lead is the most it can be")
 
 		By("each step's merged result equals the merge of what the runners published")
