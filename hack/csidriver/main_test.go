@@ -184,6 +184,15 @@ func wantCode(t *testing.T, err error, code codes.Code) {
 	}
 }
 
+// wantStatus checks an error's code and that its message says msg.
+func wantStatus(t *testing.T, err error, code codes.Code, msg string) {
+	t.Helper()
+	wantCode(t, err, code)
+	if !strings.Contains(status.Convert(err).Message(), msg) {
+		t.Errorf("message %q does not say %q", status.Convert(err).Message(), msg)
+	}
+}
+
 func TestParseEndpoint(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"unix:///run/x/csi.sock", "/run/x/csi.sock"},
