@@ -170,11 +170,6 @@ func (c *Cluster) startAPIServer(assets string, crds []string) error {
 		ErrorIfCRDPathMissing:   len(crds) > 0,
 		ControlPlaneStopTimeout: 15 * time.Second,
 	}
-	// etcd does not fsync, as the test bed's (hack/cluster/up.sh): it would
-	// share this machine's one disk with the runners' fio, whose writes
-	// hold its fsyncs, and every API write with them, for seconds.
-	c.Env.ControlPlane.Etcd = &envtest.Etcd{}
-	c.Env.ControlPlane.Etcd.Configure().Set("unsafe-no-fsync", "true")
 	api := c.Env.ControlPlane.GetAPIServer()
 	// envtest disables the ServiceAccount admission plugin because nothing
 	// creates default ServiceAccounts there; the controller manager does here,

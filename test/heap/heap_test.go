@@ -235,9 +235,7 @@ func startControlPlane(b *testing.B, dir string) (*rest.Config, string) {
 		ControlPlaneStopTimeout: time.Minute,
 	}
 	env.ControlPlane.Etcd = &envtest.Etcd{}
-	// As the test bed's (hack/cluster/up.sh): etcd would share this
-	// machine's one disk with everything else, and stall on its fsyncs.
-	env.ControlPlane.Etcd.Configure().Set("quota-backend-bytes", strconv.Itoa(8<<30)).Set("unsafe-no-fsync", "true")
+	env.ControlPlane.Etcd.Configure().Set("quota-backend-bytes", strconv.Itoa(8<<30))
 	api := env.ControlPlane.GetAPIServer()
 	etcdLog, err := os.Create(filepath.Join(dir, "etcd.log"))
 	if err != nil {
