@@ -84,15 +84,13 @@ started_before() {
 }
 
 # restart_if_rebuilt NAME: a driver running from a replaced binary is stopped
-# (start then runs the new one); false when it was not.
+# (start then runs the new one).
 restart_if_rebuilt() {
 	local pid
 	if pid="$(pid_of "$1")" && [[ "$(readlink "/proc/$pid/exe")" == *" (deleted)" ]]; then
 		log "$1: rebuilt; restarting"
 		stop_pid "$pid" "$1"
-		return 0
 	fi
-	return 1
 }
 
 # detach_loops_under DIR: detach the loop devices whose backing file lies
@@ -116,7 +114,7 @@ node_up() {
 	local k="$1" name sock
 	name="$(node_name "$k")"
 	sock="$(node_sock "$k")"
-	restart_if_rebuilt "csi/n$k/csidriver" || true
+	restart_if_rebuilt "csi/n$k/csidriver"
 	start "csi/n$k/csidriver" "$BIN_DRIVER" --endpoint "unix://$sock" --root "$ROOT" --node-id "$name" \
 		--driver-name "$DRIVER" --mode node --registration-dir "$(node_kubelet "$k")/plugins_registry"
 	wait_for "node $name's csidriver socket" 30 test -S "$sock"
@@ -174,7 +172,7 @@ up() {
 	mkdir -p "$W/bin" "$ROOT"
 	CGO_ENABLED=0 GOWORK=off nice -n 19 go build -trimpath -o "$bin.tmp" ./hack/csidriver >&2
 	if cmp -s "$bin.tmp" "$bin"; then rm -f "$bin.tmp"; else mv -f "$bin.tmp" "$bin"; fi
-	restart_if_rebuilt csi/csidriver || true
+	restart_if_rebuilt csi/csidriver
 
 	# The snapshot CRDs before the controllers that watch them.
 	kubectl apply --server-side --force-conflicts -f "$csi/crd" >&2
